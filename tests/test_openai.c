@@ -1,0 +1,626 @@
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infertop/openai.h"
+#include "infertop/sse.h"
+
+static char *load_fixture(const char *name, size_t *len)
+{
+	const char *dir = getenv("INFERTOP_FIXTURES");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/llamacpp/%s", dir ? dir : "tests/fixtures", name);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		fail_msg("cannot open fixture %s (set INFERTOP_FIXTURES)", path);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	long n = ftell(f);
+	assert_true(n > 0);
+	rewind(f);
+	char *b = malloc((size_t)n + 1);
+	assert_non_null(b);
+	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+	b[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return b;
+}
+
+static void assert_same_chunk(const struct oai_chunk *a, const struct oai_chunk *b)
+{
+	assert_int_equal(a->valid, b->valid);
+	assert_int_equal(a->choices, b->choices);
+	assert_int_equal(a->output, b->output);
+	assert_int_equal(a->finish, b->finish);
+	assert_int_equal(a->usage, b->usage);
+	assert_int_equal(a->prompt_tokens, b->prompt_tokens);
+	assert_int_equal(a->completion_tokens, b->completion_tokens);
+	assert_int_equal(a->error, b->error);
+	assert_string_equal(a->error_msg, b->error_msg);
+}
+
+/* Parses with all three entry points; they must agree. need_fast: the
+ * fast path must handle it without falling back. */
+static int parse3(const char *json, size_t len, struct oai_chunk *out, bool need_fast)
+{
+	struct oai_chunk ref, fast;
+	int rr = oai_chunk_parse_cjson(json, len, &ref);
+	int rc = oai_chunk_parse(json, len, out);
+	assert_int_equal(rc, rr);
+	assert_int_equal(out->valid, rc == 0);
+	assert_same_chunk(out, &ref);
+	int rf = oai_chunk_parse_fast(json, len, &fast);
+	if (need_fast && rf != 0)
+		fail_msg("fast path fell back on: %.*s", (int)len, json);
+	if (rf == 0)
+		assert_same_chunk(&fast, &ref);
+	return rc;
+}
+
+static int parse_lit(const char *json, struct oai_chunk *out, bool need_fast)
+{
+	return parse3(json, strlen(json), out, need_fast);
+}
+
+/* ---- the llama.cpp captures ---- */
+
+struct stream_facts {
+	size_t chunks, output, finish, usage_chunks, done;
+	size_t first_output; /* index of the first output chunk + 1 */
+	size_t finish_at, usage_at; /* index + 1 */
+	bool finish_with_output;
+	struct oai_chunk first, last_usage;
+	/* Independent of the JSON code: chunks whose raw text has a non-empty
+	 * "content":"... or "text":"... */
+	size_t raw_output;
+};
+
+static int facts_cb(void *ud, const struct sse_event *ev)
+{
+	struct stream_facts *f = ud;
+	if (ev->kind == SSE_DONE) {
+		f->done++;
+		return 0;
+	}
+	assert_int_equal(ev->kind, SSE_DATA);
+	assert_int_equal(f->done, 0);
+	struct oai_chunk c;
+	assert_int_equal(parse3(ev->data, ev->len, &c, true), 0);
+	assert_false(c.error);
+	f->chunks++;
+	if (f->chunks == 1)
+		f->first = c;
+	if (c.output) {
+		f->output++;
+		if (!f->first_output)
+			f->first_output = f->chunks;
+	}
+	if (c.finish) {
+		f->finish++;
+		f->finish_at = f->chunks;
+		f->finish_with_output = c.output;
+	}
+	if (c.usage) {
+		f->usage_chunks++;
+		f->usage_at = f->chunks;
+		f->last_usage = c;
+	}
+	/* Raw check; the captures escape quotes as \" so a non-empty string
+	 * never starts with a bare quote. */
+	char *tmp = malloc(ev->len + 1);
+	assert_non_null(tmp);
+	memcpy(tmp, ev->data, ev->len);
+	tmp[ev->len] = '\0';
+	const char *p = strstr(tmp, "\"content\":\"");
+	const char *t = strstr(tmp, "\"text\":\"");
+	if ((p && p[11] != '"') || (t && t[8] != '"'))
+		f->raw_output++;
+	free(tmp);
+	return 0;
+}
+
+static void stream_facts(const char *name, struct stream_facts *f, long *raw_completion,
+			 long *raw_prompt)
+{
+	size_t len;
+	char *buf = load_fixture(name, &len);
+	memset(f, 0, sizeof *f);
+	struct sse_parser p;
+	assert_int_equal(sse_init(&p, 0), 0);
+	assert_int_equal(sse_feed(&p, buf, len, facts_cb, f), 0);
+	assert_int_equal(f->done, 1);
+	sse_free(&p);
+	const char *u = strstr(buf, "\"completion_tokens\":");
+	const char *q = strstr(buf, "\"prompt_tokens\":");
+	assert_non_null(u);
+	assert_non_null(q);
+	*raw_completion = strtol(u + 20, NULL, 10);
+	*raw_prompt = strtol(q + 16, NULL, 10);
+	free(buf);
+}
+
+static void test_fixture_chat(void **state)
+{
+	(void)state;
+	struct stream_facts f;
+	long ct, pt;
+	stream_facts("chat_stream.txt", &f, &ct, &pt);
+	/* Role-only first chunk with "content":null: an event, not output. */
+	assert_true(f.first.valid);
+	assert_true(f.first.choices);
+	assert_false(f.first.output);
+	assert_false(f.first.finish);
+	assert_false(f.first.usage);
+	assert_int_equal(f.first_output, 2);
+	/* README: 64 tokens arrive in only 54 content chunks. */
+	assert_int_equal(f.output, f.raw_output);
+	assert_int_equal(f.output, 54);
+	/* One finish chunk (empty delta), then usage alone with "choices":[]. */
+	assert_int_equal(f.finish, 1);
+	assert_false(f.finish_with_output);
+	assert_int_equal(f.usage_chunks, 1);
+	assert_int_equal(f.usage_at, f.chunks);
+	assert_int_equal(f.finish_at + 1, f.usage_at);
+	assert_false(f.last_usage.choices);
+	assert_int_equal(f.last_usage.completion_tokens, ct);
+	assert_int_equal(f.last_usage.completion_tokens, 64);
+	assert_int_equal(f.last_usage.prompt_tokens, pt);
+	assert_int_equal(f.chunks, 1 + f.output + 2);
+}
+
+static void test_fixture_clean_chat(void **state)
+{
+	(void)state;
+	struct stream_facts f;
+	long ct, pt;
+	stream_facts("clean_chat_stream.txt", &f, &ct, &pt);
+	assert_false(f.first.output);
+	assert_int_equal(f.output, f.raw_output);
+	/* README: one chunk per token. */
+	assert_int_equal(f.output, (size_t)ct);
+	assert_int_equal(f.last_usage.completion_tokens, 64);
+	assert_int_equal(f.last_usage.prompt_tokens, pt);
+	assert_int_equal(f.finish, 1);
+	assert_false(f.last_usage.choices);
+}
+
+static void test_fixture_completions(void **state)
+{
+	(void)state;
+	struct stream_facts f;
+	long ct, pt;
+	stream_facts("completions_stream.txt", &f, &ct, &pt);
+	assert_true(f.first.output);
+	assert_int_equal(f.output, f.raw_output);
+	/* README: usage arrives inside the last chunk, with finish_reason. */
+	assert_int_equal(f.finish, 1);
+	assert_int_equal(f.usage_chunks, 1);
+	assert_int_equal(f.finish_at, f.chunks);
+	assert_int_equal(f.usage_at, f.chunks);
+	assert_true(f.last_usage.choices);
+	assert_true(f.last_usage.finish);
+	assert_int_equal(f.last_usage.completion_tokens, ct);
+	assert_int_equal(f.last_usage.completion_tokens, 64);
+	assert_int_equal(f.last_usage.prompt_tokens, pt);
+	/* Every chunk before the last carries text, the last has "". */
+	assert_int_equal(f.output, f.chunks - 1);
+}
+
+/* ---- common server shapes: all on the fast path ---- */
+
+static void test_server_shapes(void **state)
+{
+	(void)state;
+	struct oai_chunk c;
+
+	/* vLLM */
+	parse_lit("{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1732000000,"
+		  "\"model\":\"meta-llama/Llama-3.1-8B-Instruct\",\"choices\":[{\"index\":0,\"delta\":"
+		  "{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}",
+		  &c, true);
+	assert_true(c.choices);
+	assert_false(c.output);
+	parse_lit("{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":"
+		  "\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" Hello\"},\"logprobs\":null,"
+		  "\"finish_reason\":null}]}",
+		  &c, true);
+	assert_true(c.output);
+	assert_false(c.finish);
+	assert_false(c.usage);
+	assert_int_equal(c.completion_tokens, -1);
+	assert_int_equal(c.prompt_tokens, -1);
+	parse_lit("{\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{},\"logprobs\":null,"
+		  "\"finish_reason\":\"stop\",\"stop_reason\":null}]}",
+		  &c, true);
+	assert_true(c.finish);
+	assert_false(c.output);
+	parse_lit("{\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\","
+		  "\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"total_tokens\":140,"
+		  "\"completion_tokens\":128}}",
+		  &c, true);
+	assert_false(c.choices);
+	assert_true(c.usage);
+	assert_int_equal(c.completion_tokens, 128);
+	assert_int_equal(c.prompt_tokens, 12);
+	/* vLLM reasoning (late 2025), SGLang / llama.cpp reasoning_content. */
+	parse_lit("{\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":\"Let me think\"},"
+		  "\"finish_reason\":null}]}",
+		  &c, true);
+	assert_true(c.output);
+	parse_lit("{\"id\":\"7f\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"qwen\","
+		  "\"choices\":[{\"index\":0,\"delta\":{\"role\":null,\"content\":null,"
+		  "\"reasoning_content\":\"Hmm\",\"tool_calls\":null},\"logprobs\":null,"
+		  "\"finish_reason\":null,\"matched_stop\":null}],\"usage\":null}",
+		  &c, true);
+	assert_true(c.output);
+	assert_false(c.usage);
+	parse_lit("{\"choices\":[{\"delta\":{\"content\":\"\",\"reasoning_content\":\"\","
+		  "\"reasoning\":null}}]}",
+		  &c, true);
+	assert_false(c.output);
+	/* TGI */
+	parse_lit("{\"object\":\"chat.completion.chunk\",\"id\":\"\",\"created\":1732000000,\"model\":"
+		  "\"tgi\",\"system_fingerprint\":\"2.4.0-native\",\"choices\":[{\"index\":0,\"delta\":"
+		  "{\"role\":\"assistant\",\"content\":\"Hi\"},\"logprobs\":null,\"finish_reason\":null}],"
+		  "\"usage\":null}",
+		  &c, true);
+	assert_true(c.output);
+	/* OpenAI completions */
+	parse_lit("{\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"created\":1,\"model\":\"x\","
+		  "\"choices\":[{\"text\":\" the\",\"index\":0,\"logprobs\":null,\"finish_reason\":null}]}",
+		  &c, true);
+	assert_true(c.output);
+	/* Output in a choice other than the first. */
+	parse_lit("{\"choices\":[{\"index\":0,\"delta\":{}},{\"index\":1,\"delta\":{\"content\":\"y\"}}]}",
+		  &c, true);
+	assert_true(c.output);
+	/* Escapes and unicode escapes are output too; \u0000 first is empty
+	 * (as in cJSON's C strings). */
+	parse_lit("{\"choices\":[{\"delta\":{\"content\":\"\\u00e9\\ud83d\\ude00\\n\\\"\"}}]}", &c,
+		  true);
+	assert_true(c.output);
+	parse_lit("{\"choices\":[{\"delta\":{\"content\":\"\\u0000abc\"}}]}", &c, true);
+	assert_false(c.output);
+	/* Whitespace between every token. */
+	parse_lit(" { \"choices\" : [ { \"delta\" : { \"content\" : \"x\" } , \"finish_reason\" : "
+		  "null } ] , \"usage\" : { \"completion_tokens\" : 7 } } \r\n",
+		  &c, true);
+	assert_true(c.output);
+	assert_int_equal(c.completion_tokens, 7);
+	/* Nested arrays around and among choices. */
+	parse_lit("{\"choices\":[[1,[2,[3,{\"a\":[]}]]],{\"delta\":{\"content\":\"x\"}}],"
+		  "\"extra\":[[[[[[]]]]]]}",
+		  &c, true);
+	assert_true(c.output);
+	/* Duplicate keys: the first one counts, as with cJSON lookups. */
+	parse_lit("{\"choices\":[],\"choices\":[{\"delta\":{\"content\":\"x\"}}],\"usage\":null,"
+		  "\"usage\":{\"completion_tokens\":5}}",
+		  &c, true);
+	assert_false(c.choices);
+	assert_false(c.output);
+	assert_false(c.usage);
+	parse_lit("{\"choices\":[{\"delta\":{\"content\":null,\"content\":\"x\"},\"finish_reason\":null,"
+		  "\"finish_reason\":\"stop\"}]}",
+		  &c, true);
+	assert_false(c.output);
+	assert_false(c.finish);
+}
+
+static void test_error_shapes(void **state)
+{
+	(void)state;
+	struct oai_chunk c;
+	/* vLLM */
+	parse_lit("{\"error\":{\"object\":\"error\",\"message\":\"The model `x` does not exist.\","
+		  "\"type\":\"NotFoundError\",\"param\":null,\"code\":404}}",
+		  &c, true);
+	assert_true(c.valid);
+	assert_true(c.error);
+	assert_false(c.choices);
+	assert_string_equal(c.error_msg, "The model `x` does not exist.");
+	/* SGLang */
+	parse_lit("{\"error\": {\"message\": \"Requested token count exceeds the limit\", "
+		  "\"type\": \"BadRequestError\", \"code\": 400}}",
+		  &c, true);
+	assert_true(c.error);
+	assert_string_equal(c.error_msg, "Requested token count exceeds the limit");
+	/* TGI */
+	parse_lit("{\"error\":\"Input validation error: `inputs` must be <= 4096\","
+		  "\"error_type\":\"validation\"}",
+		  &c, true);
+	assert_true(c.error);
+	assert_string_equal(c.error_msg, "Input validation error: `inputs` must be <= 4096");
+	/* Escapes decoded, control characters shown as spaces, stops at NUL. */
+	parse_lit("{\"error\":{\"message\":\"caf\\u00e9 \\ud83d\\ude00 a\\nb \\\"q\\\" \\/ \\u0000 gone\"}}",
+		  &c, true);
+	assert_string_equal(c.error_msg, "caf\xc3\xa9 \xf0\x9f\x98\x80 a b \"q\" / ");
+	/* An error object without a message is still an error. */
+	parse_lit("{\"error\":{\"code\":500,\"message\":null}}", &c, true);
+	assert_true(c.error);
+	assert_string_equal(c.error_msg, "");
+	parse_lit("{\"error\":null,\"choices\":[]}", &c, true);
+	assert_false(c.error);
+	parse_lit("{\"error\":42}", &c, true);
+	assert_false(c.error);
+
+	/* Long messages: truncated on a character boundary. */
+	char json[600];
+	strcpy(json, "{\"error\":{\"message\":\"");
+	size_t n = strlen(json);
+	memset(json + n, 'x', 190);
+	n += 190;
+	strcpy(json + n, "\\u00e9tail and more text here\"}}");
+	parse_lit(json, &c, true);
+	assert_int_equal(strlen(c.error_msg), 190);
+	strcpy(json + n - 1, "\\u00e9tail\"}}");
+	parse_lit(json, &c, true);
+	assert_int_equal(strlen(c.error_msg), 191);
+	assert_memory_equal(c.error_msg + 189, "\xc3\xa9", 2);
+}
+
+static void test_invalid_and_odd(void **state)
+{
+	(void)state;
+	struct oai_chunk c;
+	static const char *const invalid[] = {
+		"",
+		"{\"choices\":[{\"delta\":{\"content\":\"x\"}}",
+		"{\"choices\":[]} x",
+		"{\"choices\":[]}{}",
+		"[1,2,3]",
+		"\"str\"",
+		"null",
+		"{\"a\":1,}",
+		"{\"a\":nul}",
+		"{\"error\":\"\\ud800\"}",
+		"{\"error\":\"\\x\"}",
+		"{\"a\" 1}",
+		"{'a':1}",
+		"not json at all",
+	};
+	for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
+		assert_int_equal(parse_lit(invalid[i], &c, false), -1);
+		assert_false(c.valid);
+		assert_false(c.error);
+		assert_int_equal(c.completion_tokens, -1);
+	}
+	/* A NUL after the object is garbage too. */
+	assert_int_equal(parse3("{\"a\":1}\0", 8, &c, false), -1);
+	/* Trailing whitespace is fine. */
+	assert_int_equal(parse_lit("{\"choices\":[]} \r\n\t", &c, true), 0);
+
+	/* Shapes the fast path leaves to cJSON: same answers either way. */
+	assert_int_equal(parse_lit("{\"cho\\u0069ces\":[{\"delta\":{\"content\":\"x\"}}]}", &c, false), 0);
+	assert_true(c.output);
+	assert_int_equal(parse_lit("{\"usage\":{\"completion_tokens\":1e2,\"prompt_tokens\":-3}}", &c,
+				   false),
+			 0);
+	assert_true(c.usage);
+	assert_int_equal(c.completion_tokens, 100);
+	assert_int_equal(c.prompt_tokens, -1);
+	assert_int_equal(parse_lit("{\"usage\":{\"completion_tokens\":12.7}}", &c, false), 0);
+	assert_int_equal(c.completion_tokens, 12);
+	assert_int_equal(parse_lit("{\"usage\":{\"completion_tokens\":\"5\"}}", &c, true), 0);
+	assert_false(c.usage);
+	/* cJSON reads an invalid \u escape as NUL: empty, not output. */
+	assert_int_equal(parse_lit("{\"choices\":[{\"delta\":{\"content\":\"\\uZZZZ\"}}]}", &c, false), 0);
+	assert_false(c.output);
+	/* Leading non-JSON control bytes: cJSON skips them as whitespace. */
+	assert_int_equal(parse_lit("\x01{\"choices\":[1]}", &c, false), 0);
+	assert_true(c.choices);
+
+	char deep[200];
+	strcpy(deep, "{\"a\":");
+	for (int i = 0; i < 60; i++)
+		strcat(deep, "[");
+	for (int i = 0; i < 60; i++)
+		strcat(deep, "]");
+	strcat(deep, ",\"choices\":[{\"text\":\"t\"}]}");
+	assert_int_equal(parse_lit(deep, &c, false), 0);
+	assert_true(c.output);
+}
+
+/* Every seed of the differential fuzz target, replayed here too. */
+static void test_fuzz_corpus_agrees(void **state)
+{
+	(void)state;
+	const char *src = getenv("INFERTOP_SRCDIR");
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s/tests/fuzz/corpus/chunk", src ? src : ".");
+	DIR *dp = opendir(dir);
+	if (!dp)
+		fail_msg("cannot open %s (set INFERTOP_SRCDIR)", dir);
+	struct dirent *e;
+	int files = 0;
+	while ((e = readdir(dp)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[4400];
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		FILE *f = fopen(path, "rb");
+		assert_non_null(f);
+		char buf[8192];
+		size_t n = fread(buf, 1, sizeof buf, f);
+		fclose(f);
+		struct oai_chunk c;
+		/* The captures' chunks must all stay on the fast path. */
+		parse3(buf, n, &c, strncmp(e->d_name, "llamacpp_", 9) == 0);
+		files++;
+	}
+	closedir(dp);
+	assert_true(files > 100);
+}
+
+/* ---- request bodies and helpers ---- */
+
+static cJSON *parse_body(const char *body, size_t len)
+{
+	assert_non_null(body);
+	assert_int_equal(strlen(body), len);
+	cJSON *j = cJSON_Parse(body);
+	assert_non_null(j);
+	return j;
+}
+
+static void test_body_build(void **state)
+{
+	(void)state;
+	struct oai_request_opts o = {
+		.api = OAI_CHAT, .model = "m1", .max_tokens = 128, .ignore_eos = true,
+		.have_temperature = true, .temperature = 0.5,
+	};
+	size_t len = 0;
+	char *body = oai_body_build(&o, "Hi \"there\"\n", &len);
+	cJSON *j = parse_body(body, len);
+	assert_string_equal(cJSON_GetObjectItem(j, "model")->valuestring, "m1");
+	cJSON *msgs = cJSON_GetObjectItem(j, "messages");
+	assert_true(cJSON_IsArray(msgs));
+	assert_int_equal(cJSON_GetArraySize(msgs), 1);
+	cJSON *m = cJSON_GetArrayItem(msgs, 0);
+	assert_string_equal(cJSON_GetObjectItem(m, "role")->valuestring, "user");
+	assert_string_equal(cJSON_GetObjectItem(m, "content")->valuestring, "Hi \"there\"\n");
+	assert_null(cJSON_GetObjectItem(j, "prompt"));
+	assert_int_equal(cJSON_GetObjectItem(j, "max_tokens")->valueint, 128);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "stream")));
+	assert_true(cJSON_IsTrue(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(j, "stream_options"), "include_usage")));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "ignore_eos")));
+	assert_int_equal(cJSON_GetObjectItem(j, "min_tokens")->valueint, 128);
+	assert_true(cJSON_GetObjectItem(j, "temperature")->valuedouble == 0.5);
+	cJSON_Delete(j);
+	free(body);
+
+	/* Completions, no ignore_eos, no temperature, no model. */
+	struct oai_request_opts c = { .api = OAI_COMPLETIONS, .max_tokens = 16 };
+	body = oai_body_build(&c, "Once upon", &len);
+	j = parse_body(body, len);
+	assert_string_equal(cJSON_GetObjectItem(j, "prompt")->valuestring, "Once upon");
+	assert_null(cJSON_GetObjectItem(j, "messages"));
+	assert_null(cJSON_GetObjectItem(j, "model"));
+	assert_null(cJSON_GetObjectItem(j, "ignore_eos"));
+	assert_null(cJSON_GetObjectItem(j, "min_tokens"));
+	assert_null(cJSON_GetObjectItem(j, "temperature"));
+	assert_int_equal(cJSON_GetObjectItem(j, "max_tokens")->valueint, 16);
+	cJSON_Delete(j);
+	free(body);
+
+	/* extra_body: merged last, replacing whole members. */
+	cJSON *extra = cJSON_Parse("{\"max_tokens\":5,\"top_p\":0.9,"
+				   "\"stream_options\":{\"include_usage\":false},\"model\":\"m2\"}");
+	assert_non_null(extra);
+	o.extra_body = extra;
+	body = oai_body_build(&o, "x", NULL);
+	j = parse_body(body, strlen(body));
+	assert_int_equal(cJSON_GetObjectItem(j, "max_tokens")->valueint, 5);
+	assert_true(cJSON_GetObjectItem(j, "top_p")->valuedouble == 0.9);
+	assert_string_equal(cJSON_GetObjectItem(j, "model")->valuestring, "m2");
+	assert_true(cJSON_IsFalse(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(j, "stream_options"), "include_usage")));
+	/* No duplicated keys after the merge. */
+	int n_max = 0;
+	cJSON *it;
+	cJSON_ArrayForEach(it, j)
+		n_max += strcmp(it->string, "max_tokens") == 0;
+	assert_int_equal(n_max, 1);
+	cJSON_Delete(j);
+	free(body);
+	cJSON_Delete(extra);
+
+	extra = cJSON_Parse("[1]");
+	o.extra_body = extra;
+	assert_null(oai_body_build(&o, "x", NULL));
+	cJSON_Delete(extra);
+}
+
+static void test_models_first_id(void **state)
+{
+	(void)state;
+	size_t len;
+	char *buf = load_fixture("models.json", &len);
+	char id[64];
+	assert_int_equal(oai_models_first_id(buf, len, id, sizeof id), 0);
+	/* The id found independently in the raw text. */
+	const char *d = strstr(buf, "\"data\":[{\"id\":\"");
+	assert_non_null(d);
+	d += strlen("\"data\":[{\"id\":\"");
+	assert_memory_equal(id, d, strlen(id));
+	assert_int_equal(d[strlen(id)], '"');
+	assert_string_equal(id, "tiny.gguf");
+	char small[4];
+	assert_int_equal(oai_models_first_id(buf, len, small, sizeof small), -1);
+	free(buf);
+
+	const char *two = "{\"object\":\"list\",\"data\":[{\"object\":\"model\"},{\"id\":\"b\"},{\"id\":\"c\"}]}";
+	assert_int_equal(oai_models_first_id(two, strlen(two), id, sizeof id), 0);
+	assert_string_equal(id, "b");
+	assert_int_equal(oai_models_first_id("{\"data\":[]}", 11, id, sizeof id), -1);
+	assert_int_equal(oai_models_first_id("{\"data\":", 8, id, sizeof id), -1);
+	assert_int_equal(oai_models_first_id("", 0, id, sizeof id), -1);
+}
+
+static void test_error_body_message(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *body, *want;
+	} cases[] = {
+		{ "{\"error\":{\"message\":\"bad model\",\"type\":\"x\"},\"message\":\"no\"}", "bad model" },
+		{ "{\"error\":\"tgi says no\",\"error_type\":\"validation\"}", "tgi says no" },
+		{ "{\"object\":\"error\",\"message\":\"old vllm\",\"code\":400}", "old vllm" },
+		{ "{\"detail\":\"Not Found\"}", "Not Found" },
+		{ "{\"detail\":[{\"loc\":[\"body\",\"model\"],\"msg\":\"field required\"}]}", "field required" },
+		{ "{\"error\":{\"message\":\"\"},\"message\":\"fallback\"}", "fallback" },
+		{ "{\"error\":{\"message\":\"line1\\nline2\"}}", "line1 line2" },
+		{ "Internal Server Error\r\n\r\n   retry later  \n", "Internal Server Error retry later" },
+		{ "{\"unrelated\":true}", "{\"unrelated\":true}" },
+		{ "", "" },
+	};
+	char out[256];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		oai_error_body_message(cases[i].body, strlen(cases[i].body), out, sizeof out);
+		assert_string_equal(out, cases[i].want);
+	}
+
+	char html[1000];
+	strcpy(html, "<html><body>");
+	for (int i = 0; i < 50; i++)
+		strcat(html, "<p>oops</p>\n");
+	oai_error_body_message(html, strlen(html), out, sizeof out);
+	assert_int_equal(strlen(out), 160);
+	assert_memory_equal(out, "<html><body><p>oops</p> <p>", 27);
+
+	const char *cafes = "{\"error\":\"caf\xc3\xa9s\"}";
+	char tiny[8];
+	oai_error_body_message(cafes, strlen(cafes), tiny, sizeof tiny);
+	assert_string_equal(tiny, "caf\xc3\xa9s");
+	char tinier[5];
+	oai_error_body_message(cafes, strlen(cafes), tinier, sizeof tinier);
+	assert_string_equal(tinier, "caf");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fixture_chat),
+		cmocka_unit_test(test_fixture_clean_chat),
+		cmocka_unit_test(test_fixture_completions),
+		cmocka_unit_test(test_server_shapes),
+		cmocka_unit_test(test_error_shapes),
+		cmocka_unit_test(test_invalid_and_odd),
+		cmocka_unit_test(test_fuzz_corpus_agrees),
+		cmocka_unit_test(test_body_build),
+		cmocka_unit_test(test_models_first_id),
+		cmocka_unit_test(test_error_body_message),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
