@@ -1,0 +1,66 @@
+#ifndef INFERTOP_CLI_H
+#define INFERTOP_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "infertop/openai.h"
+
+/* Everything the user can set, after validation. Owned strings are freed by
+ * cli_free(). Times are nanoseconds. */
+struct config {
+	char *url;              /* base URL, no trailing "/" or "/v1" */
+	enum oai_api api;
+	char *model;            /* NULL: first id from GET /v1/models */
+	long concurrency;       /* closed loop target users */
+	double rate;            /* > 0: open loop, requests per second */
+	long max_concurrency;   /* open-loop cap, 0 = none */
+	uint64_t seed;
+	long requests;          /* stop after this many started, 0 = no limit */
+	int64_t duration_ns;    /* stop starting after this long, 0 = no limit */
+	long input_tokens;
+	long output_tokens;
+	bool ignore_eos;
+	bool have_temperature;
+	double temperature;
+	char *extra_body;       /* JSON object text, validated */
+	char **headers;         /* "Name: value", NULL-terminated */
+	size_t nheaders;
+	char *api_key_env;      /* env var holding the key; default OPENAI_API_KEY */
+	bool insecure;
+	int64_t timeout_ns;
+	bool new_connection;
+	bool no_tui;
+	bool demo;
+	int64_t interval_ns;    /* headless progress line period */
+	int64_t window_ns;      /* sliding window span */
+	int64_t grace_ns;       /* drain time after a stop */
+	char *output_path;      /* -o result JSON */
+	bool quiet;
+	char **demo_args;       /* --sim-arg values passed to the demo simulator */
+	size_t ndemo_args;
+
+	/* Server metrics (scrape/profile). */
+	char *metrics_url;      /* NULL: the profile's path on the target; "none": off */
+	int64_t metrics_interval_ns;
+	char *server;           /* "auto" or a profile name */
+	char *gpu_metrics_url;  /* DCGM exporter, NULL = none */
+	char **watch_metrics;   /* --watch-metric expressions */
+	size_t nwatch_metrics;
+
+	/* Dashboard. */
+	double refresh_hz;
+	char *theme;            /* NULL: default theme */
+	bool ascii;
+};
+
+enum cli_result { CLI_RUN, CLI_EXIT_OK, CLI_EXIT_USAGE };
+
+/* Parses argv into cfg (defaults first). Prints --help/--version itself and
+ * every error with the option named. */
+enum cli_result cli_parse(struct config *cfg, int argc, char **argv);
+void cli_usage(FILE *out);
+void cli_free(struct config *cfg);
+
+#endif

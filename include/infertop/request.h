@@ -1,0 +1,76 @@
+#ifndef INFERTOP_REQUEST_H
+#define INFERTOP_REQUEST_H
+
+#include <curl/curl.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "infertop/http.h"
+#include "infertop/sse.h"
+#include "infertop/stats.h"
+
+/* ITL gaps are held per request and recorded only if it succeeds (failed
+ * requests stay out of latency stats, as in vLLM). A request with more gaps
+ * than this flushes early; see the man page for the consequence. */
+#define REQUEST_ITL_BUF 256
+#define REQUEST_ERRBODY_MAX 512
+
+struct request;
+
+/* Shared by every request of a run. */
+struct request_ctx {
+	struct http *http;
+	struct stats *stats;
+	const char *endpoint;          /* full URL of the completions endpoint */
+	struct curl_slist *headers;
+	long timeout_ms;
+	bool insecure;
+	bool new_connection;
+	/* Called once per request, after stats were updated. */
+	void (*on_done)(void *ud, struct request *r, const struct req_result *res);
+	void *ud;
+};
+
+struct request {
+	struct http_xfer xfer;
+	const struct request_ctx *ctx;
+	CURL *easy;
+	struct sse_parser sse;
+	char *body;
+	size_t body_len;
+
+	int64_t t_intended;
+	int64_t t_send;
+	int64_t t_first_event;
+	int64_t t_first_token;
+	int64_t t_last_token;
+	int64_t now;                   /* arrival time of the bytes being parsed */
+	uint64_t chunks;
+	int64_t usage_completion;
+	int64_t usage_prompt;
+	int64_t prompt_estimate;       /* input tokens if usage does not say */
+	long status;
+	bool status_known;
+	bool done_seen;
+	bool failed;
+	enum err_kind err;
+	char msg[STATS_MSG_MAX];
+	size_t n_itl;
+	uint32_t itl[REQUEST_ITL_BUF];
+	size_t errbody_len;
+	char errbody[REQUEST_ERRBODY_MAX];
+	char curl_err[CURL_ERROR_SIZE];
+
+	struct request *prev, *next;   /* owner's list (live or free) */
+	void *owner_data;
+};
+
+struct request *request_new(const struct request_ctx *ctx);
+void request_free(struct request *r);
+/* Takes ownership of the malloc'd body. t_intended is when the load
+ * controller meant to send it (for queue time). 0 or -1 on failure. */
+int request_start(struct request *r, char *body, size_t len, int64_t t_intended);
+/* Ends a running request now, recorded as `kind` (ERR_ABORTED). */
+void request_abort(struct request *r, enum err_kind kind, const char *msg);
+
+#endif

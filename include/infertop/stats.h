@@ -1,0 +1,111 @@
+#ifndef INFERTOP_STATS_H
+#define INFERTOP_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "infertop/hist.h"
+
+/* Client-side figures, per METRICS.md §1. Latencies are stored in
+ * microseconds in log-linear histograms: constant memory however long the
+ * run. Each metric has a whole-run histogram and a sliding window made of
+ * STATS_SLICES slices (window = sum of slices; the expiring slice is
+ * subtracted), so window percentiles cost no per-sample memory either. */
+enum stat_metric {
+	STAT_TTFB,
+	STAT_TTFT,
+	STAT_ITL,
+	STAT_TPOT,
+	STAT_E2E,
+	STAT_QUEUE,     /* intended send -> actual send */
+	STAT_TTFT_Q,    /* TTFT counted from the intended send (wrk2 correction) */
+	STAT_E2E_Q,     /* E2E counted from the intended send */
+	STAT_NMETRICS
+};
+
+enum err_kind {
+	ERR_CONNECT,    /* could not connect / resolve / TLS */
+	ERR_TIMEOUT,    /* --timeout hit */
+	ERR_HTTP,       /* non-2xx status; by code in http_codes[] */
+	ERR_TRUNCATED,  /* stream ended without [DONE] */
+	ERR_EVENT,      /* error object or error: line inside the stream */
+	ERR_BAD_JSON,   /* a chunk that is not a JSON object */
+	ERR_OVERSIZE,   /* an SSE event larger than the parser's bound */
+	ERR_NO_OUTPUT,  /* [DONE] without a single output chunk */
+	ERR_ABORTED,    /* still running when the grace period ended */
+	ERR_OTHER,      /* any other transfer failure */
+	ERR_NKINDS
+};
+
+#define STATS_SLICES 10
+#define STATS_MSG_MAX 200
+#define STATS_HTTP_CODES 600
+
+struct stats_counters {
+	uint64_t completed;
+	uint64_t failed;
+	uint64_t output_tokens;
+	uint64_t input_tokens;
+	uint64_t chunks;
+};
+
+/* What one finished request contributes. Times in ns; < 0 = not reached. */
+struct req_result {
+	bool ok;
+	enum err_kind err;
+	int http_code;
+	const char *msg;
+	int64_t queue_ns;
+	int64_t ttfb_ns;
+	int64_t ttft_ns;
+	int64_t e2e_ns;
+	int64_t output_tokens;
+	bool tokens_from_usage;
+	int64_t prompt_tokens;   /* from usage; < 0 = unknown */
+	uint64_t chunks;         /* output-carrying chunks */
+};
+
+struct stats {
+	int64_t start_ns;
+	int64_t slice_ns;
+	int64_t slice_start_ns;
+	int cur;
+	int slices_used;          /* slices holding data, current included */
+	struct hist *run[STAT_NMETRICS];
+	struct hist *win[STAT_NMETRICS];
+	struct hist *slice[STAT_NMETRICS][STATS_SLICES];
+	struct stats_counters run_c;
+	struct stats_counters win_c;
+	struct stats_counters slice_c[STATS_SLICES];
+
+	uint64_t started;
+	uint64_t in_flight;
+	uint64_t max_in_flight;
+	uint64_t tokens_from_usage;   /* requests whose count came from usage */
+	uint64_t tokens_from_chunks;
+	uint64_t errors[ERR_NKINDS];
+	uint64_t http_codes[STATS_HTTP_CODES];
+	char last_msg[ERR_NKINDS][STATS_MSG_MAX];
+};
+
+struct stats *stats_new(int64_t window_ns, int64_t now_ns);
+void stats_free(struct stats *s);
+
+/* Advances the window; call at least once per slice (window/STATS_SLICES). */
+void stats_tick(struct stats *s, int64_t now_ns);
+
+void stats_record(struct stats *s, enum stat_metric m, int64_t ns);
+/* ITL gaps arrive in per-request batches (µs), recorded when the request
+ * succeeds so that failed requests stay out of the latency figures. */
+void stats_record_itl_us(struct stats *s, const uint32_t *gaps, size_t n);
+void stats_request_done(struct stats *s, const struct req_result *r);
+
+/* Seconds the window currently covers (shorter than the window early on). */
+double stats_window_seconds(const struct stats *s, int64_t now_ns);
+
+uint64_t stats_errors_total(const struct stats *s);
+const char *stats_metric_name(enum stat_metric m);
+const char *stats_err_name(enum err_kind k);
+
+#endif

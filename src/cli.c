@@ -1,0 +1,470 @@
+#include "config.h"
+
+#include "infertop/cli.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infertop/clock.h"
+#include "infertop/units.h"
+
+enum {
+	OPT_API = 256,
+	OPT_MAX_CONCURRENCY,
+	OPT_SEED,
+	OPT_INPUT_TOKENS,
+	OPT_OUTPUT_TOKENS,
+	OPT_NO_IGNORE_EOS,
+	OPT_TEMPERATURE,
+	OPT_EXTRA_BODY,
+	OPT_API_KEY_ENV,
+	OPT_TIMEOUT,
+	OPT_NEW_CONNECTION,
+	OPT_NO_TUI,
+	OPT_DEMO,
+	OPT_SIM_ARG,
+	OPT_INTERVAL,
+	OPT_WINDOW,
+	OPT_GRACE,
+	OPT_METRICS_URL,
+	OPT_METRICS_INTERVAL,
+	OPT_SERVER,
+	OPT_GPU_METRICS_URL,
+	OPT_WATCH_METRIC,
+	OPT_REFRESH,
+	OPT_THEME,
+	OPT_ASCII,
+};
+
+static const struct option cli_options[] = {
+	{"model", required_argument, NULL, 'm'},
+	{"api", required_argument, NULL, OPT_API},
+	{"concurrency", required_argument, NULL, 'c'},
+	{"rate", required_argument, NULL, 'r'},
+	{"max-concurrency", required_argument, NULL, OPT_MAX_CONCURRENCY},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"requests", required_argument, NULL, 'n'},
+	{"duration", required_argument, NULL, 'd'},
+	{"input-tokens", required_argument, NULL, OPT_INPUT_TOKENS},
+	{"output-tokens", required_argument, NULL, OPT_OUTPUT_TOKENS},
+	{"no-ignore-eos", no_argument, NULL, OPT_NO_IGNORE_EOS},
+	{"temperature", required_argument, NULL, OPT_TEMPERATURE},
+	{"extra-body", required_argument, NULL, OPT_EXTRA_BODY},
+	{"header", required_argument, NULL, 'H'},
+	{"api-key-env", required_argument, NULL, OPT_API_KEY_ENV},
+	{"insecure", no_argument, NULL, 'k'},
+	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"new-connection", no_argument, NULL, OPT_NEW_CONNECTION},
+	{"no-tui", no_argument, NULL, OPT_NO_TUI},
+	{"demo", no_argument, NULL, OPT_DEMO},
+	{"sim-arg", required_argument, NULL, OPT_SIM_ARG},
+	{"interval", required_argument, NULL, OPT_INTERVAL},
+	{"window", required_argument, NULL, OPT_WINDOW},
+	{"grace", required_argument, NULL, OPT_GRACE},
+	{"metrics-url", required_argument, NULL, OPT_METRICS_URL},
+	{"metrics-interval", required_argument, NULL, OPT_METRICS_INTERVAL},
+	{"server", required_argument, NULL, OPT_SERVER},
+	{"gpu-metrics-url", required_argument, NULL, OPT_GPU_METRICS_URL},
+	{"watch-metric", required_argument, NULL, OPT_WATCH_METRIC},
+	{"refresh", required_argument, NULL, OPT_REFRESH},
+	{"theme", required_argument, NULL, OPT_THEME},
+	{"ascii", no_argument, NULL, OPT_ASCII},
+	{"output", required_argument, NULL, 'o'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
+void cli_usage(FILE *out)
+{
+	fputs(
+"Usage: infertop [OPTIONS] [URL]\n"
+"       infertop --demo [OPTIONS]\n"
+"       infertop sim [SIM OPTIONS]      (see infertop sim --help)\n"
+"\n"
+"Load-test an OpenAI-compatible LLM inference server (vLLM, SGLang, TGI,\n"
+"llama.cpp, TensorRT-LLM, NIM) with streaming requests and measure every token.\n"
+"URL defaults to $OPENAI_BASE_URL, else http://127.0.0.1:8000; a trailing /v1\n"
+"is accepted.\n"
+"\n"
+"Target:\n"
+"  -m, --model NAME         model to request (default: first id of GET /v1/models)\n"
+"      --api chat|completions  endpoint: /v1/chat/completions (default) or\n"
+"                           /v1/completions\n"
+"  -H, --header 'K: V'      extra request header (repeatable)\n"
+"      --api-key-env VAR    read the bearer key from $VAR (default OPENAI_API_KEY);\n"
+"                           the key is never printed or saved\n"
+"  -k, --insecure           do not verify TLS certificates\n"
+"      --timeout TIME       per-request timeout (default 10m)\n"
+"      --new-connection     open a new connection for every request\n"
+"      --demo               start the built-in simulator and run against it\n"
+"      --sim-arg ARG        pass ARG to the --demo simulator (repeatable)\n"
+"\n"
+"Load:\n"
+"  -c, --concurrency N      closed loop: N users, each sends its next request\n"
+"                           when the previous ends (default 8)\n"
+"  -r, --rate R             open loop: Poisson arrivals at R requests/s\n"
+"      --max-concurrency N  cap on in-flight requests in open loop; arrivals\n"
+"                           wait, and their client queue time is reported\n"
+"      --seed N             random seed for arrivals and prompts (default 1)\n"
+"  -n, --requests N         stop after N requests have been sent\n"
+"  -d, --duration TIME      stop sending after TIME (30s, 10m, 2h)\n"
+"      --grace TIME         after a stop, wait this long for in-flight\n"
+"                           requests before aborting them (default 10s)\n"
+"\n"
+"Requests:\n"
+"      --input-tokens N     approximate prompt length in words (default 128)\n"
+"      --output-tokens N    max_tokens of every request (default 128)\n"
+"      --no-ignore-eos      do not send ignore_eos/min_tokens (lengths then vary)\n"
+"      --temperature T      sampling temperature (default: server's)\n"
+"      --extra-body JSON    object merged into every request body\n"
+"\n"
+"Server metrics:\n"
+"      --metrics-url URL    Prometheus endpoint to scrape (default: the server\n"
+"                           profile's path on the target; 'none' turns it off)\n"
+"      --metrics-interval TIME  scrape period (default 1s)\n"
+"      --server NAME        auto (default), vllm, sglang, tgi, llamacpp, trtllm,\n"
+"                           triton, nim or lmdeploy: which metric names to read\n"
+"      --gpu-metrics-url URL  DCGM exporter to scrape for GPU telemetry\n"
+"      --watch-metric EXPR  also show a metric: name or name{label=\"v\",...}\n"
+"                           (repeatable)\n"
+"\n"
+"Output:\n"
+"      --no-tui             headless: progress lines on stderr, summary on stdout\n"
+"      --interval TIME      headless progress line period (default 5s)\n"
+"      --window TIME        sliding window of the live figures (default 30s)\n"
+"      --refresh HZ         dashboard redraws per second (default 4)\n"
+"      --theme NAME         dashboard colour theme (default: default)\n"
+"      --ascii              draw with ASCII only (no UTF-8 blocks or braille)\n"
+"  -o, --output FILE        write the result as JSON (vLLM-compatible keys)\n"
+"  -q, --quiet              no progress lines\n"
+"  -h, --help               show this help\n"
+"  -V, --version            show the version\n"
+"\n"
+"Metrics (all from CLOCK_MONOTONIC, per request, failed requests excluded):\n"
+"  TTFB  send -> first SSE event of any kind\n"
+"  TTFT  send -> first chunk carrying output (content, reasoning or text)\n"
+"  ITL   every gap between consecutive output chunks, pooled (as vLLM)\n"
+"  TPOT  (E2E - TTFT) / (output_tokens - 1), requests with > 1 token\n"
+"  E2E   send -> last output chunk (vLLM's E2EL)\n"
+"  queue intended send time -> actual send (open loop)\n"
+"  output_tokens come from usage.completion_tokens, else the chunk count.\n"
+"\n"
+"Exit status: 0 done, 2 bad options or server unreachable at start.\n",
+	      out);
+}
+
+static int cli_error(const char *opt, const char *val, const char *want)
+{
+	fprintf(stderr, "infertop: invalid value '%s' for %s: %s\n", val, opt, want);
+	return -1;
+}
+
+static int set_str(char **dst, const char *v)
+{
+	free(*dst);
+	*dst = strdup(v);
+	if (!*dst) {
+		fprintf(stderr, "infertop: out of memory\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int push_str(char ***arr, size_t *n, const char *v)
+{
+	char **na = realloc(*arr, (*n + 2) * sizeof *na);
+	if (!na)
+		return -1;
+	*arr = na;
+	na[*n] = strdup(v);
+	if (!na[*n])
+		return -1;
+	(*n)++;
+	na[*n] = NULL;
+	return 0;
+}
+
+/* Accepts "http://host:port", "http://host:port/", "http://host:port/v1"
+ * and "…/v1/": endpoints are appended by the engine. */
+static int normalize_url(struct config *cfg, const char *u)
+{
+	if (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) {
+		fprintf(stderr, "infertop: URL must start with http:// or https://: %s\n", u);
+		return -1;
+	}
+	if (set_str(&cfg->url, u) != 0)
+		return -1;
+	size_t n = strlen(cfg->url);
+	while (n > 0 && cfg->url[n - 1] == '/')
+		cfg->url[--n] = '\0';
+	if (n >= 3 && strcmp(cfg->url + n - 3, "/v1") == 0)
+		cfg->url[n - 3] = '\0';
+	return 0;
+}
+
+static void cli_defaults(struct config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->api = OAI_CHAT;
+	cfg->concurrency = 8;
+	cfg->seed = 1;
+	cfg->input_tokens = 128;
+	cfg->output_tokens = 128;
+	cfg->ignore_eos = true;
+	cfg->timeout_ns = 600 * CLOCK_NS_PER_S;
+	cfg->interval_ns = 5 * CLOCK_NS_PER_S;
+	cfg->window_ns = 30 * CLOCK_NS_PER_S;
+	cfg->grace_ns = 10 * CLOCK_NS_PER_S;
+	cfg->metrics_interval_ns = CLOCK_NS_PER_S;
+	cfg->refresh_hz = 4;
+}
+
+static int parse_one(struct config *cfg, int c, const char *arg, const char *name)
+{
+	long l;
+	double d;
+	int64_t ns;
+	switch (c) {
+	case 'm':
+		return set_str(&cfg->model, arg);
+	case OPT_API:
+		if (strcmp(arg, "chat") == 0)
+			cfg->api = OAI_CHAT;
+		else if (strcmp(arg, "completions") == 0)
+			cfg->api = OAI_COMPLETIONS;
+		else
+			return cli_error(name, arg, "expected chat or completions");
+		return 0;
+	case 'c':
+		if (units_parse_long(arg, 1, 1000000, &l) != 0)
+			return cli_error(name, arg, "expected a whole number from 1 to 1000000");
+		cfg->concurrency = l;
+		return 0;
+	case 'r':
+		if (units_parse_double(arg, &d) != 0 || d <= 0 || d > 1e7)
+			return cli_error(name, arg, "expected requests per second > 0");
+		cfg->rate = d;
+		return 0;
+	case OPT_MAX_CONCURRENCY:
+		if (units_parse_long(arg, 1, 1000000, &l) != 0)
+			return cli_error(name, arg, "expected a whole number from 1 to 1000000");
+		cfg->max_concurrency = l;
+		return 0;
+	case OPT_SEED:
+		if (units_parse_long(arg, 0, 0x7fffffffL, &l) != 0)
+			return cli_error(name, arg, "expected a whole number >= 0");
+		cfg->seed = (uint64_t)l;
+		return 0;
+	case 'n':
+		if (units_parse_long(arg, 1, 0x7fffffffffffffffL, &l) != 0)
+			return cli_error(name, arg, "expected a whole number >= 1");
+		cfg->requests = l;
+		return 0;
+	case 'd':
+		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0 || ns <= 0)
+			return cli_error(name, arg, "expected a duration such as 30s, 10m or 2h");
+		cfg->duration_ns = ns;
+		return 0;
+	case OPT_INPUT_TOKENS:
+		if (units_parse_long(arg, 1, 10000000, &l) != 0)
+			return cli_error(name, arg, "expected a whole number from 1 to 10000000");
+		cfg->input_tokens = l;
+		return 0;
+	case OPT_OUTPUT_TOKENS:
+		if (units_parse_long(arg, 1, 10000000, &l) != 0)
+			return cli_error(name, arg, "expected a whole number from 1 to 10000000");
+		cfg->output_tokens = l;
+		return 0;
+	case OPT_NO_IGNORE_EOS:
+		cfg->ignore_eos = false;
+		return 0;
+	case OPT_TEMPERATURE:
+		if (units_parse_double(arg, &d) != 0 || d < 0)
+			return cli_error(name, arg, "expected a number >= 0");
+		cfg->have_temperature = true;
+		cfg->temperature = d;
+		return 0;
+	case OPT_EXTRA_BODY: {
+		cJSON *j = cJSON_Parse(arg);
+		bool ok = j && cJSON_IsObject(j);
+		cJSON_Delete(j);
+		if (!ok)
+			return cli_error(name, arg, "expected a JSON object");
+		return set_str(&cfg->extra_body, arg);
+	}
+	case 'H':
+		if (!strchr(arg, ':') || arg[0] == ':')
+			return cli_error(name, arg, "expected 'Name: value'");
+		if (push_str(&cfg->headers, &cfg->nheaders, arg) != 0)
+			return -1;
+		return 0;
+	case OPT_API_KEY_ENV:
+		return set_str(&cfg->api_key_env, arg);
+	case 'k':
+		cfg->insecure = true;
+		return 0;
+	case OPT_TIMEOUT:
+		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0 || ns < CLOCK_NS_PER_MS)
+			return cli_error(name, arg, "expected a duration >= 1ms");
+		cfg->timeout_ns = ns;
+		return 0;
+	case OPT_NEW_CONNECTION:
+		cfg->new_connection = true;
+		return 0;
+	case OPT_NO_TUI:
+		cfg->no_tui = true;
+		return 0;
+	case OPT_DEMO:
+		cfg->demo = true;
+		return 0;
+	case OPT_SIM_ARG:
+		return push_str(&cfg->demo_args, &cfg->ndemo_args, arg);
+	case OPT_INTERVAL:
+		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0 || ns < 100 * CLOCK_NS_PER_MS)
+			return cli_error(name, arg, "expected a duration >= 100ms");
+		cfg->interval_ns = ns;
+		return 0;
+	case OPT_WINDOW:
+		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0 || ns < CLOCK_NS_PER_S ||
+		    ns > 3600 * CLOCK_NS_PER_S)
+			return cli_error(name, arg, "expected a duration from 1s to 1h");
+		cfg->window_ns = ns;
+		return 0;
+	case OPT_GRACE:
+		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0)
+			return cli_error(name, arg, "expected a duration");
+		cfg->grace_ns = ns;
+		return 0;
+	case OPT_METRICS_URL:
+		if (strcmp(arg, "none") != 0 && strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0)
+			return cli_error(name, arg, "expected an http(s) URL or 'none'");
+		return set_str(&cfg->metrics_url, arg);
+	case OPT_METRICS_INTERVAL:
+		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0 || ns < 100 * CLOCK_NS_PER_MS)
+			return cli_error(name, arg, "expected a duration >= 100ms");
+		cfg->metrics_interval_ns = ns;
+		return 0;
+	case OPT_SERVER: {
+		static const char *const names[] = {"auto", "vllm", "sglang", "tgi", "llamacpp",
+						    "trtllm", "triton", "nim", "lmdeploy"};
+		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+			if (strcmp(arg, names[i]) == 0)
+				return set_str(&cfg->server, arg);
+		return cli_error(name, arg, "expected auto, vllm, sglang, tgi, llamacpp, trtllm, triton, nim or lmdeploy");
+	}
+	case OPT_GPU_METRICS_URL:
+		if (strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0)
+			return cli_error(name, arg, "expected an http(s) URL");
+		return set_str(&cfg->gpu_metrics_url, arg);
+	case OPT_WATCH_METRIC:
+		if (!*arg)
+			return cli_error(name, arg, "expected a metric name");
+		return push_str(&cfg->watch_metrics, &cfg->nwatch_metrics, arg);
+	case OPT_REFRESH:
+		if (units_parse_double(arg, &d) != 0 || d < 0.2 || d > 60)
+			return cli_error(name, arg, "expected redraws per second from 0.2 to 60");
+		cfg->refresh_hz = d;
+		return 0;
+	case OPT_THEME:
+		return set_str(&cfg->theme, arg);
+	case OPT_ASCII:
+		cfg->ascii = true;
+		return 0;
+	case 'o':
+		return set_str(&cfg->output_path, arg);
+	case 'q':
+		cfg->quiet = true;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+static const char *option_name(int c, char *buf, size_t cap)
+{
+	for (const struct option *o = cli_options; o->name; o++) {
+		if (o->val == c) {
+			snprintf(buf, cap, "--%s", o->name);
+			return buf;
+		}
+	}
+	snprintf(buf, cap, "-%c", c);
+	return buf;
+}
+
+enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
+{
+	cli_defaults(cfg);
+	optind = 1;
+	opterr = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "m:c:r:n:d:H:ko:qhV", cli_options, NULL)) != -1) {
+		char name[40];
+		if (c == 'h') {
+			cli_usage(stdout);
+			return CLI_EXIT_OK;
+		}
+		if (c == 'V') {
+			printf("infertop %s\n", PACKAGE_VERSION);
+			return CLI_EXIT_OK;
+		}
+		if (c == '?') {
+			fprintf(stderr, "Try 'infertop --help'.\n");
+			return CLI_EXIT_USAGE;
+		}
+		if (parse_one(cfg, c, optarg, option_name(c, name, sizeof name)) != 0)
+			return CLI_EXIT_USAGE;
+	}
+	if (optind < argc - 1) {
+		fprintf(stderr, "infertop: unexpected argument '%s' (one URL at most)\n", argv[optind + 1]);
+		return CLI_EXIT_USAGE;
+	}
+	const char *url = optind < argc ? argv[optind] : NULL;
+	if (url && cfg->demo) {
+		fprintf(stderr, "infertop: --demo runs its own server; do not give a URL\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (!url)
+		url = getenv("OPENAI_BASE_URL");
+	if (!url || !*url)
+		url = "http://127.0.0.1:8000";
+	if (normalize_url(cfg, url) != 0)
+		return CLI_EXIT_USAGE;
+	if (cfg->max_concurrency && cfg->rate <= 0) {
+		fprintf(stderr, "infertop: --max-concurrency applies to open loop; give --rate too\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (!cfg->api_key_env && set_str(&cfg->api_key_env, "OPENAI_API_KEY") != 0)
+		return CLI_EXIT_USAGE;
+	if (!cfg->server && set_str(&cfg->server, "auto") != 0)
+		return CLI_EXIT_USAGE;
+	return CLI_RUN;
+}
+
+static void free_strv(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void cli_free(struct config *cfg)
+{
+	free(cfg->url);
+	free(cfg->model);
+	free(cfg->extra_body);
+	free(cfg->api_key_env);
+	free(cfg->output_path);
+	free(cfg->metrics_url);
+	free(cfg->server);
+	free(cfg->gpu_metrics_url);
+	free(cfg->theme);
+	free_strv(cfg->watch_metrics, cfg->nwatch_metrics);
+	free_strv(cfg->headers, cfg->nheaders);
+	free_strv(cfg->demo_args, cfg->ndemo_args);
+	memset(cfg, 0, sizeof *cfg);
+}

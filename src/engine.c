@@ -1,0 +1,434 @@
+#include "config.h"
+
+#include "infertop/engine.h"
+
+#include <cjson/cJSON.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infertop/clock.h"
+#include "infertop/dataset.h"
+#include "infertop/http.h"
+
+#define ENGINE_TICK_S 0.25
+
+static void list_push(struct request **head, struct request *r)
+{
+	r->prev = NULL;
+	r->next = *head;
+	if (*head)
+		(*head)->prev = r;
+	*head = r;
+}
+
+static void list_unlink(struct request **head, struct request *r)
+{
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		*head = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	r->prev = r->next = NULL;
+}
+
+static void engine_check_end(struct engine *e)
+{
+	if (e->state == ENGINE_DONE)
+		return;
+	if (e->live != NULL)
+		return;
+	if (e->state == ENGINE_RUNNING && !load_exhausted(&e->load))
+		return;
+	e->state = ENGINE_DONE;
+	e->t_end = clock_now_ns();
+	if (!e->t_stop)
+		e->t_stop = e->t_end;
+	if (!e->stop_reason)
+		e->stop_reason = "request limit reached";
+	ev_timer_stop(e->loop, &e->grace);
+	ev_timer_stop(e->loop, &e->duration);
+	ev_timer_stop(e->loop, &e->tick);
+	load_stop(&e->load);
+	stats_tick(e->stats, e->t_end);
+	if (e->on_tick)
+		e->on_tick(e, e->on_tick_ud, e->t_end);
+	ev_break(e->loop, EVBREAK_ONE);
+}
+
+static void engine_on_request_done(void *ud, struct request *r, const struct req_result *res)
+{
+	(void)res;
+	struct engine *e = ud;
+	list_unlink(&e->live, r);
+	list_push(&e->spare, r);
+	load_on_done(&e->load);
+	engine_check_end(e);
+}
+
+static int engine_start_request(void *ud, int64_t t_intended)
+{
+	struct engine *e = ud;
+	struct request *r = e->spare;
+	if (r) {
+		list_unlink(&e->spare, r);
+	} else {
+		r = request_new(&e->rctx);
+		if (!r)
+			return -1;
+		e->pool_size++;
+	}
+	char *prompt = dataset_synthetic_prompt(&e->prompt_rng, e->cfg->input_tokens);
+	size_t len = 0;
+	char *body = prompt ? oai_body_build(&e->ropts, prompt, &len) : NULL;
+	free(prompt);
+	if (!body) {
+		list_push(&e->spare, r);
+		return -1;
+	}
+	r->prompt_estimate = e->cfg->input_tokens;
+	if (request_start(r, body, len, t_intended) != 0) {
+		list_push(&e->spare, r);
+		return -1;
+	}
+	list_push(&e->live, r);
+	return 0;
+}
+
+static uint64_t engine_in_flight(void *ud)
+{
+	struct engine *e = ud;
+	return e->stats->in_flight;
+}
+
+void engine_abort(struct engine *e, const char *reason)
+{
+	if (!e->stop_reason)
+		e->stop_reason = reason;
+	load_stop(&e->load);
+	if (!e->t_stop)
+		e->t_stop = clock_now_ns();
+	if (e->state == ENGINE_RUNNING)
+		e->state = ENGINE_DRAINING;
+	while (e->live)
+		request_abort(e->live, ERR_ABORTED, "still running when the run ended");
+	engine_check_end(e);
+}
+
+static void engine_on_grace(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	engine_abort(w->data, NULL);
+}
+
+void engine_stop(struct engine *e, const char *reason)
+{
+	if (e->state != ENGINE_RUNNING)
+		return;
+	e->state = ENGINE_DRAINING;
+	e->stop_reason = reason;
+	e->t_stop = clock_now_ns();
+	load_stop(&e->load);
+	ev_timer_stop(e->loop, &e->duration);
+	ev_timer_set(&e->grace, (double)e->cfg->grace_ns / 1e9, 0.);
+	ev_timer_start(e->loop, &e->grace);
+	engine_check_end(e);
+}
+
+static void engine_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct engine *e = w->data;
+	if (++e->interrupts == 1) {
+		if (!e->cfg->quiet)
+			fprintf(stderr, "infertop: stopping: in-flight requests get %.0fs to finish "
+					"(press Ctrl-C again to abort them)\n",
+				(double)e->cfg->grace_ns / 1e9);
+		engine_stop(e, w->signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+	} else {
+		engine_abort(e, "interrupted twice");
+	}
+}
+
+static void engine_on_duration(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	engine_stop(w->data, "duration reached");
+}
+
+static void engine_on_tick(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct engine *e = w->data;
+	int64_t now = clock_now_ns();
+	stats_tick(e->stats, now);
+	if (e->on_tick)
+		e->on_tick(e, e->on_tick_ud, now);
+}
+
+static char *str_printf(const char *a, const char *b)
+{
+	size_t n = strlen(a) + strlen(b) + 1;
+	char *s = malloc(n);
+	if (s)
+		snprintf(s, n, "%s%s", a, b);
+	return s;
+}
+
+static int engine_build_headers(struct engine *e)
+{
+	struct curl_slist *h = NULL, *t;
+	const char *fixed[] = {"Content-Type: application/json", "Accept: text/event-stream", "Expect:"};
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+		if (!(t = curl_slist_append(h, fixed[i])))
+			goto fail;
+		h = t;
+	}
+	const char *key = e->cfg->api_key_env ? getenv(e->cfg->api_key_env) : NULL;
+	if (key && *key) {
+		char *line = str_printf("Authorization: Bearer ", key);
+		if (!line)
+			goto fail;
+		t = curl_slist_append(h, line);
+		/* The key lives only inside curl's list from here on. */
+		memset(line, 0, strlen(line));
+		free(line);
+		if (!t)
+			goto fail;
+		h = t;
+	}
+	for (size_t i = 0; i < e->cfg->nheaders; i++) {
+		if (!(t = curl_slist_append(h, e->cfg->headers[i])))
+			goto fail;
+		h = t;
+	}
+	e->headers = h;
+	return 0;
+fail:
+	curl_slist_free_all(h);
+	return -1;
+}
+
+struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *err, size_t errcap)
+{
+	struct engine *e = calloc(1, sizeof *e);
+	if (!e) {
+		snprintf(err, errcap, "out of memory");
+		return NULL;
+	}
+	e->cfg = cfg;
+	e->loop = loop;
+	e->endpoint = str_printf(cfg->url, cfg->api == OAI_CHAT ? "/v1/chat/completions" : "/v1/completions");
+	e->http = http_new(loop);
+	e->stats = stats_new(cfg->window_ns, clock_now_ns());
+	if (!e->endpoint || !e->http || !e->stats || engine_build_headers(e) != 0) {
+		snprintf(err, errcap, "out of memory while setting up");
+		engine_free(e);
+		return NULL;
+	}
+	if (cfg->extra_body) {
+		e->extra_body = cJSON_Parse(cfg->extra_body);
+		if (!e->extra_body) {
+			snprintf(err, errcap, "--extra-body is not valid JSON");
+			engine_free(e);
+			return NULL;
+		}
+	}
+	if (cfg->model && !(e->model = strdup(cfg->model))) {
+		snprintf(err, errcap, "out of memory");
+		engine_free(e);
+		return NULL;
+	}
+	rng_seed(&e->prompt_rng, cfg->seed ^ 0x5eedULL);
+
+	e->rctx.http = e->http;
+	e->rctx.stats = e->stats;
+	e->rctx.endpoint = e->endpoint;
+	e->rctx.headers = e->headers;
+	e->rctx.timeout_ms = (long)(cfg->timeout_ns / CLOCK_NS_PER_MS);
+	e->rctx.insecure = cfg->insecure;
+	e->rctx.new_connection = cfg->new_connection;
+	e->rctx.on_done = engine_on_request_done;
+	e->rctx.ud = e;
+
+	load_init(&e->load, loop, cfg->seed, engine_start_request, engine_in_flight, e);
+	if (cfg->requests > 0)
+		load_set_limit(&e->load, (uint64_t)cfg->requests);
+
+	ev_signal_init(&e->sigint, engine_on_signal, SIGINT);
+	ev_signal_init(&e->sigterm, engine_on_signal, SIGTERM);
+	e->sigint.data = e->sigterm.data = e;
+	ev_timer_init(&e->tick, engine_on_tick, ENGINE_TICK_S, ENGINE_TICK_S);
+	ev_timer_init(&e->grace, engine_on_grace, 0., 0.);
+	ev_timer_init(&e->duration, engine_on_duration, 0., 0.);
+	e->tick.data = e->grace.data = e->duration.data = e;
+	return e;
+}
+
+void engine_free(struct engine *e)
+{
+	if (!e)
+		return;
+	if (e->loop) {
+		ev_signal_stop(e->loop, &e->sigint);
+		ev_signal_stop(e->loop, &e->sigterm);
+		ev_timer_stop(e->loop, &e->tick);
+		ev_timer_stop(e->loop, &e->grace);
+		ev_timer_stop(e->loop, &e->duration);
+	}
+	while (e->live) {
+		struct request *r = e->live;
+		list_unlink(&e->live, r);
+		http_remove(e->http, r->easy);
+		request_free(r);
+	}
+	while (e->spare) {
+		struct request *r = e->spare;
+		list_unlink(&e->spare, r);
+		request_free(r);
+	}
+	load_free(&e->load);
+	http_free(e->http);
+	stats_free(e->stats);
+	curl_slist_free_all(e->headers);
+	cJSON_Delete(e->extra_body);
+	free(e->endpoint);
+	free(e->model);
+	free(e);
+}
+
+struct probe_buf {
+	char data[65536];
+	size_t len;
+};
+
+static size_t probe_write(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+	struct probe_buf *b = ud;
+	size_t n = size * nmemb;
+	size_t room = sizeof b->data - 1 - b->len;
+	size_t take = n < room ? n : room;
+	memcpy(b->data + b->len, ptr, take);
+	b->len += take;
+	b->data[b->len] = '\0';
+	return n;
+}
+
+int engine_probe(struct engine *e, char *err, size_t errcap)
+{
+	char *url = str_printf(e->cfg->url, "/v1/models");
+	CURL *c = curl_easy_init();
+	struct probe_buf *b = calloc(1, sizeof *b);
+	int rc = -1;
+	if (!url || !c || !b) {
+		snprintf(err, errcap, "out of memory");
+		goto out;
+	}
+	char cerr[CURL_ERROR_SIZE] = "";
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, e->headers);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, probe_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	if (e->cfg->insecure) {
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	CURLcode cc = curl_easy_perform(c);
+	if (cc != CURLE_OK) {
+		snprintf(err, errcap, "cannot reach %s: %s", e->cfg->url, cerr[0] ? cerr : curl_easy_strerror(cc));
+		goto out;
+	}
+	long status = 0;
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	if (status == 401 || status == 403) {
+		char m[160];
+		oai_error_body_message(b->data, b->len, m, sizeof m);
+		snprintf(err, errcap, "%s refused the request (HTTP %ld: %s); set the key with $%s or --api-key-env",
+			 url, status, m, e->cfg->api_key_env ? e->cfg->api_key_env : "OPENAI_API_KEY");
+		goto out;
+	}
+	if (e->model) {
+		rc = 0; /* the server answers; a missing /v1/models is fine when -m is given */
+		goto out;
+	}
+	if (status != 200) {
+		snprintf(err, errcap, "GET %s answered HTTP %ld; give the model with -m/--model", url, status);
+		goto out;
+	}
+	char id[256];
+	if (oai_models_first_id(b->data, b->len, id, sizeof id) != 0) {
+		snprintf(err, errcap, "GET %s listed no model; give the model with -m/--model", url);
+		goto out;
+	}
+	if (!(e->model = strdup(id))) {
+		snprintf(err, errcap, "out of memory");
+		goto out;
+	}
+	rc = 0;
+out:
+	if (c)
+		curl_easy_cleanup(c);
+	free(b);
+	free(url);
+	return rc;
+}
+
+void engine_run(struct engine *e)
+{
+	const struct config *cfg = e->cfg;
+	e->ropts.api = cfg->api;
+	e->ropts.model = e->model;
+	e->ropts.max_tokens = (int)cfg->output_tokens;
+	e->ropts.ignore_eos = cfg->ignore_eos;
+	e->ropts.have_temperature = cfg->have_temperature;
+	e->ropts.temperature = cfg->temperature;
+	e->ropts.extra_body = e->extra_body;
+
+	long cache = cfg->rate > 0 ? (cfg->max_concurrency ? cfg->max_concurrency : 1024) : cfg->concurrency;
+	http_set_cache(e->http, cache + 16);
+
+	ev_signal_start(e->loop, &e->sigint);
+	ev_signal_start(e->loop, &e->sigterm);
+	ev_timer_start(e->loop, &e->tick);
+	if (cfg->duration_ns > 0) {
+		ev_timer_set(&e->duration, (double)cfg->duration_ns / 1e9, 0.);
+		ev_timer_start(e->loop, &e->duration);
+	}
+	e->state = ENGINE_RUNNING;
+	e->t_start = clock_now_ns();
+	e->stats->start_ns = e->t_start;
+	e->stats->slice_start_ns = e->t_start;
+	if (cfg->max_concurrency)
+		load_set_max_concurrency(&e->load, cfg->max_concurrency);
+	if (cfg->rate > 0)
+		load_set_rate(&e->load, cfg->rate);
+	else
+		load_set_concurrency(&e->load, cfg->concurrency);
+	if (e->load.mode == LOAD_CLOSED && e->live == NULL && e->stats->started == 0) {
+		/* Not a single request could be started: fail loudly, not hang.
+		 * (Open loop starts from its arrival timer, inside the loop.) */
+		e->stop_reason = "no request could be started";
+		load_stop(&e->load);
+	}
+	engine_check_end(e);
+	if (e->state != ENGINE_DONE)
+		ev_run(e->loop, 0);
+	ev_signal_stop(e->loop, &e->sigint);
+	ev_signal_stop(e->loop, &e->sigterm);
+}
+
+int64_t engine_elapsed(const struct engine *e, int64_t now_ns)
+{
+	if (!e->t_start)
+		return 0;
+	return (e->state == ENGINE_DONE ? e->t_end : now_ns) - e->t_start;
+}

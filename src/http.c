@@ -1,0 +1,155 @@
+#include "config.h"
+
+#include "infertop/http.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+struct http_sock {
+	ev_io io;
+	curl_socket_t fd;
+	struct http *h;
+};
+
+struct http {
+	struct ev_loop *loop;
+	CURLM *multi;
+	ev_timer timer;
+	int running;
+	long sockets;
+};
+
+static void http_drain(struct http *h)
+{
+	CURLMsg *msg;
+	int left;
+	while ((msg = curl_multi_info_read(h->multi, &left)) != NULL) {
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		CURL *easy = msg->easy_handle;
+		CURLcode rc = msg->data.result;
+		struct http_xfer *x = NULL;
+		curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+		/* Removed first so done() may reuse the handle at once. */
+		curl_multi_remove_handle(h->multi, easy);
+		if (x && x->done)
+			x->done(x, rc);
+	}
+}
+
+static void http_on_io(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)loop;
+	struct http_sock *s = (struct http_sock *)w;
+	struct http *h = s->h;
+	int action = ((revents & EV_READ) ? CURL_CSELECT_IN : 0) |
+		     ((revents & EV_WRITE) ? CURL_CSELECT_OUT : 0);
+	curl_multi_socket_action(h->multi, s->fd, action, &h->running);
+	http_drain(h);
+}
+
+static void http_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct http *h = w->data;
+	curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &h->running);
+	http_drain(h);
+}
+
+static int http_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+	(void)easy;
+	struct http *h = userp;
+	struct http_sock *s = socketp;
+	if (what == CURL_POLL_REMOVE) {
+		if (s) {
+			ev_io_stop(h->loop, &s->io);
+			free(s);
+			h->sockets--;
+			curl_multi_assign(h->multi, fd, NULL);
+		}
+		return 0;
+	}
+	if (!s) {
+		s = calloc(1, sizeof *s);
+		if (!s)
+			return -1; /* curl fails the transfer: counted, not fatal */
+		s->fd = fd;
+		s->h = h;
+		ev_init(&s->io, http_on_io);
+		curl_multi_assign(h->multi, fd, s);
+		h->sockets++;
+	} else {
+		ev_io_stop(h->loop, &s->io);
+	}
+	int events = ((what & CURL_POLL_IN) ? EV_READ : 0) | ((what & CURL_POLL_OUT) ? EV_WRITE : 0);
+	ev_io_set(&s->io, fd, events);
+	ev_io_start(h->loop, &s->io);
+	return 0;
+}
+
+static int http_timer_cb(CURLM *multi, long timeout_ms, void *userp)
+{
+	(void)multi;
+	struct http *h = userp;
+	ev_timer_stop(h->loop, &h->timer);
+	if (timeout_ms >= 0) {
+		/* Milliseconds as a double: integer division would turn every
+		 * sub-second timeout into 0 and spin. */
+		ev_timer_set(&h->timer, (double)timeout_ms / 1000.0, 0.);
+		ev_timer_start(h->loop, &h->timer);
+	}
+	return 0;
+}
+
+struct http *http_new(struct ev_loop *loop)
+{
+	struct http *h = calloc(1, sizeof *h);
+	if (!h)
+		return NULL;
+	h->loop = loop;
+	h->multi = curl_multi_init();
+	if (!h->multi) {
+		free(h);
+		return NULL;
+	}
+	ev_timer_init(&h->timer, http_on_timer, 0., 0.);
+	h->timer.data = h;
+	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, http_socket_cb);
+	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
+	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, http_timer_cb);
+	curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
+	return h;
+}
+
+void http_free(struct http *h)
+{
+	if (!h)
+		return;
+	ev_timer_stop(h->loop, &h->timer);
+	/* Cleanup closes cached connections, which calls back with
+	 * CURL_POLL_REMOVE for each socket and frees its watcher. */
+	curl_multi_cleanup(h->multi);
+	free(h);
+}
+
+int http_add(struct http *h, CURL *easy)
+{
+	return curl_multi_add_handle(h->multi, easy) == CURLM_OK ? 0 : -1;
+}
+
+void http_remove(struct http *h, CURL *easy)
+{
+	curl_multi_remove_handle(h->multi, easy);
+}
+
+void http_set_cache(struct http *h, long connections)
+{
+	curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, connections);
+}
+
+long http_sockets(const struct http *h)
+{
+	return h->sockets;
+}

@@ -1,0 +1,183 @@
+#include "config.h"
+
+#include <curl/curl.h>
+#include <ev.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "infertop/cli.h"
+#include "infertop/clock.h"
+#include "infertop/engine.h"
+#include "infertop/report.h"
+#include "infertop/sim.h"
+
+/* File descriptors beyond the streams themselves: stdio, epoll, the
+ * connection cache's slack, the scrape and snapshot files. */
+#define FD_HEADROOM 64
+
+struct headless {
+	int64_t next_progress;
+	int64_t interval_ns;
+	bool quiet;
+};
+
+static void on_tick(struct engine *e, void *ud, int64_t now)
+{
+	struct headless *h = ud;
+	if (h->quiet)
+		return;
+	if (e->state == ENGINE_DONE || now >= h->next_progress) {
+		report_progress(stderr, e, now);
+		while (h->next_progress <= now)
+			h->next_progress += h->interval_ns;
+	}
+}
+
+/* Streams need one descriptor each; ask for the hard limit up front so a
+ * high concurrency fails here, clearly, instead of as connect errors. */
+static int fit_descriptors(const struct config *cfg)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 0;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	long want = cfg->rate > 0 ? cfg->max_concurrency : cfg->concurrency;
+	if (want > 0 && (rlim_t)want + FD_HEADROOM > rl.rlim_cur) {
+		fprintf(stderr,
+			"infertop: %ld concurrent streams need about %ld file descriptors, but the limit is %llu.\n"
+			"Raise it (ulimit -n %ld, or LimitNOFILE= in a unit file) or lower the concurrency.\n",
+			want, want + FD_HEADROOM, (unsigned long long)rl.rlim_cur, want + FD_HEADROOM);
+		return -1;
+	}
+	return 0;
+}
+
+static struct sim_child demo_child = {.pid = -1};
+
+static void demo_stop(void)
+{
+	if (demo_child.pid > 0) {
+		sim_child_stop(&demo_child);
+		demo_child.pid = -1;
+	}
+}
+
+static int demo_start(struct config *cfg)
+{
+	/* Sized so the default load (8 users) runs without a queue and a few
+	 * presses of + make one appear: 12 slots, small KV cache. */
+	const char *base[] = {"--max-running", "12", "--kv-tokens", "6144"};
+	size_t nbase = sizeof base / sizeof base[0];
+	const char **args = calloc(nbase + cfg->ndemo_args + 1, sizeof *args);
+	if (!args)
+		return -1;
+	for (size_t i = 0; i < nbase; i++)
+		args[i] = base[i];
+	for (size_t i = 0; i < cfg->ndemo_args; i++)
+		args[nbase + i] = cfg->demo_args[i];
+	char err[256];
+	int rc = sim_spawn("/proc/self/exe", args, &demo_child, err, sizeof err);
+	free(args);
+	if (rc != 0) {
+		fprintf(stderr, "infertop: --demo: cannot start the simulator: %s\n", err);
+		return -1;
+	}
+	atexit(demo_stop);
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", demo_child.port);
+	free(cfg->url);
+	cfg->url = strdup(url);
+	return cfg->url ? 0 : -1;
+}
+
+static int run(struct config *cfg)
+{
+	if (fit_descriptors(cfg) != 0)
+		return 2;
+	if (cfg->demo && demo_start(cfg) != 0)
+		return 2;
+	struct ev_loop *loop = ev_default_loop(EVFLAG_AUTO);
+	if (!loop) {
+		fprintf(stderr, "infertop: cannot create the event loop\n");
+		return 2;
+	}
+	char err[512];
+	struct engine *e = engine_new(cfg, loop, err, sizeof err);
+	if (!e) {
+		fprintf(stderr, "infertop: %s\n", err);
+		return 2;
+	}
+	if (engine_probe(e, err, sizeof err) != 0) {
+		fprintf(stderr, "infertop: %s\n", err);
+		engine_free(e);
+		return 2;
+	}
+	struct headless h = {
+		.next_progress = 0,
+		.interval_ns = cfg->interval_ns,
+		.quiet = cfg->quiet,
+	};
+	e->on_tick = on_tick;
+	e->on_tick_ud = &h;
+	if (!cfg->quiet) {
+		char mode[64];
+		if (cfg->rate > 0)
+			snprintf(mode, sizeof mode, "rate %.4g req/s", cfg->rate);
+		else
+			snprintf(mode, sizeof mode, "concurrency %ld", cfg->concurrency);
+		fprintf(stderr, "infertop %s: %s, model %s, %s, %ld in / %ld out tokens\n", PACKAGE_VERSION,
+			e->endpoint, e->model, mode, cfg->input_tokens, cfg->output_tokens);
+	}
+	h.next_progress = clock_now_ns() + cfg->interval_ns;
+	engine_run(e);
+	report_summary(stdout, e);
+	int rc = 0;
+	if (cfg->output_path) {
+		if (report_write_json(e, cfg->output_path, err, sizeof err) != 0) {
+			fprintf(stderr, "infertop: %s\n", err);
+			rc = 1;
+		} else if (!cfg->quiet) {
+			fprintf(stderr, "infertop: result written to %s\n", cfg->output_path);
+		}
+	}
+	engine_free(e);
+	ev_loop_destroy(loop);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "sim") == 0)
+		return sim_main(argc - 1, argv + 1);
+	struct config cfg;
+	switch (cli_parse(&cfg, argc, argv)) {
+	case CLI_EXIT_OK:
+		cli_free(&cfg);
+		return 0;
+	case CLI_EXIT_USAGE:
+		cli_free(&cfg);
+		return 2;
+	case CLI_RUN:
+		break;
+	}
+	/* A server closing a socket must be an error code, not a death. */
+	signal(SIGPIPE, SIG_IGN);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		fprintf(stderr, "infertop: libcurl failed to initialise\n");
+		cli_free(&cfg);
+		return 2;
+	}
+	int rc = run(&cfg);
+	demo_stop();
+	curl_global_cleanup();
+	cli_free(&cfg);
+	return rc;
+}

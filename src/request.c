@@ -1,0 +1,271 @@
+#include "config.h"
+
+#include "infertop/request.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infertop/clock.h"
+#include "infertop/openai.h"
+
+/* Events larger than this are dropped and counted (a sane chunk is < 4 KiB). */
+#define REQUEST_MAX_EVENT (1u << 20)
+
+static void request_fail(struct request *r, enum err_kind kind, const char *msg, size_t len)
+{
+	if (r->failed)
+		return; /* the first failure is the cause; the rest are fallout */
+	r->failed = true;
+	r->err = kind;
+	if (len >= sizeof r->msg)
+		len = sizeof r->msg - 1;
+	memcpy(r->msg, msg, len);
+	r->msg[len] = '\0';
+}
+
+static void request_failf(struct request *r, enum err_kind kind, const char *msg)
+{
+	request_fail(r, kind, msg, strlen(msg));
+}
+
+static void request_on_output(struct request *r)
+{
+	int64_t now = r->now;
+	if (r->t_first_token == 0) {
+		r->t_first_token = now;
+	} else {
+		int64_t gap_us = (now - r->t_last_token + 500) / 1000;
+		if (r->n_itl == REQUEST_ITL_BUF) {
+			stats_record_itl_us(r->ctx->stats, r->itl, r->n_itl);
+			r->n_itl = 0;
+		}
+		r->itl[r->n_itl++] = gap_us > UINT32_MAX ? UINT32_MAX : (uint32_t)gap_us;
+	}
+	r->t_last_token = now;
+	r->chunks++;
+}
+
+static int request_on_event(void *ud, const struct sse_event *ev)
+{
+	struct request *r = ud;
+	if (r->t_first_event == 0)
+		r->t_first_event = r->now;
+	if (r->failed)
+		return 0; /* keep reading so the connection stays reusable */
+	switch (ev->kind) {
+	case SSE_DONE:
+		r->done_seen = true;
+		return 0;
+	case SSE_ERROR_FIELD:
+		request_fail(r, ERR_EVENT, ev->data, ev->len);
+		return 0;
+	case SSE_OVERSIZE:
+		request_failf(r, ERR_OVERSIZE, "SSE event larger than 1 MiB");
+		return 0;
+	case SSE_DATA:
+		break;
+	}
+	if (ev->name_len == 5 && memcmp(ev->name, "error", 5) == 0) {
+		request_fail(r, ERR_EVENT, ev->data, ev->len);
+		return 0;
+	}
+	struct oai_chunk c;
+	if (oai_chunk_parse(ev->data, ev->len, &c) != 0) {
+		char m[STATS_MSG_MAX];
+		int n = snprintf(m, sizeof m, "chunk is not a JSON object: %.*s",
+				 (int)(ev->len > 80 ? 80 : ev->len), ev->data);
+		request_fail(r, ERR_BAD_JSON, m, n > 0 ? (size_t)n : 0);
+		return 0;
+	}
+	if (c.error) {
+		request_failf(r, ERR_EVENT, c.error_msg[0] ? c.error_msg : "error object in stream");
+		return 0;
+	}
+	if (c.output)
+		request_on_output(r);
+	if (c.usage) {
+		r->usage_completion = c.completion_tokens;
+		r->usage_prompt = c.prompt_tokens;
+	}
+	return 0;
+}
+
+static size_t request_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+	struct request *r = ud;
+	size_t n = size * nmemb;
+	/* One clock read per read(): every chunk in it arrived together. */
+	r->now = clock_now_ns();
+	if (!r->status_known) {
+		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+		r->status_known = true;
+	}
+	if (r->status < 200 || r->status > 299) {
+		size_t room = sizeof r->errbody - 1 - r->errbody_len;
+		size_t take = n < room ? n : room;
+		memcpy(r->errbody + r->errbody_len, ptr, take);
+		r->errbody_len += take;
+		r->errbody[r->errbody_len] = '\0';
+		return n;
+	}
+	if (sse_feed(&r->sse, ptr, n, request_on_event, r) < 0)
+		request_failf(r, ERR_OTHER, "out of memory in the SSE parser");
+	return n;
+}
+
+static enum err_kind classify_curl(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+		return ERR_CONNECT;
+	case CURLE_OPERATION_TIMEDOUT:
+		return ERR_TIMEOUT;
+	case CURLE_PARTIAL_FILE:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+		return ERR_TRUNCATED;
+	default:
+		return ERR_OTHER;
+	}
+}
+
+static void request_finish(struct request *r, CURLcode rc)
+{
+	const struct request_ctx *ctx = r->ctx;
+	if (!r->status_known)
+		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+	struct req_result res = {0};
+	res.http_code = (int)r->status;
+	if (rc != CURLE_OK && !r->failed) {
+		const char *m = r->curl_err[0] ? r->curl_err : curl_easy_strerror(rc);
+		enum err_kind k = classify_curl(rc);
+		/* A transfer error after a non-2xx status is still that status. */
+		if (r->status >= 300)
+			k = ERR_HTTP;
+		request_failf(r, k, m);
+	}
+	if (!r->failed && (r->status < 200 || r->status > 299)) {
+		char m[STATS_MSG_MAX];
+		char detail[160];
+		oai_error_body_message(r->errbody, r->errbody_len, detail, sizeof detail);
+		snprintf(m, sizeof m, "HTTP %ld: %s", r->status, detail);
+		request_failf(r, ERR_HTTP, m);
+	}
+	if (!r->failed && !r->done_seen)
+		request_failf(r, ERR_TRUNCATED, "stream ended without data: [DONE]");
+	if (!r->failed && r->chunks == 0)
+		request_failf(r, ERR_NO_OUTPUT, "stream carried no output tokens");
+
+	res.ok = !r->failed;
+	res.err = r->err;
+	res.msg = r->failed ? r->msg : NULL;
+	res.queue_ns = r->t_send - r->t_intended;
+	if (res.ok) {
+		res.ttfb_ns = r->t_first_event - r->t_send;
+		res.ttft_ns = r->t_first_token - r->t_send;
+		res.e2e_ns = r->t_last_token - r->t_send;
+		res.tokens_from_usage = r->usage_completion >= 0;
+		res.output_tokens = res.tokens_from_usage ? r->usage_completion : (int64_t)r->chunks;
+		res.prompt_tokens = r->usage_prompt >= 0 ? r->usage_prompt : r->prompt_estimate;
+		res.chunks = r->chunks;
+		stats_record_itl_us(ctx->stats, r->itl, r->n_itl);
+	}
+	r->n_itl = 0;
+	free(r->body);
+	r->body = NULL;
+	stats_request_done(ctx->stats, &res);
+	if (ctx->on_done)
+		ctx->on_done(ctx->ud, r, &res);
+}
+
+static void request_on_done(struct http_xfer *x, CURLcode rc)
+{
+	request_finish((struct request *)x, rc);
+}
+
+struct request *request_new(const struct request_ctx *ctx)
+{
+	struct request *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	r->ctx = ctx;
+	r->xfer.done = request_on_done;
+	r->easy = curl_easy_init();
+	if (!r->easy || sse_init(&r->sse, REQUEST_MAX_EVENT) != 0) {
+		request_free(r);
+		return NULL;
+	}
+	CURL *e = r->easy;
+	curl_easy_setopt(e, CURLOPT_URL, ctx->endpoint);
+	curl_easy_setopt(e, CURLOPT_POST, 1L);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, ctx->headers);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, request_on_write);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)&r->xfer);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->curl_err);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, ctx->timeout_ms);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, ctx->timeout_ms < 30000 ? ctx->timeout_ms : 30000L);
+	if (ctx->insecure) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (ctx->new_connection) {
+		curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+		curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+	}
+	return r;
+}
+
+void request_free(struct request *r)
+{
+	if (!r)
+		return;
+	if (r->easy)
+		curl_easy_cleanup(r->easy);
+	sse_free(&r->sse);
+	free(r->body);
+	free(r);
+}
+
+int request_start(struct request *r, char *body, size_t len, int64_t t_intended)
+{
+	free(r->body);
+	r->body = body;
+	r->body_len = len;
+	r->t_first_event = r->t_first_token = r->t_last_token = 0;
+	r->chunks = 0;
+	r->usage_completion = r->usage_prompt = -1;
+	r->status = 0;
+	r->status_known = r->done_seen = r->failed = false;
+	r->msg[0] = '\0';
+	r->curl_err[0] = '\0';
+	r->n_itl = 0;
+	r->errbody_len = 0;
+	sse_reset(&r->sse);
+	curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE, (long)len);
+	r->t_send = clock_now_ns();
+	/* Closed loop sends when it means to: no queue time. */
+	r->t_intended = t_intended > 0 ? t_intended : r->t_send;
+	if (http_add(r->ctx->http, r->easy) != 0)
+		return -1;
+	r->ctx->stats->started++;
+	if (++r->ctx->stats->in_flight > r->ctx->stats->max_in_flight)
+		r->ctx->stats->max_in_flight = r->ctx->stats->in_flight;
+	return 0;
+}
+
+void request_abort(struct request *r, enum err_kind kind, const char *msg)
+{
+	http_remove(r->ctx->http, r->easy);
+	request_failf(r, kind, msg);
+	request_finish(r, CURLE_OK);
+}

@@ -1,0 +1,206 @@
+#include "config.h"
+
+#include "infertop/stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const metric_names[STAT_NMETRICS] = {
+	[STAT_TTFB] = "ttfb",
+	[STAT_TTFT] = "ttft",
+	[STAT_ITL] = "itl",
+	[STAT_TPOT] = "tpot",
+	[STAT_E2E] = "e2el",
+	[STAT_QUEUE] = "queue",
+	[STAT_TTFT_Q] = "ttft_from_intended",
+	[STAT_E2E_Q] = "e2el_from_intended",
+};
+
+static const char *const err_names[ERR_NKINDS] = {
+	[ERR_CONNECT] = "connect",
+	[ERR_TIMEOUT] = "timeout",
+	[ERR_HTTP] = "http",
+	[ERR_TRUNCATED] = "truncated",
+	[ERR_EVENT] = "error_event",
+	[ERR_BAD_JSON] = "bad_json",
+	[ERR_OVERSIZE] = "oversize",
+	[ERR_NO_OUTPUT] = "no_output",
+	[ERR_ABORTED] = "aborted",
+	[ERR_OTHER] = "other",
+};
+
+const char *stats_metric_name(enum stat_metric m)
+{
+	return (unsigned)m < STAT_NMETRICS ? metric_names[m] : "?";
+}
+
+const char *stats_err_name(enum err_kind k)
+{
+	return (unsigned)k < ERR_NKINDS ? err_names[k] : "?";
+}
+
+struct stats *stats_new(int64_t window_ns, int64_t now_ns)
+{
+	struct stats *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->start_ns = now_ns;
+	s->slice_ns = window_ns / STATS_SLICES;
+	if (s->slice_ns <= 0)
+		s->slice_ns = 1;
+	s->slice_start_ns = now_ns;
+	s->slices_used = 1;
+	for (int m = 0; m < STAT_NMETRICS; m++) {
+		s->run[m] = hist_new();
+		s->win[m] = hist_new();
+		if (!s->run[m] || !s->win[m])
+			goto fail;
+		for (int k = 0; k < STATS_SLICES; k++) {
+			s->slice[m][k] = hist_new();
+			if (!s->slice[m][k])
+				goto fail;
+		}
+	}
+	return s;
+fail:
+	stats_free(s);
+	return NULL;
+}
+
+void stats_free(struct stats *s)
+{
+	if (!s)
+		return;
+	for (int m = 0; m < STAT_NMETRICS; m++) {
+		hist_free(s->run[m]);
+		hist_free(s->win[m]);
+		for (int k = 0; k < STATS_SLICES; k++)
+			hist_free(s->slice[m][k]);
+	}
+	free(s);
+}
+
+static void counters_sub(struct stats_counters *a, const struct stats_counters *b)
+{
+	a->completed -= b->completed;
+	a->failed -= b->failed;
+	a->output_tokens -= b->output_tokens;
+	a->input_tokens -= b->input_tokens;
+	a->chunks -= b->chunks;
+}
+
+static void counters_add(struct stats_counters *a, const struct stats_counters *b)
+{
+	a->completed += b->completed;
+	a->failed += b->failed;
+	a->output_tokens += b->output_tokens;
+	a->input_tokens += b->input_tokens;
+	a->chunks += b->chunks;
+}
+
+static void stats_rotate(struct stats *s)
+{
+	s->cur = (s->cur + 1) % STATS_SLICES;
+	for (int m = 0; m < STAT_NMETRICS; m++) {
+		if (hist_count(s->slice[m][s->cur]) == 0)
+			continue;
+		hist_sub(s->win[m], s->slice[m][s->cur]);
+		hist_reset(s->slice[m][s->cur]);
+	}
+	counters_sub(&s->win_c, &s->slice_c[s->cur]);
+	memset(&s->slice_c[s->cur], 0, sizeof s->slice_c[s->cur]);
+	if (s->slices_used < STATS_SLICES)
+		s->slices_used++;
+	s->slice_start_ns += s->slice_ns;
+}
+
+void stats_tick(struct stats *s, int64_t now_ns)
+{
+	/* After a long stall (laptop suspend) skip whole windows at once
+	 * instead of rotating thousands of times. */
+	if (now_ns - s->slice_start_ns > (int64_t)STATS_SLICES * 2 * s->slice_ns) {
+		int64_t behind = (now_ns - s->slice_start_ns) / s->slice_ns;
+		s->slice_start_ns += (behind - STATS_SLICES) * s->slice_ns;
+	}
+	while (now_ns - s->slice_start_ns >= s->slice_ns)
+		stats_rotate(s);
+}
+
+static inline int64_t ns_to_us(int64_t ns)
+{
+	return ns < 0 ? 0 : (ns + 500) / 1000;
+}
+
+void stats_record(struct stats *s, enum stat_metric m, int64_t ns)
+{
+	int64_t us = ns_to_us(ns);
+	hist_record(s->run[m], us);
+	hist_record(s->win[m], us);
+	hist_record(s->slice[m][s->cur], us);
+}
+
+void stats_record_itl_us(struct stats *s, const uint32_t *gaps, size_t n)
+{
+	struct hist *run = s->run[STAT_ITL];
+	struct hist *win = s->win[STAT_ITL];
+	struct hist *sl = s->slice[STAT_ITL][s->cur];
+	for (size_t i = 0; i < n; i++) {
+		hist_record(run, gaps[i]);
+		hist_record(win, gaps[i]);
+		hist_record(sl, gaps[i]);
+	}
+}
+
+void stats_request_done(struct stats *s, const struct req_result *r)
+{
+	struct stats_counters add = {0};
+	if (s->in_flight > 0)
+		s->in_flight--;
+	if (!r->ok) {
+		add.failed = 1;
+		enum err_kind k = (unsigned)r->err < ERR_NKINDS ? r->err : ERR_OTHER;
+		s->errors[k]++;
+		if (k == ERR_HTTP && r->http_code > 0 && r->http_code < STATS_HTTP_CODES)
+			s->http_codes[r->http_code]++;
+		if (r->msg)
+			snprintf(s->last_msg[k], sizeof s->last_msg[k], "%s", r->msg);
+	} else {
+		add.completed = 1;
+		add.output_tokens = r->output_tokens > 0 ? (uint64_t)r->output_tokens : 0;
+		add.input_tokens = r->prompt_tokens > 0 ? (uint64_t)r->prompt_tokens : 0;
+		add.chunks = r->chunks;
+		if (r->tokens_from_usage)
+			s->tokens_from_usage++;
+		else
+			s->tokens_from_chunks++;
+		stats_record(s, STAT_TTFB, r->ttfb_ns);
+		stats_record(s, STAT_TTFT, r->ttft_ns);
+		stats_record(s, STAT_E2E, r->e2e_ns);
+		stats_record(s, STAT_QUEUE, r->queue_ns);
+		stats_record(s, STAT_TTFT_Q, r->ttft_ns + r->queue_ns);
+		stats_record(s, STAT_E2E_Q, r->e2e_ns + r->queue_ns);
+		if (r->output_tokens > 1)
+			stats_record(s, STAT_TPOT, (r->e2e_ns - r->ttft_ns) / (r->output_tokens - 1));
+	}
+	counters_add(&s->run_c, &add);
+	counters_add(&s->win_c, &add);
+	counters_add(&s->slice_c[s->cur], &add);
+}
+
+double stats_window_seconds(const struct stats *s, int64_t now_ns)
+{
+	int64_t span = (int64_t)(s->slices_used - 1) * s->slice_ns + (now_ns - s->slice_start_ns);
+	int64_t since_start = now_ns - s->start_ns;
+	if (span > since_start)
+		span = since_start;
+	return span > 0 ? (double)span / 1e9 : 0.0;
+}
+
+uint64_t stats_errors_total(const struct stats *s)
+{
+	uint64_t t = 0;
+	for (int k = 0; k < ERR_NKINDS; k++)
+		t += s->errors[k];
+	return t;
+}

@@ -1,0 +1,274 @@
+/* The engine against a real simulator process over loopback: timing
+ * fidelity, exact token counts, live load changes, fault accounting. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+#include <ev.h>
+
+#include "infertop/cli.h"
+#include "infertop/clock.h"
+#include "infertop/engine.h"
+#include "infertop/hist.h"
+#include "infertop/sim.h"
+
+struct fixture {
+	struct sim_child sim;
+	struct config cfg;
+	struct ev_loop *loop;
+	struct engine *e;
+};
+
+static const char *bin(void)
+{
+	const char *b = getenv("INFERTOP_BIN");
+	return b ? b : "./infertop";
+}
+
+static void start_sim(struct fixture *f, const char *const *args)
+{
+	char err[256];
+	int rc = sim_spawn(bin(), args, &f->sim, err, sizeof err);
+	if (rc != 0)
+		fail_msg("sim_spawn: %s", err);
+}
+
+/* Builds the engine from a command line, exactly as main() would. */
+static void make_engine(struct fixture *f, const char **argv_tail)
+{
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", f->sim.port);
+	const char *argv[64] = {"infertop", "--no-tui", "-q"};
+	int argc = 3;
+	for (; argv_tail[argc - 3]; argc++)
+		argv[argc] = argv_tail[argc - 3];
+	argv[argc++] = url;
+	assert_int_equal(cli_parse(&f->cfg, argc, (char **)argv), CLI_RUN);
+	f->loop = ev_loop_new(EVFLAG_AUTO);
+	assert_non_null(f->loop);
+	char err[256];
+	f->e = engine_new(&f->cfg, f->loop, err, sizeof err);
+	if (!f->e)
+		fail_msg("engine_new: %s", err);
+	if (engine_probe(f->e, err, sizeof err) != 0)
+		fail_msg("engine_probe: %s", err);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	engine_free(f->e);
+	if (f->loop)
+		ev_loop_destroy(f->loop);
+	cli_free(&f->cfg);
+	if (f->sim.pid > 0)
+		sim_child_stop(&f->sim);
+	free(f);
+	return 0;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof *f);
+	if (!f)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static double pct_ms(const struct engine *e, enum stat_metric m, double p)
+{
+	return (double)hist_percentile(e->stats->run[m], p) / 1000.0;
+}
+
+/* Fixed-timing simulator: TTFT 50 ms, ITL 10 ms, 64 tokens. The engine's
+ * medians must sit on the truth; token counts must be exact. */
+static void test_fidelity(void **state)
+{
+	struct fixture *f = *state;
+	const char *sim[] = {"--timing", "fixed", "--ttft", "50ms", "--itl", "10ms", NULL};
+	start_sim(f, sim);
+	const char *args[] = {"-c", "16", "-n", "64", "--output-tokens", "64", "--input-tokens", "32", NULL};
+	make_engine(f, args);
+	engine_run(f->e);
+	const struct stats *s = f->e->stats;
+	assert_int_equal(s->run_c.completed, 64);
+	assert_int_equal(stats_errors_total(s), 0);
+	assert_int_equal(s->run_c.output_tokens, 64 * 64);
+	assert_int_equal(s->run_c.chunks, 64 * 64);
+	assert_int_equal(s->tokens_from_usage, 64);
+	assert_int_equal(hist_count(s->run[STAT_ITL]), 64 * 63);
+	double ttft = pct_ms(f->e, STAT_TTFT, 50), itl = pct_ms(f->e, STAT_ITL, 50);
+	print_message("median TTFT %.3f ms, median ITL %.3f ms, ITL p99 %.3f ms\n", ttft, itl,
+		      pct_ms(f->e, STAT_ITL, 99));
+	assert_true(ttft >= 50.0 - 0.1 && ttft <= 52.0);
+	assert_true(itl >= 9.5 && itl <= 10.5);
+	/* TPOT = (E2E - TTFT)/63 = ITL exactly when the sim is on time. */
+	double tpot = pct_ms(f->e, STAT_TPOT, 50);
+	assert_true(tpot >= 9.5 && tpot <= 10.5);
+	/* TTFB (role chunk) comes with the first token in this sim. */
+	assert_true(pct_ms(f->e, STAT_TTFB, 50) <= ttft + 0.01);
+	assert_int_equal(s->max_in_flight, 16);
+}
+
+struct live_change {
+	int phase;
+	uint64_t started_at_lower;
+	uint64_t in_flight_at_lower;
+	bool saw_violation;
+	uint64_t in_flight_after_raise;
+	uint64_t max_in_flight_low;
+};
+
+static void on_tick_change(struct engine *e, void *ud, int64_t now)
+{
+	struct live_change *lc = ud;
+	int64_t t = now - e->t_start;
+	if (e->state == ENGINE_DONE)
+		return;
+	if (lc->phase == 0 && t > 500 * CLOCK_NS_PER_MS) {
+		load_set_concurrency(&e->load, 16);
+		/* Raising starts the new requests at once, inside the call. */
+		lc->in_flight_after_raise = e->stats->in_flight;
+		lc->phase = 1;
+	} else if (lc->phase == 1 && t > 1200 * CLOCK_NS_PER_MS) {
+		load_set_concurrency(&e->load, 2);
+		lc->started_at_lower = e->stats->started;
+		lc->in_flight_at_lower = e->stats->in_flight;
+		lc->phase = 2;
+	} else if (lc->phase == 2) {
+		/* Lowering lets in-flight requests finish; no new one may start
+		 * until fewer than 2 remain, so started grows by at most 2 - in_flight. */
+		if (e->stats->in_flight > 2 && e->stats->started > lc->started_at_lower)
+			lc->saw_violation = true;
+		if (t > 2500 * CLOCK_NS_PER_MS && e->stats->in_flight > lc->max_in_flight_low)
+			lc->max_in_flight_low = e->stats->in_flight;
+	}
+}
+
+static void test_live_concurrency(void **state)
+{
+	struct fixture *f = *state;
+	const char *sim[] = {"--timing", "fixed", "--ttft", "20ms", "--itl", "5ms", NULL};
+	start_sim(f, sim);
+	const char *args[] = {"-c", "4", "-d", "3.5s", "--output-tokens", "40", NULL};
+	make_engine(f, args);
+	struct live_change lc = {0};
+	f->e->on_tick = on_tick_change;
+	f->e->on_tick_ud = &lc;
+	engine_run(f->e);
+	assert_int_equal(lc.phase, 2);
+	assert_int_equal(lc.in_flight_after_raise, 16);
+	assert_int_equal(lc.in_flight_at_lower, 16);
+	assert_false(lc.saw_violation);
+	assert_true(lc.max_in_flight_low <= 2);
+	assert_int_equal(f->e->stats->max_in_flight, 16);
+	assert_int_equal(stats_errors_total(f->e->stats), 0);
+	assert_int_equal(f->e->load.nevents, 3);
+}
+
+/* Faults from the simulator are counted by kind, kept out of latency
+ * stats, and the run completes. */
+static void test_faults(void **state)
+{
+	struct fixture *f = *state;
+	const char *sim[] = {"--timing", "fixed", "--ttft", "5ms", "--itl", "1ms", "--fail-rate", "0.4",
+			     "--fail-kinds", "500,429,disconnect,malformed", "--seed", "7", NULL};
+	start_sim(f, sim);
+	const char *args[] = {"-c", "16", "-n", "400", "--output-tokens", "16", NULL};
+	make_engine(f, args);
+	engine_run(f->e);
+	const struct stats *s = f->e->stats;
+	uint64_t failed = stats_errors_total(s);
+	assert_int_equal(s->run_c.completed + failed, 400);
+	print_message("completed %llu, http %llu (500: %llu, 429: %llu), truncated %llu, bad_json %llu\n",
+		      (unsigned long long)s->run_c.completed, (unsigned long long)s->errors[ERR_HTTP],
+		      (unsigned long long)s->http_codes[500], (unsigned long long)s->http_codes[429],
+		      (unsigned long long)s->errors[ERR_TRUNCATED], (unsigned long long)s->errors[ERR_BAD_JSON]);
+	/* 400 × 0.4 / 4 kinds = 40 expected per kind; binomial sd ≈ 6. */
+	assert_in_range(s->http_codes[500], 15, 70);
+	assert_in_range(s->http_codes[429], 15, 70);
+	assert_int_equal(s->errors[ERR_HTTP], s->http_codes[500] + s->http_codes[429]);
+	assert_in_range(s->errors[ERR_TRUNCATED], 15, 70);
+	assert_in_range(s->errors[ERR_BAD_JSON], 15, 70);
+	assert_int_equal(failed, s->errors[ERR_HTTP] + s->errors[ERR_TRUNCATED] + s->errors[ERR_BAD_JSON]);
+	assert_non_null(strstr(s->last_msg[ERR_HTTP], "HTTP"));
+	/* Only successful requests reach the latency histograms. */
+	assert_int_equal(hist_count(s->run[STAT_TTFT]), s->run_c.completed);
+	assert_int_equal(hist_count(s->run[STAT_ITL]), s->run_c.completed * 15);
+	assert_int_equal(s->run_c.output_tokens, s->run_c.completed * 16);
+}
+
+/* A stalled stream is ended by --timeout and counted as a timeout. */
+static void test_timeout(void **state)
+{
+	struct fixture *f = *state;
+	const char *sim[] = {"--timing", "fixed", "--ttft", "5ms", "--itl", "2ms", "--fail-rate", "1",
+			     "--fail-kinds", "stall", NULL};
+	start_sim(f, sim);
+	const char *args[] = {"-c", "2", "-n", "2", "--timeout", "500ms", NULL};
+	make_engine(f, args);
+	engine_run(f->e);
+	assert_int_equal(f->e->stats->errors[ERR_TIMEOUT], 2);
+	assert_int_equal(f->e->stats->run_c.completed, 0);
+}
+
+/* Open loop: Poisson arrivals at a rate; with a cap of one in flight and
+ * a rate the server cannot keep up with, arrivals queue in the client and
+ * their queue time is measured from the intended send time. */
+static void test_open_loop(void **state)
+{
+	struct fixture *f = *state;
+	const char *sim[] = {"--timing", "fixed", "--ttft", "10ms", "--itl", "2ms", NULL};
+	start_sim(f, sim);
+	const char *args[] = {"-r", "200", "--max-concurrency", "1", "-n", "60", "--output-tokens", "10", NULL};
+	make_engine(f, args);
+	engine_run(f->e);
+	const struct stats *s = f->e->stats;
+	assert_int_equal(s->run_c.completed, 60);
+	assert_int_equal(s->max_in_flight, 1);
+	/* Each request takes ≈ 28 ms; arrivals come every 5 ms on average, so
+	 * the last ones wait for most of the run. */
+	double q99 = pct_ms(f->e, STAT_QUEUE, 99);
+	double e2e_q = pct_ms(f->e, STAT_E2E_Q, 50), e2e = pct_ms(f->e, STAT_E2E, 50);
+	print_message("queue p99 %.1f ms, E2E p50 %.1f ms, from intended %.1f ms\n", q99, e2e, e2e_q);
+	assert_true(q99 > 500.0);
+	assert_true(e2e_q > e2e + 100.0);
+}
+
+/* Unreachable server: probe fails with a message naming the URL. */
+static void test_unreachable(void **state)
+{
+	struct fixture *f = *state;
+	const char *argv[] = {"infertop", "-q", "http://127.0.0.1:1", NULL};
+	assert_int_equal(cli_parse(&f->cfg, 3, (char **)argv), CLI_RUN);
+	f->loop = ev_loop_new(EVFLAG_AUTO);
+	char err[512];
+	f->e = engine_new(&f->cfg, f->loop, err, sizeof err);
+	assert_non_null(f->e);
+	assert_int_equal(engine_probe(f->e, err, sizeof err), -1);
+	assert_non_null(strstr(err, "cannot reach http://127.0.0.1:1"));
+}
+
+int main(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_fidelity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_live_concurrency, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_faults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unreachable, setup, teardown),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	curl_global_cleanup();
+	return rc;
+}
