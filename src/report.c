@@ -283,7 +283,7 @@ char *report_json(const struct engine *e)
 		for (int k = 0; codes && k < STATS_HTTP_CODES; k++) {
 			if (!s->http_codes[k])
 				continue;
-			char key[8];
+			char key[16];
 			snprintf(key, sizeof key, "%d", k);
 			cJSON_AddNumberToObject(codes, key, (double)s->http_codes[k]);
 		}
