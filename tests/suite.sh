@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Builds infertop twice (ASan+UBSan, then optimised with -Werror), runs every
+# test in both, replays the fuzz corpora, and ends with one line:
+# "N passed, N failed". Usage: tests/suite.sh [--quick] (--quick: optimised
+# build only, no distcheck, no libFuzzer runs).
+set -u
+src=$(cd "$(dirname "$0")/.." && pwd)
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+jobs=$(nproc 2>/dev/null || echo 2)
+passed=0
+failed=0
+notes=()
+
+step() { printf '\n==> %s\n' "$*"; }
+
+# Counts test cases from one build tree's logs: cmocka's summary where the
+# program is a cmocka suite, else the program's own pass/fail.
+count_logs() {
+	local dir=$1 trs log res n ok
+	while IFS= read -r trs; do
+		log=${trs%.trs}.log
+		res=$(sed -n 's/^:test-result: //p' "$trs" | head -1)
+		n=$(sed -n 's/^\[==========\] \([0-9]*\) test(s) run\./\1/p' "$log" 2>/dev/null | tail -1)
+		if [ -n "$n" ]; then
+			ok=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$log" | tail -1)
+			ok=${ok:-0}
+			passed=$((passed + ok))
+			failed=$((failed + n - ok))
+			if [ "$res" != PASS ] && [ "$ok" = "$n" ]; then
+				failed=$((failed + 1)) # crashed or leaked after its cases passed
+				notes+=("$log: exited with failure after its cases passed")
+			fi
+		elif [ "$res" = PASS ]; then
+			passed=$((passed + 1))
+		else
+			failed=$((failed + 1))
+			notes+=("$log: $res")
+		fi
+	done < <(find "$dir" -name '*.trs' | sort)
+}
+
+build_and_check() { # name, configure args...
+	local name=$1
+	shift
+	local dir=$src/build/$name
+	step "$name build: configure $*"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	if ! (cd "$dir" && "$src/configure" -q "$@" >configure.out 2>&1); then
+		cat "$dir/configure.out"
+		failed=$((failed + 1))
+		notes+=("$name: configure failed")
+		return
+	fi
+	step "$name build: make"
+	if ! make -C "$dir" -j"$jobs" >"$dir/make.out" 2>&1; then
+		tail -50 "$dir/make.out"
+		failed=$((failed + 1))
+		notes+=("$name: build failed")
+		return
+	fi
+	step "$name build: make check"
+	make -C "$dir" -j"$jobs" check >"$dir/check.out" 2>&1
+	grep -E '^(PASS|FAIL|ERROR|XPASS|SKIP):' "$dir/check.out"
+	grep -E '^# (TOTAL|PASS|FAIL|ERROR)' "$dir/check.out"
+	for log in $(grep -lE '^(FAIL|ERROR)' "$dir"/tests/*.trs "$dir"/tests/*/*.trs 2>/dev/null); do
+		echo "---- ${log%.trs}.log"
+		tail -40 "${log%.trs}.log"
+	done
+	count_logs "$dir"
+}
+
+cd "$src" || exit 1
+if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
+	step "autoreconf"
+	autoreconf -fi >/dev/null 2>&1 || { autoreconf -fi; echo "0 passed, 1 failed"; exit 1; }
+fi
+
+if [ $quick = 0 ]; then
+	build_and_check asan --enable-werror --enable-sanitizers CFLAGS="-O1 -g"
+fi
+build_and_check release --enable-werror CFLAGS="-O2 -g"
+
+if [ $quick = 0 ] && command -v clang >/dev/null; then
+	step "libFuzzer: each target for ${FUZZ_SECONDS:-15}s"
+	if make -C "$src/build/release" fuzz >"$src/build/release/fuzz.out" 2>&1; then
+		for f in "$src"/build/release/fuzz/*; do
+			t=$(basename "$f")
+			corpus=$src/tests/fuzz/corpus/${t#fuzz_}
+			work=$(mktemp -d)
+			[ -d "$corpus" ] && cp -r "$corpus"/. "$work"/
+			if "$f" -max_total_time="${FUZZ_SECONDS:-15}" -rss_limit_mb=2048 "$work" >"$work.log" 2>&1; then
+				passed=$((passed + 1))
+				echo "fuzz $t: $(grep -Eo 'Done [0-9]+ runs' "$work.log" | tail -1)"
+			else
+				failed=$((failed + 1))
+				notes+=("fuzz $t found a failure")
+				tail -30 "$work.log"
+			fi
+			rm -rf "$work" "$work.log"
+		done
+	else
+		tail -30 "$src/build/release/fuzz.out"
+		failed=$((failed + 1))
+		notes+=("make fuzz failed")
+	fi
+fi
+
+if [ $quick = 0 ] && [ "${DISTCHECK:-1}" = 1 ]; then
+	step "make distcheck"
+	if make -C "$src/build/release" -j"$jobs" distcheck >"$src/build/release/distcheck.out" 2>&1; then
+		passed=$((passed + 1))
+		echo "distcheck: ok"
+	else
+		tail -40 "$src/build/release/distcheck.out"
+		failed=$((failed + 1))
+		notes+=("make distcheck failed")
+	fi
+fi
+
+echo
+for n in "${notes[@]+"${notes[@]}"}"; do echo "note: $n"; done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
