@@ -94,6 +94,12 @@ static int engine_start_request(void *ud, int64_t t_intended)
 		return -1;
 	}
 	list_push(&e->live, r);
+	/* Keep room for every stream's connection in the cache, or a raised
+	 * load would close and reopen connections on every request. */
+	if ((long)e->stats->in_flight + 16 > e->cache_size) {
+		e->cache_size = (long)e->stats->in_flight * 2 + 16;
+		http_set_cache(e->http, e->cache_size);
+	}
 	return 0;
 }
 
@@ -393,8 +399,9 @@ void engine_run(struct engine *e)
 	e->ropts.temperature = cfg->temperature;
 	e->ropts.extra_body = e->extra_body;
 
-	long cache = cfg->rate > 0 ? (cfg->max_concurrency ? cfg->max_concurrency : 1024) : cfg->concurrency;
-	http_set_cache(e->http, cache + 16);
+	long cache = cfg->rate > 0 ? (cfg->max_concurrency ? cfg->max_concurrency : 64) : cfg->concurrency;
+	e->cache_size = cache + 16;
+	http_set_cache(e->http, e->cache_size);
 
 	ev_signal_start(e->loop, &e->sigint);
 	ev_signal_start(e->loop, &e->sigterm);

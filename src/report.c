@@ -261,6 +261,7 @@ char *report_json(const struct engine *e)
 		cJSON_AddNumberToObject(it, "requests_counted_from_chunks", (double)s->tokens_from_chunks);
 		cJSON_AddNumberToObject(it, "output_chunks", (double)s->run_c.chunks);
 		cJSON_AddNumberToObject(it, "started", (double)s->started);
+		cJSON_AddNumberToObject(it, "connections_opened", (double)s->connections);
 		cJSON_AddStringToObject(it, "stop_reason", e->stop_reason ? e->stop_reason : "");
 		cJSON_AddStringToObject(it, "definitions",
 			"TTFB: send to first SSE event; TTFT: send to first output chunk; ITL: gaps "

@@ -139,6 +139,9 @@ static void request_finish(struct request *r, CURLcode rc)
 	const struct request_ctx *ctx = r->ctx;
 	if (!r->status_known)
 		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+	long connects = 0;
+	if (curl_easy_getinfo(r->easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0)
+		ctx->stats->connections += (uint64_t)connects;
 	struct req_result res = {0};
 	res.http_code = (int)r->status;
 	if (rc != CURLE_OK && !r->failed) {

@@ -116,6 +116,21 @@ static void test_fidelity(void **state)
 	/* TTFB (role chunk) comes with the first token in this sim. */
 	assert_true(pct_ms(f->e, STAT_TTFB, 50) <= ttft + 0.01);
 	assert_int_equal(s->max_in_flight, 16);
+	/* Keep-alive: one connection per stream, none per request. */
+	assert_int_equal(s->connections, 16);
+}
+
+/* --new-connection: one connection per request instead. */
+static void test_new_connection(void **state)
+{
+	struct fixture *f = *state;
+	const char *sim[] = {"--timing", "fixed", "--ttft", "2ms", "--itl", "1ms", NULL};
+	start_sim(f, sim);
+	const char *args[] = {"-c", "4", "-n", "40", "--output-tokens", "4", "--new-connection", NULL};
+	make_engine(f, args);
+	engine_run(f->e);
+	assert_int_equal(f->e->stats->run_c.completed, 40);
+	assert_int_equal(f->e->stats->connections, 40);
 }
 
 struct live_change {
@@ -134,7 +149,7 @@ static void on_tick_change(struct engine *e, void *ud, int64_t now)
 	if (e->state == ENGINE_DONE)
 		return;
 	if (lc->phase == 0 && t > 500 * CLOCK_NS_PER_MS) {
-		load_set_concurrency(&e->load, 16);
+		load_set_concurrency(&e->load, 40);
 		/* Raising starts the new requests at once, inside the call. */
 		lc->in_flight_after_raise = e->stats->in_flight;
 		lc->phase = 1;
@@ -165,13 +180,16 @@ static void test_live_concurrency(void **state)
 	f->e->on_tick_ud = &lc;
 	engine_run(f->e);
 	assert_int_equal(lc.phase, 2);
-	assert_int_equal(lc.in_flight_after_raise, 16);
-	assert_int_equal(lc.in_flight_at_lower, 16);
+	assert_int_equal(lc.in_flight_after_raise, 40);
+	assert_int_equal(lc.in_flight_at_lower, 40);
 	assert_false(lc.saw_violation);
 	assert_true(lc.max_in_flight_low <= 2);
-	assert_int_equal(f->e->stats->max_in_flight, 16);
+	assert_int_equal(f->e->stats->max_in_flight, 40);
 	assert_int_equal(stats_errors_total(f->e->stats), 0);
 	assert_int_equal(f->e->load.nevents, 3);
+	/* Raising to 40 (past the initial cache of 4 + 16) opened 36 more
+	 * connections; none was reopened per request. */
+	assert_int_equal(f->e->stats->connections, 40);
 }
 
 /* Faults from the simulator are counted by kind, kept out of latency
@@ -262,6 +280,7 @@ int main(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fidelity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_new_connection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_concurrency, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_faults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),

@@ -31,6 +31,7 @@ struct engine {
 	struct request *live;       /* in-flight requests */
 	struct request *spare;      /* finished, ready for reuse */
 	uint64_t pool_size;
+	long cache_size;            /* connections curl keeps for reuse */
 
 	char *endpoint;
 	char *model;

@@ -82,6 +82,7 @@ struct stats {
 	uint64_t started;
 	uint64_t in_flight;
 	uint64_t max_in_flight;
+	uint64_t connections;         /* TCP connections opened (reuse keeps this flat) */
 	uint64_t tokens_from_usage;   /* requests whose count came from usage */
 	uint64_t tokens_from_chunks;
 	uint64_t errors[ERR_NKINDS];
