@@ -270,6 +270,11 @@ int main(int argc, char **argv)
 	       streams, e->stats->run_c.completed, stats_errors_total(e->stats), e->stats->max_in_flight);
 	printf("  RSS before phase 2:       %ld KiB\n", rss_before);
 	printf("  peak RSS (VmHWM):         %ld KiB\n", rss_kib("VmHWM:"));
+	printf("  TTFB p50 %.2f ms p99 %.2f ms, client queue p50 %.2f ms p99 %.2f ms\n",
+	       (double)hist_percentile(e->stats->run[STAT_TTFB], 50) / 1000.0,
+	       (double)hist_percentile(e->stats->run[STAT_TTFB], 99) / 1000.0,
+	       (double)hist_percentile(e->stats->run[STAT_QUEUE], 50) / 1000.0,
+	       (double)hist_percentile(e->stats->run[STAT_QUEUE], 99) / 1000.0);
 	printf("  TTFT p50 %.2f ms (sim 10 ms), ITL p50 %.2f ms p99 %.2f ms (sim 50 ms)\n",
 	       (double)hist_percentile(e->stats->run[STAT_TTFT], 50) / 1000.0,
 	       (double)hist_percentile(e->stats->run[STAT_ITL], 50) / 1000.0,

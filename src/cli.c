@@ -150,7 +150,8 @@ void cli_usage(FILE *out)
 "  ITL   every gap between consecutive output chunks, pooled (as vLLM)\n"
 "  TPOT  (E2E - TTFT) / (output_tokens - 1), requests with > 1 token\n"
 "  E2E   send -> last output chunk (vLLM's E2EL)\n"
-"  queue intended send time -> actual send (open loop)\n"
+"  queue intended send -> actual send (connect, cap waits, client delays)\n"
+"  'send' is when the request is written to the socket.\n"
 "  output_tokens come from usage.completion_tokens, else the chunk count.\n"
 "\n"
 "Exit status: 0 done, 2 bad options or server unreachable at start.\n",

@@ -113,10 +113,10 @@ void report_summary(FILE *out, const struct engine *e)
 	latency_block(out, s->run[STAT_TPOT], "Time per Output Token (excl. 1st token)", "TPOT");
 	latency_block(out, s->run[STAT_ITL], "Inter-token Latency", "ITL");
 	latency_block(out, s->run[STAT_E2E], "End-to-end Latency", "E2EL");
-	if (e->cfg->rate > 0) {
-		latency_block(out, s->run[STAT_QUEUE], "Client Queue Time", "queue");
+	/* Queue time holds connects and client delays in closed loop too. */
+	latency_block(out, s->run[STAT_QUEUE], "Client Queue Time", "queue");
+	if (e->cfg->rate > 0)
 		latency_block(out, s->run[STAT_TTFT_Q], "TTFT from intended send", "TTFT");
-	}
 	fprintf(out, "%s\n", LINE);
 	uint64_t errors = stats_errors_total(s);
 	if (errors) {

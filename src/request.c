@@ -114,6 +114,32 @@ static size_t request_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
+/* curl pulls the body when it writes the request to the socket: the exact
+ * send time, after any connect and after any wait inside the client. */
+static size_t request_on_read(char *buf, size_t size, size_t nitems, void *ud)
+{
+	struct request *r = ud;
+	if (r->body_off == 0)
+		r->t_send = clock_now_ns();
+	size_t n = size * nitems, left = r->body_len - r->body_off;
+	if (n > left)
+		n = left;
+	memcpy(buf, r->body + r->body_off, n);
+	r->body_off += n;
+	return n;
+}
+
+/* curl rewinds when it resends on a fresh connection (a reused one that
+ * the server had closed); the send is then stamped again. */
+static int request_on_seek(void *ud, curl_off_t offset, int origin)
+{
+	struct request *r = ud;
+	if (origin != SEEK_SET || offset < 0 || (size_t)offset > r->body_len)
+		return CURL_SEEKFUNC_CANTSEEK;
+	r->body_off = (size_t)offset;
+	return CURL_SEEKFUNC_OK;
+}
+
 static enum err_kind classify_curl(CURLcode rc)
 {
 	switch (rc) {
@@ -209,6 +235,10 @@ struct request *request_new(const struct request_ctx *ctx)
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, ctx->headers);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, request_on_write);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(e, CURLOPT_READFUNCTION, request_on_read);
+	curl_easy_setopt(e, CURLOPT_READDATA, r);
+	curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, request_on_seek);
+	curl_easy_setopt(e, CURLOPT_SEEKDATA, r);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)&r->xfer);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->curl_err);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -253,10 +283,13 @@ int request_start(struct request *r, char *body, size_t len, int64_t t_intended)
 	r->n_itl = 0;
 	r->errbody_len = 0;
 	sse_reset(&r->sse);
-	curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE, (long)len);
+	r->body_off = 0;
+	curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	/* Until curl reads the body, "now" stands in for the send time (a
+	 * request that never gets a connection still has one). Closed loop
+	 * means to send now: what elapses before the real send (connecting,
+	 * a busy client) is client queue time, not server latency. */
 	r->t_send = clock_now_ns();
-	/* Closed loop sends when it means to: no queue time. */
 	r->t_intended = t_intended > 0 ? t_intended : r->t_send;
 	if (http_add(r->ctx->http, r->easy) != 0)
 		return -1;

@@ -38,9 +38,10 @@ struct request {
 	struct sse_parser sse;
 	char *body;
 	size_t body_len;
+	size_t body_off;               /* how much curl has read for sending */
 
 	int64_t t_intended;
-	int64_t t_send;
+	int64_t t_send;                /* when curl read the body to write it */
 	int64_t t_first_event;
 	int64_t t_first_token;
 	int64_t t_last_token;
