@@ -55,5 +55,32 @@ check "SIGINT: drains in-flight, writes the result, exit 0" $?
 [ $? -eq 1 ] && grep -q "cannot create" "$tmp/err3"
 check "unwritable -o path: exit 1 with a message" $?
 
+# More streams than file descriptors: refused up front, naming the limit.
+(ulimit -n 256 && "$INFERTOP_BIN" -q -c 1000 http://127.0.0.1:1) >/dev/null 2>"$tmp/err4"
+[ $? -eq 2 ] && grep -q "1000 concurrent streams need about" "$tmp/err4" && grep -q "ulimit -n" "$tmp/err4"
+check "concurrency beyond the fd limit: exit 2 with the limit named" $?
+
+# A second SIGINT aborts the in-flight requests at once (the stall fault
+# keeps them from ever finishing, and the grace is far longer than the
+# test): they are counted as aborted and the result is still written.
+"$INFERTOP_BIN" --demo --sim-arg --fail-rate --sim-arg 1 --sim-arg --fail-kinds --sim-arg stall \
+	-c 3 --grace 10m --no-tui --interval 200ms -o "$tmp/abort.json" >"$tmp/out5" 2>"$tmp/err5" &
+pid=$!
+i=0
+while [ $i -lt 100 ] && ! grep -q "in-flight 3" "$tmp/err5" 2>/dev/null; do
+	i=$((i + 1)); sleep 0.1
+done
+kill -INT $pid
+i=0
+while [ $i -lt 100 ] && ! grep -q "press Ctrl-C again" "$tmp/err5" 2>/dev/null; do
+	i=$((i + 1)); sleep 0.1
+done
+kill -INT $pid
+wait $pid
+st=$?
+[ $st -eq 0 ] && grep -q '"stop_reason":[[:space:]]*"interrupted (SIGINT)"' "$tmp/abort.json" &&
+	grep -A1 '"aborted"' "$tmp/abort.json" | grep -q '"count":[[:space:]]*3'
+check "second SIGINT: aborts in-flight requests, result written" $?
+
 echo "cli: $fails failed"
 exit "$fails"
