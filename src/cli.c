@@ -36,6 +36,11 @@ enum {
 	OPT_REFRESH,
 	OPT_THEME,
 	OPT_ASCII,
+	OPT_SNAPSHOT_DIR,
+	OPT_SNAPSHOT_EVERY,
+	OPT_REQUEST_LOG,
+	OPT_REQUEST_LOG_MAX,
+	OPT_MAX_ERROR_RATE,
 };
 
 static const struct option cli_options[] = {
@@ -71,6 +76,11 @@ static const struct option cli_options[] = {
 	{"refresh", required_argument, NULL, OPT_REFRESH},
 	{"theme", required_argument, NULL, OPT_THEME},
 	{"ascii", no_argument, NULL, OPT_ASCII},
+	{"snapshot-dir", required_argument, NULL, OPT_SNAPSHOT_DIR},
+	{"snapshot-every", required_argument, NULL, OPT_SNAPSHOT_EVERY},
+	{"request-log", required_argument, NULL, OPT_REQUEST_LOG},
+	{"request-log-max", required_argument, NULL, OPT_REQUEST_LOG_MAX},
+	{"max-error-rate", required_argument, NULL, OPT_MAX_ERROR_RATE},
 	{"output", required_argument, NULL, 'o'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
@@ -139,6 +149,12 @@ void cli_usage(FILE *out)
 "      --refresh HZ         dashboard redraws per second (default 4)\n"
 "      --theme NAME         dashboard colour theme (default: default)\n"
 "      --ascii              draw with ASCII only (no UTF-8 blocks or braille)\n"
+"      --snapshot-dir DIR   where snapshots go (default: current directory)\n"
+"      --snapshot-every TIME  also write a snapshot this often\n"
+"      --request-log FILE   per-request JSON lines (timestamps, tokens, outcome)\n"
+"      --request-log-max SIZE  rotate the request log past SIZE (default 1G)\n"
+"      --max-error-rate F   exit 3 when more than this share (0-1) of requests\n"
+"                           failed\n"
 "  -o, --output FILE        write the result as JSON (vLLM-compatible keys)\n"
 "  -q, --quiet              no progress lines\n"
 "  -h, --help               show this help\n"
@@ -154,7 +170,8 @@ void cli_usage(FILE *out)
 "  'send' is when the request is written to the socket.\n"
 "  output_tokens come from usage.completion_tokens, else the chunk count.\n"
 "\n"
-"Exit status: 0 done, 2 bad options or server unreachable at start.\n",
+"Exit status: 0 done, 1 result not written, 2 bad options or server\n"
+"unreachable at start, 3 error share above --max-error-rate.\n",
 	      out);
 }
 
@@ -222,6 +239,7 @@ static void cli_defaults(struct config *cfg)
 	cfg->grace_ns = 10 * CLOCK_NS_PER_S;
 	cfg->metrics_interval_ns = CLOCK_NS_PER_S;
 	cfg->refresh_hz = 4;
+	cfg->request_log_max = 1ULL << 30;
 }
 
 static int parse_one(struct config *cfg, int c, const char *arg, const char *name)
@@ -375,6 +393,28 @@ static int parse_one(struct config *cfg, int c, const char *arg, const char *nam
 	case OPT_ASCII:
 		cfg->ascii = true;
 		return 0;
+	case OPT_SNAPSHOT_DIR:
+		return set_str(&cfg->snapshot_dir, arg);
+	case OPT_SNAPSHOT_EVERY:
+		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0 || ns < CLOCK_NS_PER_S)
+			return cli_error(name, arg, "expected a duration >= 1s");
+		cfg->snapshot_every_ns = ns;
+		return 0;
+	case OPT_REQUEST_LOG:
+		return set_str(&cfg->request_log, arg);
+	case OPT_REQUEST_LOG_MAX: {
+		uint64_t b;
+		if (units_parse_size(arg, &b) != 0 || b < 4096)
+			return cli_error(name, arg, "expected a size >= 4k such as 512M or 1G");
+		cfg->request_log_max = b;
+		return 0;
+	}
+	case OPT_MAX_ERROR_RATE:
+		if (units_parse_double(arg, &d) != 0 || d < 0 || d > 1)
+			return cli_error(name, arg, "expected a share from 0 to 1");
+		cfg->have_max_error_rate = true;
+		cfg->max_error_rate = d;
+		return 0;
 	case 'o':
 		return set_str(&cfg->output_path, arg);
 	case 'q':
@@ -464,6 +504,8 @@ void cli_free(struct config *cfg)
 	free(cfg->server);
 	free(cfg->gpu_metrics_url);
 	free(cfg->theme);
+	free(cfg->snapshot_dir);
+	free(cfg->request_log);
 	free_strv(cfg->watch_metrics, cfg->nwatch_metrics);
 	free_strv(cfg->headers, cfg->nheaders);
 	free_strv(cfg->demo_args, cfg->ndemo_args);

@@ -148,6 +148,16 @@ static int run(struct config *cfg)
 			fprintf(stderr, "infertop: result written to %s\n", cfg->output_path);
 		}
 	}
+	if (rc == 0 && cfg->have_max_error_rate) {
+		uint64_t failed = stats_errors_total(e->stats);
+		uint64_t ended = failed + e->stats->run_c.completed;
+		double share = ended ? (double)failed / (double)ended : 0.0;
+		if (share > cfg->max_error_rate) {
+			fprintf(stderr, "infertop: %.1f%% of requests failed, above --max-error-rate %g\n",
+				100.0 * share, cfg->max_error_rate);
+			rc = 3;
+		}
+	}
 	engine_free(e);
 	ev_loop_destroy(loop);
 	return rc;

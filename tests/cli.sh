@@ -82,5 +82,13 @@ st=$?
 	grep -A1 '"aborted"' "$tmp/abort.json" | grep -q '"count":[[:space:]]*3'
 check "second SIGINT: aborts in-flight requests, result written" $?
 
+# --max-error-rate: a broken server fails the run with exit 3 (CI gates).
+"$INFERTOP_BIN" --demo --sim-arg --fail-rate --sim-arg 0.5 --sim-arg --fail-kinds --sim-arg 500 \
+	-c 4 -n 40 --output-tokens 4 -q --max-error-rate 0.1 >/dev/null 2>"$tmp/err6"
+[ $? -eq 3 ] && grep -q "above --max-error-rate 0.1" "$tmp/err6"
+check "--max-error-rate exceeded: exit 3" $?
+"$INFERTOP_BIN" --demo -c 4 -n 20 --output-tokens 4 -q --max-error-rate 0.1 >/dev/null 2>&1
+check "--max-error-rate not exceeded: exit 0" $?
+
 echo "cli: $fails failed"
 exit "$fails"

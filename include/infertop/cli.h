@@ -49,6 +49,14 @@ struct config {
 	char **watch_metrics;   /* --watch-metric expressions */
 	size_t nwatch_metrics;
 
+	/* Snapshots and long runs. */
+	char *snapshot_dir;     /* NULL: current directory */
+	int64_t snapshot_every_ns;  /* 0: only on demand and at the end */
+	char *request_log;      /* per-request JSONL, NULL = off */
+	uint64_t request_log_max;   /* rotate past this size */
+	bool have_max_error_rate;
+	double max_error_rate;  /* exit 3 above this share of failed requests */
+
 	/* Dashboard. */
 	double refresh_hz;
 	char *theme;            /* NULL: default theme */
