@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,8 @@ enum {
 	OPT_REQUEST_LOG,
 	OPT_REQUEST_LOG_MAX,
 	OPT_MAX_ERROR_RATE,
+	OPT_DATASET,
+	OPT_PREFIX_TOKENS,
 };
 
 static const struct option cli_options[] = {
@@ -54,6 +57,8 @@ static const struct option cli_options[] = {
 	{"duration", required_argument, NULL, 'd'},
 	{"input-tokens", required_argument, NULL, OPT_INPUT_TOKENS},
 	{"output-tokens", required_argument, NULL, OPT_OUTPUT_TOKENS},
+	{"dataset", required_argument, NULL, OPT_DATASET},
+	{"prefix-tokens", required_argument, NULL, OPT_PREFIX_TOKENS},
 	{"no-ignore-eos", no_argument, NULL, OPT_NO_IGNORE_EOS},
 	{"temperature", required_argument, NULL, OPT_TEMPERATURE},
 	{"extra-body", required_argument, NULL, OPT_EXTRA_BODY},
@@ -126,8 +131,12 @@ void cli_usage(FILE *out)
 "                           requests before aborting them (default 10s)\n"
 "\n"
 "Requests:\n"
-"      --input-tokens N     approximate prompt length in words (default 128)\n"
-"      --output-tokens N    max_tokens of every request (default 128)\n"
+"      --dataset SPEC       prompts: synthetic (default), sharegpt:FILE,\n"
+"                           jsonl:FILE or text:FILE\n"
+"      --input-tokens LEN   synthetic prompt length (default 128); LEN is N,\n"
+"                           MIN:MAX (uniform) or normal:MEAN,SD\n"
+"      --output-tokens LEN  max_tokens of each request (default 128), same forms\n"
+"      --prefix-tokens N    shared prefix of every synthetic prompt (default 0)\n"
 "      --no-ignore-eos      do not send ignore_eos/min_tokens (lengths then vary)\n"
 "      --temperature T      sampling temperature (default: server's)\n"
 "      --extra-body JSON    object merged into every request body\n"
@@ -232,6 +241,8 @@ static void cli_defaults(struct config *cfg)
 	cfg->seed = 1;
 	cfg->input_tokens = 128;
 	cfg->output_tokens = 128;
+	dist_parse("128", 10000000, &cfg->input_dist);
+	dist_parse("128", 10000000, &cfg->output_dist);
 	cfg->ignore_eos = true;
 	cfg->timeout_ns = 600 * CLOCK_NS_PER_S;
 	cfg->interval_ns = 5 * CLOCK_NS_PER_S;
@@ -289,14 +300,26 @@ static int parse_one(struct config *cfg, int c, const char *arg, const char *nam
 		cfg->duration_ns = ns;
 		return 0;
 	case OPT_INPUT_TOKENS:
-		if (units_parse_long(arg, 1, 10000000, &l) != 0)
-			return cli_error(name, arg, "expected a whole number from 1 to 10000000");
-		cfg->input_tokens = l;
+	case OPT_OUTPUT_TOKENS: {
+		struct dist *ld = c == OPT_INPUT_TOKENS ? &cfg->input_dist : &cfg->output_dist;
+		if (dist_parse(arg, 10000000, ld) != 0)
+			return cli_error(name, arg, "expected N, MIN:MAX or normal:MEAN,SD (1 to 10000000)");
+		long mean = lround(dist_mean(ld));
+		if (c == OPT_INPUT_TOKENS)
+			cfg->input_tokens = mean;
+		else
+			cfg->output_tokens = mean;
 		return 0;
-	case OPT_OUTPUT_TOKENS:
-		if (units_parse_long(arg, 1, 10000000, &l) != 0)
-			return cli_error(name, arg, "expected a whole number from 1 to 10000000");
-		cfg->output_tokens = l;
+	}
+	case OPT_DATASET:
+		if (strcmp(arg, "synthetic") != 0 && strncmp(arg, "sharegpt:", 9) != 0 &&
+		    strncmp(arg, "jsonl:", 6) != 0 && strncmp(arg, "text:", 5) != 0)
+			return cli_error(name, arg, "expected synthetic, sharegpt:FILE, jsonl:FILE or text:FILE");
+		return set_str(&cfg->dataset, arg);
+	case OPT_PREFIX_TOKENS:
+		if (units_parse_long(arg, 0, 10000000, &l) != 0)
+			return cli_error(name, arg, "expected a whole number >= 0");
+		cfg->prefix_tokens = l;
 		return 0;
 	case OPT_NO_IGNORE_EOS:
 		cfg->ignore_eos = false;
@@ -483,6 +506,8 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	if (!cfg->server && set_str(&cfg->server, "auto") != 0)
 		return CLI_EXIT_USAGE;
+	if (!cfg->dataset && set_str(&cfg->dataset, "synthetic") != 0)
+		return CLI_EXIT_USAGE;
 	return CLI_RUN;
 }
 
@@ -504,6 +529,7 @@ void cli_free(struct config *cfg)
 	free(cfg->server);
 	free(cfg->gpu_metrics_url);
 	free(cfg->theme);
+	free(cfg->dataset);
 	free(cfg->snapshot_dir);
 	free(cfg->request_log);
 	free_strv(cfg->watch_metrics, cfg->nwatch_metrics);

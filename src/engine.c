@@ -10,6 +10,7 @@
 
 #include "infertop/clock.h"
 #include "infertop/dataset.h"
+#include "infertop/dist.h"
 #include "infertop/http.h"
 
 #define ENGINE_TICK_S 0.25
@@ -80,15 +81,18 @@ static int engine_start_request(void *ud, int64_t t_intended)
 			return -1;
 		e->pool_size++;
 	}
-	char *prompt = dataset_synthetic_prompt(&e->prompt_rng, e->cfg->input_tokens);
+	long in = dist_sample(&e->cfg->input_dist, &e->prompt_rng);
+	struct oai_request_opts o = e->ropts;
+	o.max_tokens = (int)dist_sample(&e->cfg->output_dist, &e->prompt_rng);
+	char *prompt = dataset_synthetic_prompt(&e->prompt_rng, in);
 	size_t len = 0;
-	char *body = prompt ? oai_body_build(&e->ropts, prompt, &len) : NULL;
+	char *body = prompt ? oai_body_build(&o, prompt, &len) : NULL;
 	free(prompt);
 	if (!body) {
 		list_push(&e->spare, r);
 		return -1;
 	}
-	r->prompt_estimate = e->cfg->input_tokens;
+	r->prompt_estimate = in;
 	if (request_start(r, body, len, t_intended) != 0) {
 		list_push(&e->spare, r);
 		return -1;

@@ -15,6 +15,7 @@
 #include "infertop/cli.h"
 #include "infertop/clock.h"
 #include "infertop/dataset.h"
+#include "infertop/dist.h"
 #include "infertop/hist.h"
 #include "infertop/rng.h"
 #include "infertop/stats.h"
@@ -201,6 +202,51 @@ static void test_synthetic_prompt(void **state)
 	free(q);
 }
 
+/* Length distributions: forms, bounds, and the samples' mean and range. */
+static void test_dist(void **state)
+{
+	(void)state;
+	struct dist d;
+	struct rng r;
+	rng_seed(&r, 3);
+	assert_int_equal(dist_parse("128", 1000, &d), 0);
+	assert_int_equal(d.kind, DIST_FIXED);
+	assert_int_equal(dist_sample(&d, &r), 128);
+	assert_int_equal(dist_parse("100:200", 1000, &d), 0);
+	long lo = 1000, hi = 0;
+	double sum = 0;
+	for (int i = 0; i < 100000; i++) {
+		long v = dist_sample(&d, &r);
+		lo = v < lo ? v : lo;
+		hi = v > hi ? v : hi;
+		sum += (double)v;
+	}
+	assert_int_equal(lo, 100);
+	assert_int_equal(hi, 200);
+	assert_true(fabs(sum / 100000 - 150.0) < 0.5);
+	assert_int_equal(dist_parse("normal:128,32", 1000, &d), 0);
+	double s1 = 0, s2 = 0;
+	for (int i = 0; i < 100000; i++) {
+		double v = (double)dist_sample(&d, &r);
+		assert_true(v >= 1 && v <= 1000);
+		s1 += v;
+		s2 += v * v;
+	}
+	double mean = s1 / 100000, sd = sqrt(s2 / 100000 - mean * mean);
+	assert_true(fabs(mean - 128) < 0.5);
+	assert_true(fabs(sd - 32) < 0.5);
+	/* Clamped: a wide normal never leaves [1, max]. */
+	assert_int_equal(dist_parse("normal:5,100", 20, &d), 0);
+	for (int i = 0; i < 10000; i++) {
+		long v = dist_sample(&d, &r);
+		assert_true(v >= 1 && v <= 20);
+	}
+	const char *bad[] = {"", "0", "-5", "200:100", "1:", ":5", "normal:", "normal:5", "normal:5,-1",
+			     "normal:x,1", "2000", "12abc", "uniform:1,2"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_int_equal(dist_parse(bad[i], 1000, &d), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -209,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_stats_window),
 		cmocka_unit_test(test_poisson_gaps),
 		cmocka_unit_test(test_synthetic_prompt),
+		cmocka_unit_test(test_dist),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "infertop/dist.h"
 #include "infertop/openai.h"
 
 /* Everything the user can set, after validation. Owned strings are freed by
@@ -19,8 +20,12 @@ struct config {
 	uint64_t seed;
 	long requests;          /* stop after this many started, 0 = no limit */
 	int64_t duration_ns;    /* stop starting after this long, 0 = no limit */
-	long input_tokens;
+	long input_tokens;      /* plain value or the distribution's mean */
 	long output_tokens;
+	struct dist input_dist;    /* "128", "100:200", "normal:128,32" */
+	struct dist output_dist;
+	char *dataset;          /* "synthetic", "sharegpt:FILE", "jsonl:FILE", "text:FILE" */
+	long prefix_tokens;     /* shared prefix for prefix-cache tests */
 	bool ignore_eos;
 	bool have_temperature;
 	double temperature;

@@ -1,0 +1,41 @@
+#ifndef INFERTOP_SERIES_H
+#define INFERTOP_SERIES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Fixed-size multi-resolution time series for the charts and snapshots:
+ * 1 s points for the last hour, then coarser levels back to the start of
+ * the run, so a 24 h (or longer) run fits in constant memory. The engine
+ * pushes one sample per second; readers resample to the width they draw. */
+
+enum series_id {
+	SER_OUT_TOK_S,   /* output tokens per second (last second) */
+	SER_REQ_S,       /* completed requests per second */
+	SER_TTFT_P99,    /* ms, sliding window */
+	SER_ITL_P99,     /* ms, sliding window */
+	SER_IN_FLIGHT,
+	SER_TARGET,      /* concurrency target, or rate in open loop */
+	SER_ERRORS,      /* failed requests per second */
+	SER_WAITING,     /* server queue depth */
+	SER_RUNNING,     /* server running batch */
+	SER_KV,          /* server KV usage 0..1 */
+	SER_N
+};
+
+struct series;
+
+struct series *series_new(void);
+void series_free(struct series *s);
+/* One sample; NaN for an unknown value (drawn as a gap). */
+void series_push(struct series *s, int64_t t_ns, const double v[SER_N]);
+/* A load change or stage boundary, drawn as a marker on every chart. */
+void series_mark(struct series *s, int64_t t_ns, const char *label);
+/* Resamples `id` over the last span_ns (0 = the whole run) into n points,
+ * oldest first (NaN where no data). Returns points written; *t0 gets the
+ * time of out[0]. */
+size_t series_read(const struct series *s, enum series_id id, int64_t span_ns, double *out, size_t n,
+		   int64_t *t0);
+const char *series_name(enum series_id id);
+
+#endif
