@@ -44,6 +44,18 @@ enum {
 	OPT_MAX_ERROR_RATE,
 	OPT_DATASET,
 	OPT_PREFIX_TOKENS,
+	OPT_ARRIVAL,
+	OPT_BURSTINESS,
+	OPT_STAGES,
+	OPT_SWEEP,
+	OPT_STAGE_DURATION,
+	OPT_WARMUP,
+	OPT_COOLDOWN,
+	OPT_SCENARIO,
+	OPT_MATRIX,
+	OPT_MODELS,
+	OPT_TRAFFIC_SPLIT,
+	OPT_SLO,
 };
 
 static const struct option cli_options[] = {
@@ -53,6 +65,18 @@ static const struct option cli_options[] = {
 	{"rate", required_argument, NULL, 'r'},
 	{"max-concurrency", required_argument, NULL, OPT_MAX_CONCURRENCY},
 	{"seed", required_argument, NULL, OPT_SEED},
+	{"arrival", required_argument, NULL, OPT_ARRIVAL},
+	{"burstiness", required_argument, NULL, OPT_BURSTINESS},
+	{"stages", required_argument, NULL, OPT_STAGES},
+	{"sweep", required_argument, NULL, OPT_SWEEP},
+	{"stage-duration", required_argument, NULL, OPT_STAGE_DURATION},
+	{"warmup", required_argument, NULL, OPT_WARMUP},
+	{"cooldown", required_argument, NULL, OPT_COOLDOWN},
+	{"scenario", required_argument, NULL, OPT_SCENARIO},
+	{"matrix", no_argument, NULL, OPT_MATRIX},
+	{"models", required_argument, NULL, OPT_MODELS},
+	{"traffic-split", required_argument, NULL, OPT_TRAFFIC_SPLIT},
+	{"slo", required_argument, NULL, OPT_SLO},
 	{"requests", required_argument, NULL, 'n'},
 	{"duration", required_argument, NULL, 'd'},
 	{"input-tokens", required_argument, NULL, OPT_INPUT_TOKENS},
@@ -125,6 +149,19 @@ void cli_usage(FILE *out)
 "      --max-concurrency N  cap on in-flight requests in open loop; arrivals\n"
 "                           wait, and their client queue time is reported\n"
 "      --seed N             random seed for arrivals and prompts (default 1)\n"
+"      --arrival KIND       open-loop arrivals: poisson (default), constant, gamma\n"
+"      --burstiness K       gamma shape (1 = Poisson, < 1 burstier, > 1 smoother)\n"
+"      --stages PLAN        timed steps, e.g. '2m@c=8, 5m@r=20, 3m@c=1..64'\n"
+"      --sweep SPEC         one step per value: c=1,5,10 or rate=auto\n"
+"      --stage-duration TIME  length of each sweep or matrix step (default 2m)\n"
+"      --warmup TIME|N      first TIME or N requests excluded from the stats\n"
+"      --cooldown TIME      after the plan, run on this long, excluded\n"
+"      --scenario NAME      chatbot 128/128, generation 128/2048,\n"
+"                           summarization 2048/128, long 2048/2048 (in/out)\n"
+"      --matrix             every scenario x concurrency 1,5,10,25,50\n"
+"      --models A,B         spread requests over several models (or LoRAs)\n"
+"      --traffic-split P,Q  share of requests per model (default even)\n"
+"      --slo LIST           goodput SLOs, e.g. ttft=500ms,tpot=50ms,e2e=10s\n"
 "  -n, --requests N         stop after N requests have been sent\n"
 "  -d, --duration TIME      stop sending after TIME (30s, 10m, 2h)\n"
 "      --grace TIME         after a stop, wait this long for in-flight\n"
@@ -251,6 +288,8 @@ static void cli_defaults(struct config *cfg)
 	cfg->metrics_interval_ns = CLOCK_NS_PER_S;
 	cfg->refresh_hz = 4;
 	cfg->request_log_max = 1ULL << 30;
+	cfg->burstiness = 1.0;
+	cfg->stage_duration_ns = 120 * CLOCK_NS_PER_S;
 }
 
 static int parse_one(struct config *cfg, int c, const char *arg, const char *name)
@@ -311,6 +350,45 @@ static int parse_one(struct config *cfg, int c, const char *arg, const char *nam
 			cfg->output_tokens = mean;
 		return 0;
 	}
+	case OPT_ARRIVAL:
+		if (strcmp(arg, "poisson") != 0 && strcmp(arg, "constant") != 0 && strcmp(arg, "gamma") != 0)
+			return cli_error(name, arg, "expected poisson, constant or gamma");
+		return set_str(&cfg->arrival, arg);
+	case OPT_BURSTINESS:
+		if (units_parse_double(arg, &d) != 0 || d <= 0)
+			return cli_error(name, arg, "expected a number > 0 (1 = Poisson, < 1 burstier)");
+		cfg->burstiness = d;
+		return 0;
+	case OPT_STAGES:
+		return set_str(&cfg->stages, arg);
+	case OPT_SWEEP:
+		return set_str(&cfg->sweep, arg);
+	case OPT_STAGE_DURATION:
+		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0 || ns < CLOCK_NS_PER_S)
+			return cli_error(name, arg, "expected a duration >= 1s");
+		cfg->stage_duration_ns = ns;
+		return 0;
+	case OPT_WARMUP:
+		return set_str(&cfg->warmup, arg);
+	case OPT_COOLDOWN:
+		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0)
+			return cli_error(name, arg, "expected a duration");
+		cfg->cooldown_ns = ns;
+		return 0;
+	case OPT_SCENARIO:
+		if (strcmp(arg, "chatbot") != 0 && strcmp(arg, "generation") != 0 &&
+		    strcmp(arg, "summarization") != 0 && strcmp(arg, "long") != 0)
+			return cli_error(name, arg, "expected chatbot, generation, summarization or long");
+		return set_str(&cfg->scenario, arg);
+	case OPT_MATRIX:
+		cfg->matrix = true;
+		return 0;
+	case OPT_MODELS:
+		return set_str(&cfg->models, arg);
+	case OPT_TRAFFIC_SPLIT:
+		return set_str(&cfg->traffic_split, arg);
+	case OPT_SLO:
+		return set_str(&cfg->slo, arg);
 	case OPT_DATASET:
 		if (strcmp(arg, "synthetic") != 0 && strncmp(arg, "sharegpt:", 9) != 0 &&
 		    strncmp(arg, "jsonl:", 6) != 0 && strncmp(arg, "text:", 5) != 0)
@@ -530,6 +608,14 @@ void cli_free(struct config *cfg)
 	free(cfg->gpu_metrics_url);
 	free(cfg->theme);
 	free(cfg->dataset);
+	free(cfg->arrival);
+	free(cfg->stages);
+	free(cfg->sweep);
+	free(cfg->warmup);
+	free(cfg->scenario);
+	free(cfg->models);
+	free(cfg->traffic_split);
+	free(cfg->slo);
 	free(cfg->snapshot_dir);
 	free(cfg->request_log);
 	free_strv(cfg->watch_metrics, cfg->nwatch_metrics);

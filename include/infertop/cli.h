@@ -54,6 +54,20 @@ struct config {
 	char **watch_metrics;   /* --watch-metric expressions */
 	size_t nwatch_metrics;
 
+	/* Workload plans (validated by the plan module when the run is built). */
+	char *arrival;          /* poisson (default), constant, gamma */
+	double burstiness;      /* gamma shape; 1 = Poisson */
+	char *stages;           /* "2m@c=8, 5m@r=20, 3m@c=1..64" */
+	char *sweep;            /* "c=1,5,10" or "rate=auto" */
+	int64_t stage_duration_ns;  /* per sweep or matrix step */
+	char *warmup;           /* TIME or a request count */
+	int64_t cooldown_ns;
+	char *scenario;         /* chatbot, generation, summarization, long */
+	bool matrix;
+	char *models;           /* "a,b" */
+	char *traffic_split;    /* "0.9,0.1" */
+	char *slo;              /* "ttft=500ms,tpot=50ms,e2e=10s" */
+
 	/* Snapshots and long runs. */
 	char *snapshot_dir;     /* NULL: current directory */
 	int64_t snapshot_every_ns;  /* 0: only on demand and at the end */
