@@ -1,0 +1,644 @@
+#include "config.h"
+
+#include "infertop/scrape.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "infertop/clock.h"
+#include "infertop/profile.h"
+
+#define BODY_INITIAL (64u << 10)
+#define ROUND_ERR_MAX 400
+
+struct target {
+	struct http_xfer x;	/* CURLOPT_PRIVATE points here */
+	struct scrape *s;
+	bool gpu;
+	bool enabled;
+	CURL *easy;
+	char *buf;
+	size_t len, cap;
+	bool too_large, oom;
+	char reason[64];	/* HTTP reason phrase of the last status line */
+	char errbuf[CURL_ERROR_SIZE];
+	bool in_flight;
+	ev_timer timer;
+	int64_t next_due;
+	int64_t sent_ns;
+	unsigned fails;		/* in a row */
+	bool ever_ok;
+
+	/* Candidate URLs: one, or (auto, no --metrics-url) several tried in
+	 * turn until one serves known metrics; then locked to it. */
+	char urls[PROFILE_MAX_CANDIDATES][PROFILE_URL_MAX];
+	bool same_origin[PROFILE_MAX_CANDIDATES];
+	int nurls, cur;
+	bool locked;
+	int fallback;		/* a candidate with metrics but no known names */
+	char round_err[ROUND_ERR_MAX];
+	bool round_same;	/* every candidate failed with the same message */
+	char first_err[200];
+};
+
+struct scrape {
+	struct ev_loop *loop;
+	struct http *http;
+	const struct config *cfg;
+	struct server_state *out;
+	struct profile_tracker *prof;
+	struct curl_slist *hdr_plain, *hdr_origin;
+	CURLSH *share;		/* the scrapes' own connection pool */
+	int64_t interval_ns;
+	long timeout_ms;
+	struct target metrics, gpu;
+	struct gpu_power_ring ring;
+	bool running;
+};
+
+/* ---- curl callbacks ---- */
+
+static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct target *tg = ud;
+	size_t n = size * nmemb;
+	if (n > SCRAPE_MAX_BODY - tg->len) {
+		tg->too_large = true;
+		return 0;
+	}
+	if (tg->len + n + 1 > tg->cap) {
+		size_t cap = tg->cap ? tg->cap : BODY_INITIAL;
+		while (cap < tg->len + n + 1)
+			cap *= 2;
+		char *nb = realloc(tg->buf, cap);
+		if (!nb) {
+			tg->oom = true;
+			return 0;
+		}
+		tg->buf = nb;
+		tg->cap = cap;
+	}
+	memcpy(tg->buf + tg->len, p, n);
+	tg->len += n;
+	tg->buf[tg->len] = '\0';
+	return n;
+}
+
+static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct target *tg = ud;
+	size_t n = size * nmemb;
+	/* "HTTP/1.1 404 Not Found": keep the phrase for the error message
+	 * (the last status line wins after a redirect). */
+	if (n > 5 && memcmp(p, "HTTP/", 5) == 0) {
+		const char *sp = memchr(p, ' ', n);
+		const char *sp2 = sp ? memchr(sp + 1, ' ', n - (size_t)(sp + 1 - p)) : NULL;
+		tg->reason[0] = '\0';
+		if (sp2) {
+			size_t k = n - (size_t)(sp2 + 1 - p);
+			while (k > 0 && (sp2[k] == '\r' || sp2[k] == '\n' || sp2[k] == ' '))
+				k--;
+			if (k >= sizeof tg->reason)
+				k = sizeof tg->reason - 1;
+			memcpy(tg->reason, sp2 + 1, k);
+			tg->reason[k] = '\0';
+		}
+	}
+	return n;
+}
+
+/* ---- helpers ---- */
+
+/* Truncating copy: URLs and messages are shown, never parsed back. */
+static void scopy(char *dst, size_t cap, const char *src)
+{
+	size_t n = strlen(src);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* "scheme://authority", lowercased, for the same-origin test. */
+static void origin_of(const char *url, char *out, size_t cap)
+{
+	const char *p = strstr(url, "://");
+	size_t n = p ? (size_t)(p + 3 - url) : 0;
+	if (p)
+		n += strcspn(p + 3, "/?#");
+	else
+		n = strlen(url);
+	if (n >= cap)
+		n = cap - 1;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (char)tolower((unsigned char)url[i]);
+	out[n] = '\0';
+}
+
+static bool starts_with_ci(const char *s, const char *prefix)
+{
+	return strncasecmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static const char *path_of(const char *url)
+{
+	const char *p = strstr(url, "://");
+	p = p ? p + 3 : url;
+	const char *slash = strchr(p, '/');
+	return slash ? slash : url;
+}
+
+static void set_status(struct target *tg, enum server_status st)
+{
+	if (tg->gpu)
+		tg->s->out->gpu_status = st;
+	else
+		tg->s->out->status = st;
+}
+
+static enum server_status get_status(const struct target *tg)
+{
+	return tg->gpu ? tg->s->out->gpu_status : tg->s->out->status;
+}
+
+static void set_url(struct target *tg, const char *url)
+{
+	struct server_state *o = tg->s->out;
+	if (tg->gpu)
+		scopy(o->gpu_url, sizeof o->gpu_url, url);
+	else
+		scopy(o->url, sizeof o->url, url);
+}
+
+static void start(struct target *tg, int64_t now)
+{
+	struct scrape *s = tg->s;
+	tg->len = 0;
+	tg->too_large = tg->oom = false;
+	tg->reason[0] = '\0';
+	tg->errbuf[0] = '\0';
+	curl_easy_setopt(tg->easy, CURLOPT_URL, tg->urls[tg->cur]);
+	curl_easy_setopt(tg->easy, CURLOPT_HTTPHEADER, tg->same_origin[tg->cur] ? s->hdr_origin : s->hdr_plain);
+	if (http_add(s->http, tg->easy) != 0) {
+		/* Only a programming error or no memory: treated as a failed scrape
+		 * at the next tick rather than looping here. */
+		tg->next_due = now + s->interval_ns;
+		return;
+	}
+	tg->in_flight = true;
+	tg->sent_ns = now;
+	if (!tg->gpu)
+		s->out->last_attempt_ns = now;
+	set_url(tg, tg->urls[tg->cur]);
+}
+
+/* Why a finished transfer gave no usable body; "" when it did. */
+static void classify(struct target *tg, CURLcode rc, char *err, size_t cap, unsigned *flags)
+{
+	err[0] = '\0';
+	*flags = 0;
+	if (tg->too_large) {
+		snprintf(err, cap, "response too large (over %u MiB)", SCRAPE_MAX_BODY >> 20);
+		return;
+	}
+	if (tg->oom) {
+		snprintf(err, cap, "out of memory for the response");
+		return;
+	}
+	if (rc != CURLE_OK) {
+		long os = 0;
+		curl_easy_getinfo(tg->easy, CURLINFO_OS_ERRNO, &os);
+		if (rc == CURLE_COULDNT_CONNECT && os == ECONNREFUSED)
+			snprintf(err, cap, "connection refused");
+		else if (rc == CURLE_OPERATION_TIMEDOUT)
+			snprintf(err, cap, "timed out after %.1f s", (double)tg->s->timeout_ms / 1000.0);
+		else
+			snprintf(err, cap, "%s", tg->errbuf[0] ? tg->errbuf : curl_easy_strerror(rc));
+		return;
+	}
+	long code = 0;
+	curl_easy_getinfo(tg->easy, CURLINFO_RESPONSE_CODE, &code);
+	if (code < 200 || code > 299) {
+		snprintf(err, cap, "HTTP %ld%s%s", code, tg->reason[0] ? " " : "", tg->reason);
+		return;
+	}
+	const char *ct = NULL;
+	curl_easy_getinfo(tg->easy, CURLINFO_CONTENT_TYPE, &ct);
+	size_t i = 0;
+	while (i < tg->len && isspace((unsigned char)tg->buf[i]))
+		i++;
+	if (i == tg->len) {
+		snprintf(err, cap, "empty response");
+		return;
+	}
+	if ((ct && strstr(ct, "html")) || tg->buf[i] == '<') {
+		snprintf(err, cap, "HTML instead of metrics (a web page or a login: check the URL)");
+		return;
+	}
+	if ((ct && strstr(ct, "json")) || tg->buf[i] == '{' || tg->buf[i] == '[') {
+		snprintf(err, cap, "JSON instead of Prometheus metrics");
+		return;
+	}
+	if (ct && starts_with_ci(ct, "application/openmetrics-text"))
+		*flags = PROM_OPENMETRICS;
+}
+
+static void on_success(struct target *tg, int64_t now)
+{
+	struct server_state *o = tg->s->out;
+	tg->fails = 0;
+	tg->ever_ok = true;
+	tg->next_due = 0;
+	set_status(tg, SERVER_UP);
+	if (tg->gpu) {
+		o->gpu_scrapes++;
+		o->gpu_last_ok_ns = now;
+	} else {
+		o->scrapes++;
+		o->last_ok_ns = now;
+	}
+}
+
+static void on_failure(struct target *tg, const char *msg, int64_t now)
+{
+	struct scrape *s = tg->s;
+	struct server_state *o = s->out;
+	if (tg->fails < 64)
+		tg->fails++;
+	if (tg->gpu) {
+		o->gpu_failures++;
+		scopy(o->gpu_error, sizeof o->gpu_error, msg);
+	} else {
+		o->failures++;
+		scopy(o->last_error, sizeof o->last_error, msg);
+	}
+	if (tg->ever_ok && tg->fails < SCRAPE_STALE_AFTER) {
+		set_status(tg, SERVER_STALE);
+	} else {
+		set_status(tg, SERVER_DOWN);
+		if (tg->gpu) {
+			o->ngpus = 0;
+			o->power_total_w.valid = false;
+			o->joules_per_token.valid = false;
+		} else {
+			profile_invalidate_live(o);
+		}
+	}
+	/* Back off: interval x 2^failures, at most 30 s, reset on success. */
+	int64_t delay = s->interval_ns;
+	for (unsigned i = 0; i < tg->fails && delay < SCRAPE_BACKOFF_MAX_NS; i++)
+		delay *= 2;
+	if (delay > SCRAPE_BACKOFF_MAX_NS)
+		delay = SCRAPE_BACKOFF_MAX_NS;
+	if (delay < s->interval_ns)
+		delay = s->interval_ns;
+	tg->next_due = now + delay;
+}
+
+static void round_note(struct target *tg, const char *msg)
+{
+	if (tg->cur == 0) {
+		scopy(tg->first_err, sizeof tg->first_err, msg);
+		tg->round_same = true;
+		tg->round_err[0] = '\0';
+	} else if (strcmp(msg, tg->first_err) != 0) {
+		tg->round_same = false;
+	}
+	/* Paths on the target's origin, whole URLs elsewhere (Triton's port). */
+	char o0[PROFILE_URL_MAX], o[PROFILE_URL_MAX];
+	const char *u = tg->urls[tg->cur];
+	origin_of(tg->urls[0], o0, sizeof o0);
+	origin_of(u, o, sizeof o);
+	size_t n = strlen(tg->round_err);
+	snprintf(tg->round_err + n, sizeof tg->round_err - n, "%s%s: %s", n ? "; " : "",
+		 strcmp(o0, o) == 0 ? path_of(u) : u, msg);
+}
+
+static void on_done(struct http_xfer *x, CURLcode rc)
+{
+	struct target *tg = (struct target *)x;
+	struct scrape *s = tg->s;
+	int64_t now = clock_now_ns();
+	char err[256];
+	unsigned flags;
+	tg->in_flight = false;
+	classify(tg, rc, err, sizeof err, &flags);
+	if (!err[0]) {
+		if (tg->gpu) {
+			struct gpu_reading rd;
+			if (gpu_parse_dcgm(tg->buf, tg->len, flags, s->out, &rd, err, sizeof err) >= 0) {
+				gpu_ring_push(&s->ring, now, &rd);
+				if (rd.power_valid)
+					server_agg_add(&s->out->power_agg, rd.power_w);
+			}
+		} else if (profile_tracker_update(s->prof, tg->buf, tg->len, flags, now, s->out, err, sizeof err) ==
+				   0 &&
+			   !tg->locked && profile_tracker_profile(s->prof) == PROFILE_NONE) {
+			/* Metrics, but none of a known server: a later candidate
+			 * may be the real one; this one is the fallback. */
+			if (tg->fallback < 0)
+				tg->fallback = tg->cur;
+			snprintf(err, sizeof err, "no known inference-server metrics");
+		}
+	}
+	if (!err[0]) {
+		tg->locked = true;
+		on_success(tg, now);
+		return;
+	}
+	if (tg->locked || tg->nurls <= 1) {
+		on_failure(tg, err, now);
+		return;
+	}
+	round_note(tg, err);
+	if (tg->cur + 1 < tg->nurls && s->running) {
+		tg->cur++;
+		start(tg, now);
+		return;
+	}
+	if (tg->fallback >= 0) {
+		tg->cur = tg->fallback;
+		tg->locked = true;
+		set_url(tg, tg->urls[tg->cur]);
+		on_success(tg, now);
+		return;
+	}
+	tg->cur = 0;
+	set_url(tg, tg->urls[0]);
+	on_failure(tg, tg->round_same ? tg->first_err : tg->round_err, now);
+}
+
+static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct target *tg = w->data;
+	int64_t now = clock_now_ns();
+	if (tg->in_flight) {
+		/* A slow endpoint gets one scrape at a time, never a pile. */
+		if (!tg->gpu)
+			tg->s->out->skipped++;
+		return;
+	}
+	if (now < tg->next_due)
+		return;
+	if (!tg->locked)
+		tg->fallback = -1;
+	start(tg, now);
+}
+
+/* ---- setup ---- */
+
+static int target_init(struct scrape *s, struct target *tg, bool gpu, char *err, size_t errcap)
+{
+	tg->s = s;
+	tg->gpu = gpu;
+	tg->x.done = on_done;
+	tg->fallback = -1;
+	tg->easy = curl_easy_init();
+	if (!tg->easy) {
+		snprintf(err, errcap, "out of memory");
+		return -1;
+	}
+	CURL *c = tg->easy;
+	curl_easy_setopt(c, CURLOPT_PRIVATE, &tg->x);
+	curl_easy_setopt(c, CURLOPT_SHARE, s->share);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, tg);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, tg);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, tg->errbuf);
+	/* "" = every encoding this libcurl decodes (gzip, deflate, br, zstd). */
+	curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, s->timeout_ms);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, s->timeout_ms < 5000 ? s->timeout_ms : 5000L);
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 3L);
+	if (s->cfg->insecure) {
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	ev_timer_init(&tg->timer, on_tick, 0., (double)s->interval_ns / 1e9);
+	tg->timer.data = tg;
+	return 0;
+}
+
+static int build_headers(struct scrape *s)
+{
+	static const char accept[] = "Accept: text/plain;version=0.0.4;q=1,*/*;q=0.1";
+	struct curl_slist *t;
+	if (!(s->hdr_plain = curl_slist_append(NULL, accept)))
+		return -1;
+	if (!(s->hdr_origin = curl_slist_append(NULL, accept)))
+		return -1;
+	const char *key = s->cfg->api_key_env ? getenv(s->cfg->api_key_env) : NULL;
+	if (key && *key) {
+		size_t n = strlen(key) + 32;
+		char *line = malloc(n);
+		if (!line)
+			return -1;
+		snprintf(line, n, "Authorization: Bearer %s", key);
+		t = curl_slist_append(s->hdr_origin, line);
+		memset(line, 0, n);
+		free(line);
+		if (!t)
+			return -1;
+	}
+	for (size_t i = 0; i < s->cfg->nheaders; i++)
+		if (!curl_slist_append(s->hdr_origin, s->cfg->headers[i]))
+			return -1;
+	return 0;
+}
+
+struct scrape *scrape_new(struct ev_loop *loop, struct http *http, const struct config *cfg,
+			  struct server_state *out, char *err, size_t errcap)
+{
+	int want = PROFILE_AUTO;
+	if (errcap)
+		err[0] = '\0';
+	if (cfg->server && profile_parse(cfg->server, &want) != 0) {
+		snprintf(err, errcap, "--server %s: unknown server", cfg->server);
+		return NULL;
+	}
+	struct scrape *s = calloc(1, sizeof *s);
+	if (!s) {
+		snprintf(err, errcap, "out of memory");
+		return NULL;
+	}
+	s->loop = loop;
+	s->http = http;
+	s->cfg = cfg;
+	s->out = out;
+	server_state_init(out);
+	s->interval_ns = cfg->metrics_interval_ns > 0 ? cfg->metrics_interval_ns : CLOCK_NS_PER_S;
+	int64_t to = 2 * s->interval_ns;
+	if (to < 10 * CLOCK_NS_PER_S)
+		to = 10 * CLOCK_NS_PER_S;
+	if (to > 60 * CLOCK_NS_PER_S)
+		to = 60 * CLOCK_NS_PER_S;
+	s->timeout_ms = (long)(to / CLOCK_NS_PER_MS);
+	/* Scrapes keep their connections apart from the streams': a client
+	 * request never rides (or is counted on) a scrape's keep-alive
+	 * connection, and the other way round. */
+	s->share = curl_share_init();
+	if (!s->share || curl_share_setopt(s->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) != CURLSHE_OK) {
+		snprintf(err, errcap, "cannot set up a connection pool for the metrics scrapes");
+		scrape_free(s);
+		return NULL;
+	}
+	if (build_headers(s) != 0 || target_init(s, &s->metrics, false, err, errcap) != 0 ||
+	    target_init(s, &s->gpu, true, err, errcap) != 0) {
+		if (!err[0])
+			snprintf(err, errcap, "out of memory");
+		scrape_free(s);
+		return NULL;
+	}
+	s->prof = profile_tracker_new(want, (const char *const *)cfg->watch_metrics, cfg->nwatch_metrics,
+				      cfg->window_ns, s->interval_ns, err, errcap);
+	if (!s->prof) {
+		scrape_free(s);
+		return NULL;
+	}
+	if ((cfg->metrics_url && strlen(cfg->metrics_url) >= PROFILE_URL_MAX) ||
+	    (cfg->gpu_metrics_url && strlen(cfg->gpu_metrics_url) >= PROFILE_URL_MAX)) {
+		snprintf(err, errcap, "metrics URL longer than %d characters", PROFILE_URL_MAX - 1);
+		scrape_free(s);
+		return NULL;
+	}
+	char origin[PROFILE_URL_MAX], o2[PROFILE_URL_MAX];
+	origin_of(cfg->url ? cfg->url : "", origin, sizeof origin);
+	struct target *m = &s->metrics;
+	if (!cfg->metrics_url || strcmp(cfg->metrics_url, "none") != 0) {
+		if (cfg->metrics_url) {
+			snprintf(m->urls[0], sizeof m->urls[0], "%s", cfg->metrics_url);
+			m->nurls = 1;
+		} else {
+			m->nurls = profile_default_urls(want, cfg->url ? cfg->url : "", m->urls, PROFILE_MAX_CANDIDATES);
+			if (m->nurls < 1) {
+				snprintf(err, errcap, "cannot build a metrics URL from %s; give --metrics-url",
+					 cfg->url ? cfg->url : "(no URL)");
+				scrape_free(s);
+				return NULL;
+			}
+		}
+		for (int i = 0; i < m->nurls; i++) {
+			origin_of(m->urls[i], o2, sizeof o2);
+			m->same_origin[i] = strcmp(origin, o2) == 0;
+		}
+		m->locked = m->nurls == 1;
+		m->enabled = true;
+		out->status = SERVER_PENDING;
+		scopy(out->url, sizeof out->url, m->urls[0]);
+		snprintf(out->detected, sizeof out->detected, "%s", want == PROFILE_AUTO ? "" : profile_name(want));
+	}
+	if (cfg->gpu_metrics_url) {
+		struct target *g = &s->gpu;
+		snprintf(g->urls[0], sizeof g->urls[0], "%s", cfg->gpu_metrics_url);
+		origin_of(g->urls[0], o2, sizeof o2);
+		g->same_origin[0] = strcmp(origin, o2) == 0;
+		g->nurls = 1;
+		g->locked = true;
+		g->enabled = true;
+		out->gpu_status = SERVER_PENDING;
+		scopy(out->gpu_url, sizeof out->gpu_url, g->urls[0]);
+	}
+	out->nwatch = (int)cfg->nwatch_metrics;
+	for (size_t i = 0; i < cfg->nwatch_metrics && i < SERVER_MAX_WATCH; i++)
+		snprintf(out->watch[i].expr, sizeof out->watch[i].expr, "%s", cfg->watch_metrics[i]);
+	return s;
+}
+
+void scrape_start(struct scrape *s)
+{
+	if (!s || s->running)
+		return;
+	s->running = true;
+	struct target *ts[] = { &s->metrics, &s->gpu };
+	for (size_t i = 0; i < 2; i++) {
+		if (!ts[i]->enabled)
+			continue;
+		ev_timer_set(&ts[i]->timer, 0., (double)s->interval_ns / 1e9);
+		ev_timer_start(s->loop, &ts[i]->timer);
+	}
+}
+
+static void target_stop(struct target *tg)
+{
+	struct scrape *s = tg->s;
+	ev_timer_stop(s->loop, &tg->timer);
+	if (tg->in_flight) {
+		http_remove(s->http, tg->easy);
+		tg->in_flight = false;
+	}
+	if (tg->enabled && get_status(tg) == SERVER_PENDING) {
+		char msg[160];
+		if (tg->sent_ns)
+			snprintf(msg, sizeof msg, "no answer before the run ended (waited %.1f s)",
+				 (double)(clock_now_ns() - tg->sent_ns) / 1e9);
+		else
+			snprintf(msg, sizeof msg, "the run ended before the first scrape");
+		set_status(tg, SERVER_DOWN);
+		if (tg->gpu)
+			snprintf(s->out->gpu_error, sizeof s->out->gpu_error, "%s", msg);
+		else
+			snprintf(s->out->last_error, sizeof s->out->last_error, "%s", msg);
+	}
+}
+
+void scrape_stop(struct scrape *s)
+{
+	if (!s)
+		return;
+	s->running = false;
+	if (s->metrics.s)
+		target_stop(&s->metrics);
+	if (s->gpu.s)
+		target_stop(&s->gpu);
+}
+
+void scrape_free(struct scrape *s)
+{
+	if (!s)
+		return;
+	struct target *ts[] = { &s->metrics, &s->gpu };
+	for (size_t i = 0; i < 2; i++) {
+		if (!ts[i]->s)
+			continue;
+		ev_timer_stop(s->loop, &ts[i]->timer);
+		if (ts[i]->in_flight)
+			http_remove(s->http, ts[i]->easy);
+		if (ts[i]->easy)
+			curl_easy_cleanup(ts[i]->easy);
+		free(ts[i]->buf);
+	}
+	/* After the easy handles: a share in use cannot be freed. It closes
+	 * the pooled connections while the multi is still there to be told. */
+	if (s->share)
+		curl_share_cleanup(s->share);
+	curl_slist_free_all(s->hdr_plain);
+	curl_slist_free_all(s->hdr_origin);
+	profile_tracker_free(s->prof);
+	free(s);
+}
+
+void scrape_update_derived(struct scrape *s, int64_t now_ns, uint64_t window_output_tokens, double window_seconds)
+{
+	if (!s || !s->gpu.enabled)
+		return;
+	struct server_state *o = s->out;
+	double w, jpt;
+	int64_t span = (int64_t)(window_seconds * 1e9);
+	bool ok = (o->gpu_status == SERVER_UP || o->gpu_status == SERVER_STALE) &&
+		  gpu_ring_mean_power(&s->ring, now_ns, span, &w) &&
+		  gpu_joules_per_token(w, window_seconds, window_output_tokens, &jpt);
+	o->joules_per_token.valid = ok;
+	o->joules_per_token.v = ok ? jpt : 0;
+	if (ok)
+		server_agg_add(&o->jpt_agg, jpt);
+}
