@@ -38,4 +38,20 @@ size_t series_read(const struct series *s, enum series_id id, int64_t span_ns, d
 		   int64_t *t0);
 const char *series_name(enum series_id id);
 
+/* Times covered: *first_ns = start of the oldest slot still held, *last_ns =
+ * end of the newest. Returns -1 (both 0) before the first push. */
+int series_extent(const struct series *s, int64_t *first_ns, int64_t *last_ns);
+
+#define SERIES_LABEL_MAX 24
+struct series_marker {
+	int64_t t_ns;
+	char label[SERIES_LABEL_MAX];
+};
+/* Markers with from_ns <= t < to_ns, oldest first, at most n (the newest n
+ * when more match). Returns the number written. */
+size_t series_marks(const struct series *s, int64_t from_ns, int64_t to_ns, struct series_marker *out,
+		    size_t n);
+/* Bytes held by one series: fixed at series_new(), whatever the run length. */
+size_t series_memory(void);
+
 #endif

@@ -1,0 +1,76 @@
+#ifndef INFERTOP_KEYS_H
+#define INFERTOP_KEYS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Every key of the dashboard is one named action declared once here: the
+ * enum, the dispatch table, the key bar, the ? help screen and the man
+ * page's KEYS section all come from this list.
+ *
+ * X(id, name, key, alt key (0: none), key-bar keys (NULL: not on the bar),
+ *   key-bar label, help text)
+ * Keys are ncurses key codes: characters, or KEY_LEFT and friends (the
+ * KEYC_* stand-ins below keep this header free of curses.h). */
+#define KEYC_LEFT (-2)
+#define KEYC_RIGHT (-3)
+#define KEYC_BTAB (-4)
+#define KEYC_F1 (-5)
+#define KEYC_CTRL_L 12
+
+#define KEYS_ACTIONS(X)                                                                              \
+	X(LOAD_UP, "load-up", '+', '=', "+-", "load",                                                \
+	  "more load: concurrency +1 (closed loop) or rate +10% (open loop)")                        \
+	X(LOAD_DOWN, "load-down", '-', 0, NULL, NULL,                                                \
+	  "less load: concurrency -1 or rate -10%; in-flight requests finish")                       \
+	X(LOAD_DOUBLE, "load-double", ']', 0, "][", "x2/2", "double the concurrency or the rate")    \
+	X(LOAD_HALVE, "load-halve", '[', 0, NULL, NULL, "halve the concurrency or the rate")         \
+	X(LOAD_SET, "load-set", 'c', 0, "c", "set",                                                  \
+	  "type a concurrency (or a rate in open loop), Enter sets it, Esc cancels")                 \
+	X(MODE, "mode", 'm', 0, "m", "mode",                                                         \
+	  "switch closed loop (N users) / open loop (Poisson arrivals at a rate)")                   \
+	X(PAUSE, "pause", 'p', 0, "p", "pause", "pause or resume starting requests (in-flight ones finish)") \
+	X(SNAPSHOT, "snapshot", 's', 0, "s", "save", "write the result so far to a JSON file and show its path") \
+	X(WINDOW_RESET, "window-reset", 'z', 0, "z", "reset", "empty the sliding window (whole-run figures stay)") \
+	X(VIEW_NEXT, "view-next", 'v', '\t', "v", "view",                                            \
+	  "next view: overview, latency, server, GPU, errors")                                       \
+	X(VIEW_PREV, "view-prev", 'V', KEYC_BTAB, NULL, NULL, "previous view")                      \
+	X(ZOOM_OUT, "zoom-out", KEYC_LEFT, '<', "<>", "zoom", "charts: longer time span (1m, 10m, 1h, whole run)") \
+	X(ZOOM_IN, "zoom-in", KEYC_RIGHT, '>', NULL, NULL, "charts: shorter time span")              \
+	X(THEME, "theme", 't', 0, "t", "theme", "next colour theme")                                 \
+	X(REDRAW, "redraw", KEYC_CTRL_L, 0, NULL, NULL, "redraw the whole screen")                  \
+	X(HELP, "help", '?', KEYC_F1, "?", "help", "show or hide this help")                         \
+	X(QUIT, "quit", 'q', 'Q', "q", "quit",                                                       \
+	  "stop (in-flight requests get --grace; q again aborts them); once done, leave")
+
+#define KEYS_ENUM(id, name, key, alt, bar, label, help) KEY_ACT_##id,
+enum key_action { KEY_ACT_NONE = -1, KEYS_ACTIONS(KEYS_ENUM) KEY_ACT_N };
+#undef KEYS_ENUM
+
+struct key_def {
+	enum key_action action;
+	const char *name;
+	int key, alt;
+	const char *bar_keys, *bar_label;
+	const char *help;
+};
+
+const struct key_def *keys_def(enum key_action a);
+/* The action bound to an ncurses key code, or KEY_ACT_NONE. */
+enum key_action keys_lookup(int ch);
+/* By name ("load-up"), or KEY_ACT_NONE. */
+enum key_action keys_by_name(const char *name);
+/* Printable name of a key: "+", "Tab", "Shift-Tab", "F1", "^L", and the
+ * arrows as "←"/"→" (or "Left"/"Right" when ascii). */
+void keys_key_name(int key, bool ascii, char *buf, size_t cap);
+/* "KEYS  help text" lines for the ? screen, key column padded to keycol. */
+size_t keys_help_line(enum key_action a, bool ascii, int keycol, char *buf, size_t cap);
+/* The man page's KEYS section (from .SH KEYS up to the next section). */
+void keys_write_roff(FILE *out);
+
+/* ncurses key code <-> the KEYC_* stand-ins used in the table. */
+int keys_to_curses(int k);
+int keys_from_curses(int ch);
+
+#endif

@@ -1,0 +1,77 @@
+#ifndef INFERTOP_LAYOUT_H
+#define INFERTOP_LAYOUT_H
+
+#include <stdbool.h>
+
+/* Where each panel of the dashboard goes: a pure function of the terminal
+ * size, the view and a few flags, so every size can be unit-tested for
+ * overlaps and panels off screen. */
+
+#define LAYOUT_MIN_ROWS 24
+#define LAYOUT_MIN_COLS 80
+
+enum ui_view { VIEW_OVERVIEW, VIEW_LATENCY, VIEW_SERVER, VIEW_GPU, VIEW_ERRORS, VIEW_N };
+
+enum panel_kind {
+	PANEL_HEADER,
+	PANEL_LOAD,
+	PANEL_LATENCY,
+	PANEL_SERVER,
+	PANEL_GPU,
+	PANEL_CHART,
+	PANEL_ERRORS,
+	PANEL_KEYBAR,
+	PANEL_HELP,       /* overlay: drawn over the others */
+	PANEL_TOO_SMALL,  /* the only panel below LAYOUT_MIN_ROWS x LAYOUT_MIN_COLS */
+	PANEL_KIND_N
+};
+
+/* Which chart a PANEL_CHART shows (its arg). */
+enum chart_id { CHART_TOK, CHART_TTFT, CHART_ITL, CHART_QUEUE, CHART_KV, CHART_CONC, CHART_REQ, CHART_ERR, CHART_N };
+
+/* Panel variants (arg of non-chart panels). */
+#define PANEL_COMPACT 0
+#define PANEL_DETAIL 1
+
+/* Flags. */
+#define LAYOUT_GPU 1u      /* a GPU metrics URL is set */
+#define LAYOUT_QUEUE 2u    /* open loop: the latency table has a queue row */
+#define LAYOUT_HELP 4u     /* the help overlay is open */
+#define LAYOUT_SERVER 8u   /* server metrics are scraped: queue and KV charts */
+#define LAYOUT_NFLAGS 16u  /* all combinations of the above */
+
+struct rect {
+	int y, x, h, w;
+};
+
+struct panel {
+	enum panel_kind kind;
+	int arg;
+	struct rect r;
+};
+
+#define LAYOUT_MAX_PANELS 24
+
+struct layout {
+	int rows, cols;
+	bool too_small;
+	int n;
+	struct panel p[LAYOUT_MAX_PANELS];
+};
+
+/* Smallest chart cell: a title row and three plot rows. */
+#define LAYOUT_CHART_MIN_H 4
+#define LAYOUT_CHART_MIN_W 24
+
+void layout_compute(int rows, int cols, enum ui_view view, unsigned flags, struct layout *out);
+
+/* The first panel of a kind (and arg, for charts; -1 = any), or NULL. */
+const struct panel *layout_find(const struct layout *l, enum panel_kind kind, int arg);
+
+/* Rows the latency table needs in a variant. */
+int layout_latency_rows(int variant, unsigned flags);
+
+const char *layout_view_name(enum ui_view v);
+const char *layout_panel_name(enum panel_kind k);
+
+#endif

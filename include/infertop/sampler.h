@@ -1,0 +1,39 @@
+#ifndef INFERTOP_SAMPLER_H
+#define INFERTOP_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "infertop/series.h"
+
+/* Turns the engine's counters and histograms into one series point per
+ * second, and new load-change events into chart markers. */
+
+struct engine;
+
+/* What the sampler remembers between calls; lives inside the series so that
+ * one series_sample() call needs nothing else. */
+struct sampler {
+	bool started;
+	int64_t next_ns;            /* next point due */
+	int64_t prev_ns;            /* time of the previous counter reading */
+	uint64_t prev_completed, prev_failed, prev_out_tokens;
+	uint32_t seen_events;       /* load events already turned into markers */
+	bool prev_paused;
+	int prev_state;
+};
+
+struct sampler *series_sampler(struct series *s);
+
+/* Call at every engine tick (at least once a second): pushes one point per
+ * elapsed second (rates from counter deltas over the actual time between
+ * points, window p99s in ms, in-flight, target; server gauges from
+ * e->server when known, NaN otherwise) and marks load changes, pauses and
+ * the start of draining. Cheap when no point is due. */
+void series_sample(struct series *s, const struct engine *e, int64_t now_ns);
+
+/* The label a load change gets on the charts, e.g. "c=16" or "r=2.5/s". */
+void sampler_event_label(int mode, double value, char *buf, size_t cap);
+
+#endif

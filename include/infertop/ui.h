@@ -1,0 +1,56 @@
+#ifndef INFERTOP_UI_H
+#define INFERTOP_UI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "infertop/keys.h"
+
+/* The live dashboard: ncursesw on the engine's libev loop. A frame timer
+ * redraws at --refresh, an ev_io on stdin reads keys without blocking,
+ * SIGWINCH re-lays out. While the screen is up, standard error is caught
+ * (shown on the bottom line) and replayed on the terminal by ui_stop(). */
+
+struct config;
+struct engine;
+struct ui;
+
+/* Standard input and output are terminals and --no-tui was not given. */
+bool ui_wanted(const struct config *cfg);
+
+/* Loads the theme (a bad or missing one is a warning on stderr, and the
+ * default is used). NULL with a message in err on failure. */
+struct ui *ui_new(struct engine *e, const struct config *cfg, char *err, size_t errcap);
+/* Takes over the terminal and starts the watchers. From here on every way
+ * out (ui_stop, exit, a fatal signal) restores the terminal. 0, or -1 with
+ * a message in err (the run can then go on headless). */
+int ui_start(struct ui *u, char *err, size_t errcap);
+/* After engine_run: keeps the final screen until q (or a signal). Returns
+ * at once when the user already asked to quit (q, Ctrl-C) or the screen
+ * is not up. */
+void ui_wait_quit(struct ui *u);
+/* Restores the terminal and replays what was written to stderr meanwhile.
+ * Idempotent. */
+void ui_stop(struct ui *u);
+void ui_free(struct ui *u);
+
+/* What the keys do to the run, apart from the screen (so they can be
+ * tested without a terminal). Each returns 0 when it changed something,
+ * -1 when it did not; msg gets a line for the status bar either way.
+ * max_conc bounds concurrency (file descriptors). */
+int ui_action_load(struct engine *e, enum key_action a, long max_conc, char *msg, size_t cap);
+/* The text typed after `c`: a concurrency, or a rate in open loop. */
+int ui_action_set(struct engine *e, const char *typed, long max_conc, char *msg, size_t cap);
+/* Closed loop -> open loop at the measured (or previous) rate, and back. */
+int ui_action_mode(struct engine *e, int64_t now_ns, long max_conc, char *msg, size_t cap);
+int ui_action_pause(struct engine *e, char *msg, size_t cap);
+/* Writes the result so far to infertop-YYYYMMDD-HHMMSS.json (UTC time
+ * `wall`) in dir, never over an existing file; path gets its name. */
+int ui_action_snapshot(const struct engine *e, const char *dir, time_t wall, char *path, size_t pathcap, char *msg,
+		       size_t cap);
+/* Empties the sliding window (whole-run figures stay). */
+int ui_action_window_reset(struct engine *e, int64_t now_ns, char *msg, size_t cap);
+
+#endif

@@ -1,0 +1,102 @@
+#ifndef INFERTOP_WIDGET_H
+#define INFERTOP_WIDGET_H
+
+#include <curses.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "infertop/layout.h"
+#include "infertop/theme.h"
+
+/* Dashboard widgets. A frame is two passes: the caller fills a struct dash
+ * (what to show, read-only pointers into the engine), then each panel of
+ * the layout is drawn by the widget of its kind from one const table.
+ * Widgets only read: they never write stats, change load, or read the
+ * clock (the frame's time is dash.now). */
+
+struct engine;
+struct server_state;
+struct series;
+
+struct dash {
+	const struct engine *e;
+	const struct server_state *srv;   /* NULL: no server metrics */
+	const struct series *ser;         /* NULL: no charts data */
+	const unsigned long *attr;        /* per theme role */
+	int64_t now;
+	int64_t zoom_ns;                  /* chart span; 0 = whole run */
+	const char *zoom_name;
+	enum ui_view view;
+	bool ascii;                       /* no UTF-8 line, block or braille characters */
+	const char *theme_name;
+	/* The bottom line shows, by priority: the prompt being typed, a
+	 * status message, the key bar. */
+	const char *prompt;
+	const char *status;
+	enum theme_role status_role;
+	const char *done_hint;            /* shown in the header once the run is over */
+	unsigned layout_flags;
+};
+
+struct widget {
+	const char *name;
+	void (*draw)(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+};
+
+/* Indexed by enum panel_kind. */
+extern const struct widget widgets[PANEL_KIND_N];
+
+/* One whole frame into w (erased first); the caller refreshes. */
+void widgets_render(WINDOW *w, const struct layout *l, const struct dash *d);
+/* The flags layout_compute needs for this engine (GPU, open loop). */
+unsigned widgets_layout_flags(const struct engine *e);
+
+/* Widgets, one file each (src/w_*.c). */
+void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+void w_load_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+void w_latency_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+void w_server_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+void w_gpu_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+void w_errors_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+void w_keybar_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+void w_help_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+void w_too_small_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+
+/* Drawing helpers, all clipped to the rectangle. */
+
+/* Writes UTF-8 text at row y, column x of r; returns the column after it
+ * (clipped at the right edge). */
+int wd_put(WINDOW *w, const struct rect *r, int y, int x, unsigned long attr, const char *s);
+int wd_printf(WINDOW *w, const struct rect *r, int y, int x, unsigned long attr, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+/* Right-aligned so that the text ends at column x_end (exclusive). */
+int wd_put_right(WINDOW *w, const struct rect *r, int y, int x_end, unsigned long attr, const char *s);
+/* Fills row y of r from column x to the right edge with spaces. */
+void wd_clear_row(WINDOW *w, const struct rect *r, int y, int x, unsigned long attr);
+/* "── Title ───" across row 0 of r; returns the column after the title. */
+int wd_title(WINDOW *w, const struct rect *r, const struct dash *d, const char *title, const char *extra);
+/* A meter bar: frac 0..1 (NaN: empty, dim) in width columns. */
+void wd_bar(WINDOW *w, const struct rect *r, int y, int x, int width, double frac, const struct dash *d);
+/* Display columns of UTF-8 text. */
+int wd_width(const char *s);
+/* Cuts s (in place) to at most maxw columns, ending in an ellipsis ("~"
+ * in ASCII mode) when something was cut. */
+void wd_truncate(char *s, int maxw, bool ascii);
+
+unsigned long wd_attr(const struct dash *d, enum theme_role role);
+/* "–" (an en dash) or "-" in ASCII mode: the mark of an unknown value. */
+const char *wd_dash(const struct dash *d);
+/* The vertical separator "│" or "|". */
+const char *wd_vbar(const struct dash *d);
+
+/* Number formats that keep their width: milliseconds ("0.85", "12.3",
+ * "456", "12.3s"), counts and rates ("987", "12.3k", "4.56M"), percent. */
+void fmt_ms(char *buf, size_t cap, double ms);
+void fmt_si(char *buf, size_t cap, double v);
+/* Whole numbers: exact below 100000, then "123k", "4.56M". */
+void fmt_count(char *buf, size_t cap, uint64_t n);
+void fmt_elapsed(char *buf, size_t cap, int64_t ns);
+
+#endif

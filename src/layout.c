@@ -1,0 +1,209 @@
+#include "config.h"
+
+#include "infertop/layout.h"
+
+#include <string.h>
+
+/* Widths from which panels go side by side. */
+#define WIDE_COLS 150
+#define CHART_CELL_W 40
+
+static const char *const view_names[VIEW_N] = {
+	[VIEW_OVERVIEW] = "overview",
+	[VIEW_LATENCY] = "latency",
+	[VIEW_SERVER] = "server",
+	[VIEW_GPU] = "GPU",
+	[VIEW_ERRORS] = "errors",
+};
+
+static const char *const panel_names[PANEL_KIND_N] = {
+	[PANEL_HEADER] = "header",
+	[PANEL_LOAD] = "load",
+	[PANEL_LATENCY] = "latency",
+	[PANEL_SERVER] = "server",
+	[PANEL_GPU] = "gpu",
+	[PANEL_CHART] = "chart",
+	[PANEL_ERRORS] = "errors",
+	[PANEL_KEYBAR] = "keybar",
+	[PANEL_HELP] = "help",
+	[PANEL_TOO_SMALL] = "too-small",
+};
+
+const char *layout_view_name(enum ui_view v)
+{
+	return (unsigned)v < VIEW_N ? view_names[v] : "?";
+}
+
+const char *layout_panel_name(enum panel_kind k)
+{
+	return (unsigned)k < PANEL_KIND_N ? panel_names[k] : "?";
+}
+
+int layout_latency_rows(int variant, unsigned flags)
+{
+	/* Title, column heads, TTFB TTFT ITL TPOT E2E, then queue time; the
+	 * detail adds TTFT and E2E counted from the intended send. */
+	if (variant == PANEL_DETAIL)
+		return 2 + 8;
+	return 2 + 5 + ((flags & LAYOUT_QUEUE) ? 1 : 0);
+}
+
+static void add(struct layout *l, enum panel_kind kind, int arg, int y, int x, int h, int w)
+{
+	if (h <= 0 || w <= 0 || l->n >= LAYOUT_MAX_PANELS)
+		return;
+	l->p[l->n++] = (struct panel){kind, arg, {y, x, h, w}};
+}
+
+/* Charts fill a rectangle in a grid of cells at least CHART_CELL_W wide,
+ * in order of importance, as many as fit. */
+static void chart_grid(struct layout *l, int y, int x, int h, int w, const enum chart_id *ids, int nids)
+{
+	if (h < LAYOUT_CHART_MIN_H || w < LAYOUT_CHART_MIN_W)
+		return;
+	int gc = w / CHART_CELL_W;
+	if (gc < 1)
+		gc = 1;
+	if (gc > 3)
+		gc = 3;
+	int gr = h / LAYOUT_CHART_MIN_H;
+	int count = nids < gc * gr ? nids : gc * gr;
+	if (count <= 0)
+		return;
+	if (count < gc)
+		gc = count;
+	int nr = (count + gc - 1) / gc;
+	int k = 0;
+	for (int r = 0; r < nr; r++) {
+		int y0 = y + h * r / nr, y1 = y + h * (r + 1) / nr;
+		int inrow = count - k < gc ? count - k : gc;
+		for (int c = 0; c < inrow; c++) {
+			int x0 = x + w * c / inrow, x1 = x + w * (c + 1) / inrow;
+			add(l, PANEL_CHART, ids[k++], y0, x0, y1 - y0, x1 - x0);
+		}
+	}
+}
+
+static const enum chart_id overview_charts[] = {CHART_TOK, CHART_TTFT, CHART_QUEUE, CHART_KV, CHART_ITL, CHART_CONC};
+/* Without server metrics, client-side charts take the queue and KV places. */
+static const enum chart_id client_charts[] = {CHART_TOK, CHART_TTFT, CHART_ITL, CHART_CONC, CHART_REQ, CHART_ERR};
+static const enum chart_id latency_charts[] = {CHART_TTFT, CHART_ITL, CHART_TOK, CHART_REQ};
+static const enum chart_id server_charts[] = {CHART_QUEUE, CHART_KV, CHART_CONC, CHART_TOK};
+static const enum chart_id error_charts[] = {CHART_ERR, CHART_REQ};
+#define NIDS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static void overview(struct layout *l, int top, int bottom, unsigned flags)
+{
+	int cols = l->cols;
+	int lat_h = layout_latency_rows(PANEL_COMPACT, flags);
+	int y = top;
+	if (cols >= WIDE_COLS) {
+		int lat_w = cols / 2 < 100 ? cols / 2 : 100;
+		if (lat_w < 80)
+			lat_w = 80;
+		int rw = cols - lat_w;
+		add(l, PANEL_LATENCY, PANEL_COMPACT, y, 0, lat_h, lat_w);
+		if (flags & LAYOUT_GPU) {
+			add(l, PANEL_SERVER, PANEL_COMPACT, y, lat_w, lat_h, rw / 2);
+			add(l, PANEL_GPU, PANEL_COMPACT, y, lat_w + rw / 2, lat_h, rw - rw / 2);
+		} else {
+			add(l, PANEL_SERVER, PANEL_COMPACT, y, lat_w, lat_h, rw);
+		}
+		y += lat_h;
+	} else {
+		add(l, PANEL_LATENCY, PANEL_COMPACT, y, 0, lat_h, cols);
+		y += lat_h;
+		add(l, PANEL_SERVER, PANEL_COMPACT, y, 0, 3, cols);
+		y += 3;
+		/* The GPU strip only where it leaves room for a row of charts. */
+		if ((flags & LAYOUT_GPU) && bottom - y - 3 >= LAYOUT_CHART_MIN_H) {
+			add(l, PANEL_GPU, PANEL_COMPACT, y, 0, 3, cols);
+			y += 3;
+		}
+	}
+	if (flags & LAYOUT_SERVER)
+		chart_grid(l, y, 0, bottom - y, cols, overview_charts, NIDS(overview_charts));
+	else
+		chart_grid(l, y, 0, bottom - y, cols, client_charts, NIDS(client_charts));
+}
+
+static void latency_view(struct layout *l, int top, int bottom, unsigned flags)
+{
+	int h = layout_latency_rows(PANEL_DETAIL, flags);
+	add(l, PANEL_LATENCY, PANEL_DETAIL, top, 0, h, l->cols);
+	chart_grid(l, top + h, 0, bottom - top - h, l->cols, latency_charts, NIDS(latency_charts));
+}
+
+static void server_view(struct layout *l, int top, int bottom, unsigned flags)
+{
+	int h = 9;
+	if ((flags & LAYOUT_GPU) && l->cols >= WIDE_COLS) {
+		add(l, PANEL_SERVER, PANEL_DETAIL, top, 0, h, l->cols / 2);
+		add(l, PANEL_GPU, PANEL_COMPACT, top, l->cols / 2, h, l->cols - l->cols / 2);
+	} else {
+		add(l, PANEL_SERVER, PANEL_DETAIL, top, 0, h, l->cols);
+	}
+	chart_grid(l, top + h, 0, bottom - top - h, l->cols, server_charts, NIDS(server_charts));
+}
+
+static void errors_view(struct layout *l, int top, int bottom)
+{
+	int mh = bottom - top;
+	int ch = mh / 3 < 8 ? mh / 3 : 8;
+	if (ch < LAYOUT_CHART_MIN_H)
+		ch = 0;
+	add(l, PANEL_ERRORS, PANEL_DETAIL, top, 0, mh - ch, l->cols);
+	chart_grid(l, bottom - ch, 0, ch, l->cols, error_charts, NIDS(error_charts));
+}
+
+void layout_compute(int rows, int cols, enum ui_view view, unsigned flags, struct layout *out)
+{
+	memset(out, 0, sizeof *out);
+	out->rows = rows;
+	out->cols = cols;
+	if (rows < LAYOUT_MIN_ROWS || cols < LAYOUT_MIN_COLS) {
+		out->too_small = true;
+		add(out, PANEL_TOO_SMALL, 0, 0, 0, rows, cols);
+		return;
+	}
+	add(out, PANEL_HEADER, 0, 0, 0, 1, cols);
+	add(out, PANEL_LOAD, 0, 1, 0, 1, cols);
+	add(out, PANEL_KEYBAR, 0, rows - 1, 0, 1, cols);
+	int top = 2, bottom = rows - 1;
+	if (view != VIEW_ERRORS) {
+		int eh = rows >= 40 ? 3 : 1;
+		add(out, PANEL_ERRORS, PANEL_COMPACT, bottom - eh, 0, eh, cols);
+		bottom -= eh;
+	}
+	switch (view) {
+	case VIEW_LATENCY:
+		latency_view(out, top, bottom, flags);
+		break;
+	case VIEW_SERVER:
+		server_view(out, top, bottom, flags);
+		break;
+	case VIEW_GPU:
+		add(out, PANEL_GPU, PANEL_DETAIL, top, 0, bottom - top, cols);
+		break;
+	case VIEW_ERRORS:
+		errors_view(out, top, bottom);
+		break;
+	case VIEW_OVERVIEW:
+	default:
+		overview(out, top, bottom, flags);
+		break;
+	}
+	if (flags & LAYOUT_HELP) {
+		int w = cols - 4 < 100 ? cols - 4 : 100;
+		int h = rows - 2 < 32 ? rows - 2 : 32;
+		add(out, PANEL_HELP, 0, (rows - h) / 2, (cols - w) / 2, h, w);
+	}
+}
+
+const struct panel *layout_find(const struct layout *l, enum panel_kind kind, int arg)
+{
+	for (int i = 0; i < l->n; i++)
+		if (l->p[i].kind == kind && (arg < 0 || l->p[i].arg == arg))
+			return &l->p[i];
+	return NULL;
+}

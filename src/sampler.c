@@ -1,0 +1,109 @@
+#include "config.h"
+
+#include "infertop/sampler.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "infertop/clock.h"
+#include "infertop/engine.h"
+#include "infertop/hist.h"
+#include "infertop/load.h"
+#include "infertop/server.h"
+#include "infertop/stats.h"
+
+void sampler_event_label(int mode, double value, char *buf, size_t cap)
+{
+	if (mode == LOAD_OPEN)
+		snprintf(buf, cap, "r=%.3g/s", value);
+	else
+		snprintf(buf, cap, "c=%.0f", value);
+}
+
+static double window_p99_ms(const struct hist *h)
+{
+	if (hist_count(h) == 0)
+		return NAN;
+	return (double)hist_percentile(h, 99) / 1000.0;
+}
+
+static double gauge(const struct server_state *srv, enum server_gauge g)
+{
+	/* A server that stopped answering has no current value: a gap, not
+	 * the last figure repeated. */
+	if (!srv || (srv->status != SERVER_UP && srv->status != SERVER_STALE) || !srv->gauge[g].valid)
+		return NAN;
+	return srv->gauge[g].v;
+}
+
+static void mark_events(struct series *s, struct sampler *p, const struct engine *e, int64_t now_ns)
+{
+	const struct load *l = &e->load;
+	/* The events ring keeps the last LOAD_EVENTS: older unseen ones are gone. */
+	if (l->nevents - p->seen_events > LOAD_EVENTS)
+		p->seen_events = l->nevents - LOAD_EVENTS;
+	for (; p->seen_events != l->nevents; p->seen_events++) {
+		const struct load_event *ev = &l->events[p->seen_events % LOAD_EVENTS];
+		char label[SERIES_LABEL_MAX];
+		sampler_event_label(ev->mode, ev->value, label, sizeof label);
+		series_mark(s, ev->t_ns, label);
+	}
+	/* Pauses and the drain are not load events, but change the load all
+	 * the same; they are marked when first seen (within one tick). */
+	if (l->paused != p->prev_paused) {
+		p->prev_paused = l->paused;
+		series_mark(s, now_ns, l->paused ? "pause" : "resume");
+	}
+	if ((int)e->state != p->prev_state) {
+		if (e->state == ENGINE_DRAINING)
+			series_mark(s, now_ns, "drain");
+		p->prev_state = (int)e->state;
+	}
+}
+
+void series_sample(struct series *s, const struct engine *e, int64_t now_ns)
+{
+	if (!s)
+		return;
+	struct sampler *p = series_sampler(s);
+	const struct stats *st = e->stats;
+	if (!p->started) {
+		p->started = true;
+		p->next_ns = now_ns;
+		p->prev_ns = now_ns;
+		p->prev_completed = st->run_c.completed;
+		p->prev_failed = st->run_c.failed;
+		p->prev_out_tokens = st->run_c.output_tokens;
+		p->prev_state = (int)ENGINE_RUNNING;
+	}
+	mark_events(s, p, e, now_ns);
+	if (now_ns < p->next_ns)
+		return;
+
+	double v[SER_N];
+	double dt = (double)(now_ns - p->prev_ns) / 1e9;
+	if (dt > 0) {
+		v[SER_OUT_TOK_S] = (double)(st->run_c.output_tokens - p->prev_out_tokens) / dt;
+		v[SER_REQ_S] = (double)(st->run_c.completed - p->prev_completed) / dt;
+		v[SER_ERRORS] = (double)(st->run_c.failed - p->prev_failed) / dt;
+	} else {
+		v[SER_OUT_TOK_S] = v[SER_REQ_S] = v[SER_ERRORS] = NAN;
+	}
+	v[SER_TTFT_P99] = window_p99_ms(st->win[STAT_TTFT]);
+	v[SER_ITL_P99] = window_p99_ms(st->win[STAT_ITL]);
+	v[SER_IN_FLIGHT] = (double)st->in_flight;
+	v[SER_TARGET] = e->load.mode == LOAD_OPEN ? e->load.rate : (double)e->load.concurrency;
+	v[SER_WAITING] = gauge(e->server, SRV_WAITING);
+	v[SER_RUNNING] = gauge(e->server, SRV_RUNNING);
+	v[SER_KV] = gauge(e->server, SRV_KV_USAGE);
+	series_push(s, now_ns, v);
+
+	p->prev_ns = now_ns;
+	p->prev_completed = st->run_c.completed;
+	p->prev_failed = st->run_c.failed;
+	p->prev_out_tokens = st->run_c.output_tokens;
+	/* Stay on the one-second grid of the first point; after a stall, skip
+	 * the missed seconds (they read as a gap). */
+	int64_t late = now_ns - p->next_ns;
+	p->next_ns += (late / CLOCK_NS_PER_S + 1) * CLOCK_NS_PER_S;
+}

@@ -1,0 +1,620 @@
+#include "config.h"
+
+#include "infertop/ui.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <term.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "infertop/clock.h"
+#include "infertop/engine.h"
+#include "infertop/layout.h"
+#include "infertop/theme.h"
+#include "infertop/widget.h"
+
+#define FD_HEADROOM 64
+#define ERRLOG_MAX (64 * 1024)
+#define STATUS_NS (6 * CLOCK_NS_PER_S)
+#define STATUS_LONG_NS (20 * CLOCK_NS_PER_S) /* a path to copy, a warning to read */
+#define MAX_THEMES 64
+
+static const struct {
+	int64_t span_ns;
+	const char *name;
+} zooms[] = {
+	{60 * CLOCK_NS_PER_S, "1m"},
+	{600 * CLOCK_NS_PER_S, "10m"},
+	{3600 * CLOCK_NS_PER_S, "1h"},
+	{0, "run"},
+};
+#define NZOOM ((int)(sizeof zooms / sizeof zooms[0]))
+#define ZOOM_DEFAULT 1
+
+struct ui {
+	struct engine *e;
+	const struct config *cfg;
+	struct ev_loop *loop;
+	SCREEN *scr;
+	bool started, stopped;
+	bool ascii, colour;
+	ev_io input;
+	ev_timer frame;
+	ev_signal winch, sigint, sigterm;
+	ev_io errpipe;
+	int idle_reads;
+
+	struct theme theme;
+	unsigned long attr[THEME_NROLES];
+
+	enum ui_view view;
+	int zoom;
+	bool help;
+	bool entering;
+	char entry[24];
+	char status[512];
+	enum theme_role status_role;
+	int64_t status_until;     /* 0: until replaced */
+	bool quit_requested;
+	bool waiting;
+	long max_conc;
+
+	char partial[512];        /* stderr bytes after the last newline */
+	size_t partial_len;
+};
+
+/* For the exit paths that have no struct ui at hand: atexit and fatal
+ * signals. Only async-signal-safe things are touched in the handler. */
+static struct ui *active;
+static struct termios saved_tio;
+static bool tio_saved;
+static char restore_seq[256];
+static size_t restore_len;
+static int saved_stderr = -1;
+static char errlog[ERRLOG_MAX];
+static size_t errlog_len, errlog_dropped;
+
+bool ui_wanted(const struct config *cfg)
+{
+	return !cfg->no_tui && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+}
+
+static void set_status(struct ui *u, enum theme_role role, int64_t now, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void set_status(struct ui *u, enum theme_role role, int64_t now, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(u->status, sizeof u->status, fmt, ap);
+	va_end(ap);
+	u->status_role = role;
+	u->status_until = now ? now + STATUS_NS : 0;
+}
+
+struct ui *ui_new(struct engine *e, const struct config *cfg, char *err, size_t errcap)
+{
+	struct ui *u = calloc(1, sizeof *u);
+	if (!u) {
+		snprintf(err, errcap, "out of memory");
+		return NULL;
+	}
+	u->e = e;
+	u->cfg = cfg;
+	u->loop = e->loop;
+	u->zoom = ZOOM_DEFAULT;
+	u->view = VIEW_OVERVIEW;
+	char msg[1024];
+	if (theme_load(&u->theme, cfg->theme ? cfg->theme : "default", msg, sizeof msg) != 0) {
+		/* Before the screen is up, so it stays readable after the run. */
+		fprintf(stderr, "infertop: warning: %s\n", msg);
+		set_status(u, THEME_R_WARN, 0, "%s", msg);
+	}
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		u->max_conc = rl.rlim_cur > FD_HEADROOM + 1 ? (long)(rl.rlim_cur - FD_HEADROOM) : 1;
+	return u;
+}
+
+static void errlog_add(const char *p, size_t n)
+{
+	size_t room = ERRLOG_MAX - errlog_len;
+	size_t take = n < room ? n : room;
+	memcpy(errlog + errlog_len, p, take);
+	errlog_len += take;
+	errlog_dropped += n - take;
+}
+
+static void restore_terminal_raw(void)
+{
+	if (tio_saved)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
+	if (restore_len && write(STDOUT_FILENO, restore_seq, restore_len) < 0)
+		restore_len = 0;
+	if (saved_stderr >= 0) {
+		dup2(saved_stderr, STDERR_FILENO);
+		if (errlog_len && write(STDERR_FILENO, errlog, errlog_len) < 0)
+			errlog_len = 0;
+	}
+}
+
+static const int fatal_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+#define NFATAL (sizeof fatal_sigs / sizeof fatal_sigs[0])
+static struct sigaction fatal_old[NFATAL];
+
+static void on_fatal(int sig)
+{
+	restore_terminal_raw();
+	/* Then whoever handled it before (a sanitizer's report, or the
+	 * default: a core dump) takes it from here. */
+	for (size_t i = 0; i < NFATAL; i++)
+		if (fatal_sigs[i] == sig)
+			sigaction(sig, &fatal_old[i], NULL);
+	raise(sig);
+}
+
+static void on_exit_restore(void)
+{
+	if (active)
+		ui_stop(active);
+}
+
+static void add_cap(const char *cap)
+{
+	char *s = tigetstr(cap);
+	if (!s || s == (char *)-1)
+		return;
+	size_t n = strlen(s);
+	if (restore_len + n < sizeof restore_seq) {
+		memcpy(restore_seq + restore_len, s, n);
+		restore_len += n;
+	}
+}
+
+static void install_fatal_handlers(void)
+{
+	static bool installed;
+	if (installed)
+		return;
+	installed = true;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_fatal;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < NFATAL; i++)
+		sigaction(fatal_sigs[i], &sa, &fatal_old[i]);
+}
+
+static void apply_theme(struct ui *u)
+{
+	theme_apply(&u->theme, u->colour, u->attr);
+	clearok(curscr, TRUE);
+}
+
+static void draw(struct ui *u, int64_t now)
+{
+	if (!u->started || u->stopped)
+		return;
+	int rows, cols;
+	getmaxyx(stdscr, rows, cols);
+	if (u->status[0] && u->status_until && now > u->status_until)
+		u->status[0] = '\0';
+	unsigned flags = widgets_layout_flags(u->e) | (u->help ? LAYOUT_HELP : 0);
+	struct layout l;
+	layout_compute(rows, cols, u->view, flags, &l);
+	char prompt[96];
+	if (u->entering)
+		snprintf(prompt, sizeof prompt, "%s: %s", u->e->load.mode == LOAD_OPEN ? "set rate (req/s)" : "set concurrency",
+			 u->entry);
+	struct dash d = {
+		.e = u->e,
+		.srv = u->e->server,
+		.ser = u->e->series,
+		.attr = u->attr,
+		.now = now,
+		.zoom_ns = zooms[u->zoom].span_ns,
+		.zoom_name = zooms[u->zoom].name,
+		.view = u->view,
+		.ascii = u->ascii,
+		.theme_name = u->theme.name,
+		.prompt = u->entering ? prompt : NULL,
+		.status = u->status[0] ? u->status : NULL,
+		.status_role = u->status_role,
+		.done_hint = u->quit_requested ? NULL : "q quits",
+		.layout_flags = flags,
+	};
+	widgets_render(stdscr, &l, &d);
+	wnoutrefresh(stdscr);
+	doupdate();
+}
+
+static void on_frame(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	draw(w->data, clock_now_ns());
+}
+
+static void resize(struct ui *u)
+{
+	struct winsize ws;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0)
+		resize_term(ws.ws_row, ws.ws_col);
+	clearok(curscr, TRUE);
+	draw(u, clock_now_ns());
+}
+
+static void on_winch(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	resize(w->data);
+}
+
+static void next_theme(struct ui *u, int64_t now)
+{
+	char (*names)[THEME_NAME_MAX] = calloc(MAX_THEMES, THEME_NAME_MAX);
+	if (!names)
+		return;
+	size_t n = theme_list(names, MAX_THEMES), i = 0;
+	while (i < n && strcmp(names[i], u->theme.name) != 0)
+		i++;
+	const char *next = names[n ? (i + 1) % n : 0];
+	char msg[1024];
+	struct theme t = {0};
+	if (theme_load(&t, next, msg, sizeof msg) != 0)
+		set_status(u, THEME_R_WARN, now, "%s", msg);
+	else
+		set_status(u, THEME_R_NORMAL, now, "theme %s", t.name);
+	u->theme = t; /* a theme that failed to load is the default one */
+	free(names);
+	apply_theme(u);
+}
+
+static void request_quit(struct ui *u, int64_t now)
+{
+	struct engine *e = u->e;
+	u->quit_requested = true;
+	if (u->waiting || e->state == ENGINE_DONE) {
+		ev_break(u->loop, EVBREAK_ONE);
+	} else if (e->state == ENGINE_RUNNING) {
+		set_status(u, THEME_R_WARN, 0, "stopping: in-flight requests get %.0fs to finish (q again aborts them)",
+			   (double)u->cfg->grace_ns / 1e9);
+		engine_stop(e, "quit (q)");
+	} else {
+		set_status(u, THEME_R_WARN, now, "aborting in-flight requests");
+		engine_abort(e, "quit (q twice)");
+	}
+}
+
+static void number_key(struct ui *u, int ch, int64_t now)
+{
+	size_t n = strlen(u->entry);
+	bool open = u->e->load.mode == LOAD_OPEN;
+	if (ch == 27) {
+		u->entering = false;
+		set_status(u, THEME_R_NORMAL, now, "cancelled");
+	} else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+		char msg[256];
+		u->entering = false;
+		if (n == 0)
+			return;
+		int rc = ui_action_set(u->e, u->entry, u->max_conc, msg, sizeof msg);
+		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
+	} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+		if (n)
+			u->entry[n - 1] = '\0';
+	} else if (((ch >= '0' && ch <= '9') || (open && ch == '.')) && n + 1 < sizeof u->entry) {
+		u->entry[n] = (char)ch;
+		u->entry[n + 1] = '\0';
+	}
+}
+
+static void key(struct ui *u, int ch, int64_t now)
+{
+	char msg[512];
+	int rc;
+	if (ch == KEY_RESIZE) {
+		resize(u);
+		return;
+	}
+	if (u->entering) {
+		number_key(u, ch, now);
+		return;
+	}
+	if (ch == 27) {
+		u->help = false;
+		u->status[0] = '\0';
+		return;
+	}
+	enum key_action a = keys_lookup(ch);
+	switch (a) {
+	case KEY_ACT_LOAD_UP:
+	case KEY_ACT_LOAD_DOWN:
+	case KEY_ACT_LOAD_DOUBLE:
+	case KEY_ACT_LOAD_HALVE:
+		rc = ui_action_load(u->e, a, u->max_conc, msg, sizeof msg);
+		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
+		break;
+	case KEY_ACT_LOAD_SET:
+		if (u->e->state != ENGINE_RUNNING) {
+			set_status(u, THEME_R_WARN, now, "the run is over");
+			break;
+		}
+		u->entering = true;
+		u->entry[0] = '\0';
+		break;
+	case KEY_ACT_MODE:
+		rc = ui_action_mode(u->e, now, u->max_conc, msg, sizeof msg);
+		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
+		break;
+	case KEY_ACT_PAUSE:
+		rc = ui_action_pause(u->e, msg, sizeof msg);
+		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
+		break;
+	case KEY_ACT_SNAPSHOT: {
+		char dir[4096], path[4200];
+		if (!getcwd(dir, sizeof dir))
+			snprintf(dir, sizeof dir, ".");
+		rc = ui_action_snapshot(u->e, dir, time(NULL), path, sizeof path, msg, sizeof msg);
+		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_CRIT, now, "%s", msg);
+		u->status_until = now + STATUS_LONG_NS; /* a path to copy */
+		break;
+	}
+	case KEY_ACT_WINDOW_RESET:
+		ui_action_window_reset(u->e, now, msg, sizeof msg);
+		set_status(u, THEME_R_NORMAL, now, "%s", msg);
+		break;
+	case KEY_ACT_VIEW_NEXT:
+		u->view = (enum ui_view)((u->view + 1) % VIEW_N);
+		break;
+	case KEY_ACT_VIEW_PREV:
+		u->view = (enum ui_view)((u->view + VIEW_N - 1) % VIEW_N);
+		break;
+	case KEY_ACT_ZOOM_OUT:
+		if (u->zoom < NZOOM - 1)
+			u->zoom++;
+		set_status(u, THEME_R_NORMAL, now, "charts: %s", u->zoom == NZOOM - 1 ? "whole run" : zooms[u->zoom].name);
+		break;
+	case KEY_ACT_ZOOM_IN:
+		if (u->zoom > 0)
+			u->zoom--;
+		set_status(u, THEME_R_NORMAL, now, "charts: %s", u->zoom == NZOOM - 1 ? "whole run" : zooms[u->zoom].name);
+		break;
+	case KEY_ACT_THEME:
+		next_theme(u, now);
+		break;
+	case KEY_ACT_REDRAW:
+		clearok(curscr, TRUE);
+		break;
+	case KEY_ACT_HELP:
+		u->help = !u->help;
+		break;
+	case KEY_ACT_QUIT:
+		request_quit(u, now);
+		break;
+	case KEY_ACT_NONE:
+	case KEY_ACT_N:
+	default:
+		break;
+	}
+}
+
+static void on_input(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)revents;
+	struct ui *u = w->data;
+	int ch, n = 0;
+	while (!u->stopped && (ch = wgetch(stdscr)) != ERR) {
+		key(u, ch, clock_now_ns());
+		n++;
+	}
+	/* Readable yet nothing to read, again and again: the terminal is
+	 * gone. Stop listening rather than spin. */
+	if (n == 0 && ++u->idle_reads > 100)
+		ev_io_stop(loop, w);
+	else if (n)
+		u->idle_reads = 0;
+	draw(u, clock_now_ns());
+}
+
+static void on_errpipe(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct ui *u = w->data;
+	char buf[4096];
+	ssize_t n;
+	while ((n = read(w->fd, buf, sizeof buf)) > 0) {
+		errlog_add(buf, (size_t)n);
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] == '\n') {
+				u->partial[u->partial_len] = '\0';
+				if (u->partial_len)
+					set_status(u, THEME_R_WARN, clock_now_ns(), "%s", u->partial);
+				u->partial_len = 0;
+			} else if (u->partial_len + 1 < sizeof u->partial) {
+				u->partial[u->partial_len++] = buf[i];
+			}
+		}
+	}
+}
+
+static void on_quit_signal(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	(void)revents;
+	struct ui *u = w->data;
+	u->quit_requested = true;
+	ev_break(loop, EVBREAK_ONE);
+}
+
+static int capture_stderr(struct ui *u)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+		return -1;
+	saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (saved_stderr < 0 || dup2(p[1], STDERR_FILENO) < 0) {
+		if (saved_stderr >= 0)
+			close(saved_stderr);
+		saved_stderr = -1;
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	close(p[1]);
+	ev_io_init(&u->errpipe, on_errpipe, p[0], EV_READ);
+	u->errpipe.data = u;
+	ev_io_start(u->loop, &u->errpipe);
+	return 0;
+}
+
+static void release_stderr(struct ui *u)
+{
+	if (saved_stderr < 0)
+		return;
+	ev_io_stop(u->loop, &u->errpipe);
+	fflush(stderr);
+	on_errpipe(u->loop, &u->errpipe, 0);
+	close(u->errpipe.fd);
+	dup2(saved_stderr, STDERR_FILENO);
+	close(saved_stderr);
+	saved_stderr = -1;
+	if (errlog_len)
+		fwrite(errlog, 1, errlog_len, stderr);
+	if (errlog_dropped)
+		fprintf(stderr, "infertop: (%zu more bytes of messages were dropped)\n", errlog_dropped);
+	errlog_len = errlog_dropped = 0;
+}
+
+int ui_start(struct ui *u, char *err, size_t errcap)
+{
+	if (u->started) {
+		snprintf(err, errcap, "the dashboard is already running");
+		return -1;
+	}
+	setlocale(LC_ALL, "");
+	/* Numbers in the summary and JSON keep a decimal point. */
+	setlocale(LC_NUMERIC, "C");
+	const char *cs = nl_langinfo(CODESET);
+	u->ascii = u->cfg->ascii || !cs || strcmp(cs, "UTF-8") != 0;
+	tio_saved = tcgetattr(STDIN_FILENO, &saved_tio) == 0;
+	u->scr = newterm(NULL, stdout, stdin);
+	if (!u->scr) {
+		const char *t = getenv("TERM");
+		snprintf(err, errcap, "cannot use the terminal (TERM=%s)", t ? t : "unset");
+		return -1;
+	}
+	set_term(u->scr);
+	cbreak(); /* Ctrl-C stays a signal: the engine's graceful stop */
+	noecho();
+	nonl();
+	intrflush(stdscr, FALSE);
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	set_escdelay(25);
+	curs_set(0);
+	leaveok(stdscr, TRUE);
+	u->colour = has_colors() && !theme_no_color_env();
+	if (u->colour && start_color() == OK)
+		use_default_colors();
+	else
+		u->colour = false;
+	theme_apply(&u->theme, u->colour, u->attr);
+	restore_len = 0;
+	add_cap("sgr0");
+	add_cap("cnorm");
+	add_cap("rmcup");
+
+	u->started = true;
+	active = u;
+	if (u->status[0]) /* the theme warning, long enough to read */
+		u->status_until = clock_now_ns() + STATUS_LONG_NS;
+	static bool registered;
+	if (!registered) {
+		atexit(on_exit_restore);
+		registered = true;
+	}
+	install_fatal_handlers();
+	if (capture_stderr(u) != 0)
+		saved_stderr = -1; /* messages then go to the screen; ugly, not fatal */
+
+	ev_io_init(&u->input, on_input, STDIN_FILENO, EV_READ);
+	u->input.data = u;
+	ev_io_start(u->loop, &u->input);
+	double period = 1.0 / (u->cfg->refresh_hz > 0 ? u->cfg->refresh_hz : 4);
+	ev_timer_init(&u->frame, on_frame, period, period);
+	/* Token timestamps first: a frame waits for pending socket events. */
+	ev_set_priority(&u->frame, EV_MINPRI);
+	u->frame.data = u;
+	ev_timer_start(u->loop, &u->frame);
+	ev_signal_init(&u->winch, on_winch, SIGWINCH);
+	u->winch.data = u;
+	ev_signal_start(u->loop, &u->winch);
+	ev_signal_init(&u->sigint, on_quit_signal, SIGINT);
+	ev_signal_init(&u->sigterm, on_quit_signal, SIGTERM);
+	u->sigint.data = u->sigterm.data = u;
+	resize(u);
+	return 0;
+}
+
+void ui_wait_quit(struct ui *u)
+{
+	if (!u || !u->started || u->stopped || u->quit_requested || u->e->interrupts > 0)
+		return;
+	u->waiting = true;
+	char reason[256];
+	snprintf(reason, sizeof reason, "run finished (%s): q quits and prints the summary",
+		 u->e->stop_reason ? u->e->stop_reason : "done");
+	set_status(u, THEME_R_WARN, 0, "%s", reason);
+	ev_signal_start(u->loop, &u->sigint);
+	ev_signal_start(u->loop, &u->sigterm);
+	draw(u, clock_now_ns());
+	while (!u->quit_requested && ev_is_active(&u->input))
+		ev_run(u->loop, EVRUN_ONCE);
+	ev_signal_stop(u->loop, &u->sigint);
+	ev_signal_stop(u->loop, &u->sigterm);
+	u->waiting = false;
+}
+
+void ui_stop(struct ui *u)
+{
+	if (!u || !u->started || u->stopped)
+		return;
+	u->stopped = true;
+	ev_io_stop(u->loop, &u->input);
+	ev_timer_stop(u->loop, &u->frame);
+	ev_signal_stop(u->loop, &u->winch);
+	ev_signal_stop(u->loop, &u->sigint);
+	ev_signal_stop(u->loop, &u->sigterm);
+	endwin();
+	delscreen(u->scr);
+	u->scr = NULL;
+	if (tio_saved)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
+	tio_saved = false;
+	restore_len = 0;
+	release_stderr(u);
+	if (active == u)
+		active = NULL;
+}
+
+void ui_free(struct ui *u)
+{
+	if (!u)
+		return;
+	ui_stop(u);
+	free(u);
+}

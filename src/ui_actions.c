@@ -1,0 +1,205 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "infertop/engine.h"
+#include "infertop/load.h"
+#include "infertop/report.h"
+#include "infertop/stats.h"
+#include "infertop/ui.h"
+#include "infertop/units.h"
+
+/* Rates are kept to a sane range: below one request a minute the run says
+ * nothing; above a million per second the client is the bottleneck. */
+#define RATE_MIN (1.0 / 60)
+#define RATE_MAX 1e6
+
+static bool can_change(const struct engine *e, char *msg, size_t cap)
+{
+	if (e->state == ENGINE_RUNNING)
+		return true;
+	snprintf(msg, cap, "%s", e->state == ENGINE_DONE ? "the run is over" : "stopping: the load cannot change now");
+	return false;
+}
+
+static int set_conc(struct engine *e, long n, long max_conc, char *msg, size_t cap)
+{
+	const char *note = "";
+	if (n < 1)
+		n = 1;
+	if (max_conc > 0 && n > max_conc) {
+		n = max_conc;
+		note = " (the file descriptor limit)";
+	}
+	if (e->load.mode == LOAD_CLOSED && e->load.concurrency == n) {
+		snprintf(msg, cap, "concurrency stays %ld%s", n, note);
+		return -1;
+	}
+	load_set_concurrency(&e->load, n);
+	snprintf(msg, cap, "concurrency %ld%s", n, note);
+	return 0;
+}
+
+static int set_rate(struct engine *e, double r, char *msg, size_t cap)
+{
+	if (!(r >= RATE_MIN))
+		r = RATE_MIN;
+	if (r > RATE_MAX)
+		r = RATE_MAX;
+	load_set_rate(&e->load, r);
+	snprintf(msg, cap, "rate %.4g req/s", r);
+	return 0;
+}
+
+int ui_action_load(struct engine *e, enum key_action a, long max_conc, char *msg, size_t cap)
+{
+	if (!can_change(e, msg, cap))
+		return -1;
+	const struct load *l = &e->load;
+	if (l->mode == LOAD_OPEN) {
+		double f;
+		switch (a) {
+		case KEY_ACT_LOAD_UP:
+			f = 1.1;
+			break;
+		case KEY_ACT_LOAD_DOWN:
+			f = 1 / 1.1;
+			break;
+		case KEY_ACT_LOAD_DOUBLE:
+			f = 2;
+			break;
+		case KEY_ACT_LOAD_HALVE:
+			f = 0.5;
+			break;
+		default:
+			snprintf(msg, cap, "not a load key");
+			return -1;
+		}
+		return set_rate(e, l->rate * f, msg, cap);
+	}
+	long n = l->concurrency;
+	switch (a) {
+	case KEY_ACT_LOAD_UP:
+		n += 1;
+		break;
+	case KEY_ACT_LOAD_DOWN:
+		n -= 1;
+		break;
+	case KEY_ACT_LOAD_DOUBLE:
+		n = n > 0 ? 2 * n : 1;
+		break;
+	case KEY_ACT_LOAD_HALVE:
+		n = n / 2;
+		break;
+	default:
+		snprintf(msg, cap, "not a load key");
+		return -1;
+	}
+	return set_conc(e, n, max_conc, msg, cap);
+}
+
+int ui_action_set(struct engine *e, const char *typed, long max_conc, char *msg, size_t cap)
+{
+	if (!can_change(e, msg, cap))
+		return -1;
+	if (e->load.mode == LOAD_OPEN) {
+		double r;
+		if (units_parse_double(typed, &r) != 0 || !(r > 0)) {
+			snprintf(msg, cap, "not a rate: \"%s\" (requests per second, e.g. 2.5)", typed);
+			return -1;
+		}
+		return set_rate(e, r, msg, cap);
+	}
+	long n;
+	if (units_parse_long(typed, 1, 1000000000L, &n) != 0) {
+		snprintf(msg, cap, "not a concurrency: \"%s\" (a whole number from 1)", typed);
+		return -1;
+	}
+	return set_conc(e, n, max_conc, msg, cap);
+}
+
+int ui_action_mode(struct engine *e, int64_t now_ns, long max_conc, char *msg, size_t cap)
+{
+	if (!can_change(e, msg, cap))
+		return -1;
+	struct load *l = &e->load;
+	if (l->mode == LOAD_OPEN) {
+		/* Back to as many users as there are requests in flight now, so
+		 * the switch itself does not jolt the server. */
+		long n = (long)e->stats->in_flight;
+		if (n < 1)
+			n = l->concurrency > 0 ? l->concurrency : 1;
+		load_set_concurrency(l, n > max_conc && max_conc > 0 ? max_conc : n);
+		snprintf(msg, cap, "closed loop: %ld users", l->concurrency);
+		return 0;
+	}
+	/* To an open loop at the throughput just measured: same load, now
+	 * with Poisson arrivals. */
+	double secs = stats_window_seconds(e->stats, now_ns);
+	double r = secs > 0 ? (double)e->stats->win_c.completed / secs : 0;
+	if (!(r > 0))
+		r = l->rate > 0 ? l->rate : (l->concurrency > 0 ? (double)l->concurrency : 1);
+	r = round(r * 100) / 100;
+	set_rate(e, r, msg, cap);
+	snprintf(msg, cap, "open loop: %.4g req/s (Poisson arrivals)", l->rate);
+	return 0;
+}
+
+int ui_action_pause(struct engine *e, char *msg, size_t cap)
+{
+	if (!can_change(e, msg, cap))
+		return -1;
+	bool p = !e->load.paused;
+	load_pause(&e->load, p);
+	snprintf(msg, cap, "%s", p ? "paused: no new requests; in-flight ones finish (p resumes)" : "resumed");
+	return 0;
+}
+
+int ui_action_snapshot(const struct engine *e, const char *dir, time_t wall, char *path, size_t pathcap, char *msg,
+		       size_t cap)
+{
+	struct tm tm;
+	char stamp[32];
+	if (!gmtime_r(&wall, &tm) || strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm) == 0) {
+		snprintf(msg, cap, "snapshot: cannot format the time");
+		return -1;
+	}
+	/* Two snapshots in one second get -2, -3...: never overwrite one. */
+	for (int i = 1; i < 100; i++) {
+		if (i == 1)
+			snprintf(path, pathcap, "%s/infertop-%s.json", dir, stamp);
+		else
+			snprintf(path, pathcap, "%s/infertop-%s-%d.json", dir, stamp, i);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0) {
+			snprintf(msg, cap, "snapshot: cannot create %s: %s", path, strerror(errno));
+			return -1;
+		}
+		close(fd);
+		char err[512];
+		if (report_write_json(e, path, err, sizeof err) != 0) {
+			unlink(path);
+			snprintf(msg, cap, "snapshot failed: %s", err);
+			return -1;
+		}
+		snprintf(msg, cap, "snapshot written to %s", path);
+		return 0;
+	}
+	snprintf(msg, cap, "snapshot: too many files named %s/infertop-%s*.json", dir, stamp);
+	return -1;
+}
+
+int ui_action_window_reset(struct engine *e, int64_t now_ns, char *msg, size_t cap)
+{
+	stats_window_reset(e->stats, now_ns);
+	snprintf(msg, cap, "sliding window emptied; whole-run figures kept");
+	return 0;
+}

@@ -1,0 +1,190 @@
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "infertop/engine.h"
+#include "infertop/series.h"
+#include "infertop/widget.h"
+
+/* Charts over time: a filled area in braille dots (2 x 4 per cell) or, in
+ * ASCII mode, '#' and '.' (1 x 2 per cell). Load changes are marked with
+ * a dotted vertical line and their label. */
+
+static const struct chart_def {
+	const char *title;
+	enum series_id id;
+	enum theme_role role;
+	bool percent;       /* 0..1 shown as 0..100 %, fixed scale */
+	const char *unit;
+	const char *no_data;
+} charts[CHART_N] = {
+	[CHART_TOK] = {"output tok/s", SER_OUT_TOK_S, THEME_R_CHART_TOK, false, "", NULL},
+	[CHART_TTFT] = {"TTFT p99", SER_TTFT_P99, THEME_R_CHART_TTFT, false, " ms", NULL},
+	[CHART_ITL] = {"ITL p99", SER_ITL_P99, THEME_R_CHART_ITL, false, " ms", NULL},
+	[CHART_QUEUE] = {"queue depth", SER_WAITING, THEME_R_CHART_QUEUE, false, "", "the server does not report its queue"},
+	[CHART_KV] = {"KV cache", SER_KV, THEME_R_CHART_KV, true, "%", "the server does not report KV-cache usage"},
+	[CHART_CONC] = {"in flight", SER_IN_FLIGHT, THEME_R_CHART_CONC, false, "", NULL},
+	[CHART_REQ] = {"req/s", SER_REQ_S, THEME_R_CHART_TOK, false, "", NULL},
+	[CHART_ERR] = {"errors/s", SER_ERRORS, THEME_R_CRIT, false, "", NULL},
+};
+
+#define MAX_POINTS 2048
+#define MAX_COLS (MAX_POINTS / 2)
+#define MAX_MARKS 64
+
+static double nice_ceil(double m)
+{
+	if (!(m > 0))
+		return 1;
+	double e = pow(10, floor(log10(m)));
+	double f = m / e;
+	double n = f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10;
+	return n * e;
+}
+
+/* Braille dot bits, bottom to top: left column, right column. */
+static const unsigned braille_bits[2][4] = {{0x40, 0x04, 0x02, 0x01}, {0x80, 0x20, 0x10, 0x08}};
+
+static void plot(WINDOW *w, const struct rect *r, const double *v, int npts, double top, const struct dash *d,
+		 enum theme_role role, const int *mark_col, int nmarks, const struct series_marker *marks)
+{
+	int rows = r->h - 1, cols = r->w < MAX_COLS ? r->w : MAX_COLS;
+	int per_cell = d->ascii ? 2 : 4;   /* vertical levels per row */
+	int levels = rows * per_cell;
+	int height[MAX_POINTS];
+	for (int i = 0; i < npts; i++) {
+		if (isnan(v[i]) || v[i] <= 0) {
+			height[i] = isnan(v[i]) ? -1 : 0;
+			continue;
+		}
+		int h = (int)lround(v[i] / top * levels);
+		height[i] = h < 1 ? 1 : h > levels ? levels : h; /* anything above zero shows */
+	}
+	unsigned long attr = wd_attr(d, role), mattr = wd_attr(d, THEME_R_MARKER);
+	wchar_t line[MAX_COLS + 1];
+	for (int row = 0; row < rows; row++) {
+		int base = (rows - 1 - row) * per_cell; /* levels below this row */
+		for (int c = 0; c < cols; c++) {
+			wchar_t ch = L' ';
+			if (d->ascii) {
+				int f = height[c] - base;
+				ch = f >= 2 ? L'#' : f == 1 ? L'.' : L' ';
+			} else {
+				unsigned bits = 0;
+				for (int half = 0; half < 2; half++) {
+					int f = height[2 * c + half] - base;
+					for (int k = 0; k < 4 && k < f; k++)
+						bits |= braille_bits[half][k];
+				}
+				if (bits)
+					ch = (wchar_t)(0x2800 + bits);
+			}
+			line[c] = ch;
+		}
+		line[cols] = 0;
+		wattr_set(w, (attr_t)(attr & ~A_COLOR), (short)PAIR_NUMBER(attr), NULL);
+		mvwaddnwstr(w, r->y + 1 + row, r->x, line, cols);
+		for (int m = 0; m < nmarks; m++) {
+			int c = mark_col[m];
+			wchar_t mc[2] = {line[c] == L' ' ? (d->ascii ? L'|' : 0x250a) : line[c], 0};
+			wattr_set(w, (attr_t)(mattr & ~A_COLOR), (short)PAIR_NUMBER(mattr), NULL);
+			mvwaddnwstr(w, r->y + 1 + row, r->x + c, mc, 1);
+			/* The label goes in the top row, where it does not hide data. */
+			if (row == 0) {
+				const char *lab = marks[m].label;
+				int len = wd_width(lab), end = m + 1 < nmarks ? mark_col[m + 1] : cols;
+				bool fits = c + 1 + len < end;
+				for (int k = c + 1; fits && k <= c + len && k < cols; k++)
+					fits = line[k] == L' ';
+				if (fits) {
+					struct rect top_row = {r->y + 1, r->x, 1, r->w};
+					wd_put(w, &top_row, 0, c + 1, mattr, lab);
+				}
+			}
+		}
+	}
+}
+
+void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
+{
+	if (arg < 0 || arg >= CHART_N)
+		return;
+	const struct chart_def *cd = &charts[arg];
+	/* The last column is a gutter between neighbouring charts. */
+	struct rect cr = *r;
+	if (cr.w > LAYOUT_CHART_MIN_W)
+		cr.w--;
+	r = &cr;
+	unsigned long dim = wd_attr(d, THEME_R_DIM);
+	int x = wd_put(w, r, 0, 0, wd_attr(d, THEME_R_TITLE), cd->title);
+	int cols = r->w < MAX_COLS ? r->w : MAX_COLS;
+	int npts = d->ascii ? cols : 2 * cols;
+	double v[MAX_POINTS];
+	int64_t t0 = 0, first = 0, last = 0;
+	size_t n = 0;
+	/* A run shorter than the zoom span fills the chart instead of
+	 * crawling in from the right. */
+	int64_t want = d->zoom_ns;
+	const char *span_name = d->zoom_name ? d->zoom_name : "";
+	if (d->ser && series_extent(d->ser, &first, &last) == 0) {
+		if (want > last - first) {
+			want = 0;
+			span_name = "run";
+		}
+		n = series_read(d->ser, cd->id, want, v, (size_t)npts, &t0);
+	}
+	if (n == 0) {
+		wd_put(w, r, 1, 0, dim, "waiting for data");
+		return;
+	}
+	double maxv = 0, cur = NAN;
+	bool any = false;
+	for (int i = 0; i < npts; i++) {
+		if (isnan(v[i]))
+			continue;
+		any = true;
+		cur = v[i];
+		if (v[i] > maxv)
+			maxv = v[i];
+	}
+	double scale = cd->percent ? 100 : 1;
+	double top = cd->percent ? 1.0 : nice_ceil(maxv);
+	char b[64], tb[32];
+	if (!isnan(cur)) {
+		fmt_si(b, sizeof b, cur * scale);
+		x = wd_put(w, r, 0, x + 1, wd_attr(d, THEME_R_VALUE), b);
+		x = wd_put(w, r, 0, x, wd_attr(d, THEME_R_LABEL), cd->unit);
+	}
+	if (arg == CHART_CONC && d->e->load.mode == LOAD_CLOSED) {
+		snprintf(b, sizeof b, " / target %ld", d->e->load.concurrency);
+		x = wd_put(w, r, 0, x, wd_attr(d, THEME_R_LABEL), b);
+	}
+	fmt_si(tb, sizeof tb, top * scale);
+	snprintf(b, sizeof b, "top %s%s  %s", tb, cd->percent ? "%" : "", span_name);
+	if (x + 2 + wd_width(b) <= r->w)
+		wd_put_right(w, r, 0, r->w, dim, b);
+	if (!any) {
+		wd_put(w, r, 1, 0, dim, cd->no_data ? cd->no_data : "no data in this span");
+		return;
+	}
+	int64_t span = want > 0 ? want : last - t0;
+	struct series_marker marks[MAX_MARKS];
+	int mark_col[MAX_MARKS];
+	size_t nm = span > 0 ? series_marks(d->ser, t0, t0 + span, marks, MAX_MARKS) : 0;
+	int k = 0;
+	for (size_t i = 0; i < nm; i++) {
+		int c = (int)((double)(marks[i].t_ns - t0) / (double)span * cols);
+		if (c < 0 || c >= cols)
+			continue;
+		if (k > 0 && mark_col[k - 1] == c) {
+			marks[k - 1] = marks[i]; /* same column: the later change wins */
+			continue;
+		}
+		marks[k] = marks[i];
+		mark_col[k++] = c;
+	}
+	plot(w, r, v, npts, top, d, cd->role, mark_col, k, marks);
+}

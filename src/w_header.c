@@ -1,0 +1,99 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "infertop/engine.h"
+#include "infertop/server.h"
+#include "infertop/widget.h"
+
+static const char *status_word(enum server_status s)
+{
+	switch (s) {
+	case SERVER_OFF:
+		return "off";
+	case SERVER_PENDING:
+		return "waiting";
+	case SERVER_UP:
+		return "up";
+	case SERVER_STALE:
+		return "stale";
+	case SERVER_DOWN:
+		return "down";
+	}
+	return "?";
+}
+
+static const char *state_word(const struct engine *e)
+{
+	switch (e->state) {
+	case ENGINE_IDLE:
+		return "starting";
+	case ENGINE_RUNNING:
+		if (e->load.paused)
+			return "paused";
+		if (e->stats->run_c.completed + stats_errors_total(e->stats) == 0)
+			return "warming up";
+		return "running";
+	case ENGINE_DRAINING:
+		return "draining";
+	case ENGINE_DONE:
+		return "done";
+	}
+	return "?";
+}
+
+void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
+{
+	(void)arg;
+	const struct engine *e = d->e;
+	unsigned long hd = wd_attr(d, THEME_R_HEADER), key = wd_attr(d, THEME_R_HEADER_KEY);
+	wd_clear_row(w, r, 0, 0, hd);
+
+	/* Right: server, state, elapsed; always shown, the URL gives way. */
+	char server[64], elapsed[32], right[256];
+	const struct server_state *srv = d->srv;
+	if (!srv || srv->status == SERVER_OFF)
+		snprintf(server, sizeof server, "%s", wd_dash(d));
+	else if (srv->status == SERVER_UP)
+		snprintf(server, sizeof server, "%s", srv->detected[0] ? srv->detected : "up");
+	else
+		snprintf(server, sizeof server, "%s%s%s", srv->detected, srv->detected[0] ? " " : "",
+			 status_word(srv->status));
+	fmt_elapsed(elapsed, sizeof elapsed, engine_elapsed(e, d->now));
+	const char *state = state_word(e);
+	snprintf(right, sizeof right, " server %s  %s  %s ", server, state, elapsed);
+	int rw = wd_width(right);
+	if (d->done_hint && e->state == ENGINE_DONE)
+		rw += wd_width(d->done_hint) + 1;
+
+	int x = wd_put(w, r, 0, 0, key, " infertop ");
+	int room = r->w - rw - 1;
+	/* URL and model share what is left; each is cut, not dropped. */
+	char url[512], model[256], left[800];
+	snprintf(url, sizeof url, "%s", e->cfg && e->cfg->url ? e->cfg->url : "");
+	snprintf(model, sizeof model, "%s", e->model ? e->model : wd_dash(d));
+	int avail = room - x - 8; /* "  model " */
+	if (wd_width(url) + wd_width(model) > avail) {
+		int mw = wd_width(model), uw = avail - (mw < avail / 2 ? mw : avail / 2);
+		wd_truncate(url, uw, d->ascii);
+		wd_truncate(model, avail - wd_width(url), d->ascii);
+	}
+	snprintf(left, sizeof left, "%s  model %s", url, model);
+	struct rect lr = *r;
+	lr.w = room > 0 ? room : 0;
+	wd_put(w, &lr, 0, x, hd, left);
+
+	x = r->w - rw;
+	if (x < 0)
+		x = 0;
+	x = wd_put(w, r, 0, x, hd, " server ");
+	x = wd_put(w, r, 0, x, srv && srv->status != SERVER_UP ? key : hd, server);
+	x = wd_put(w, r, 0, x, hd, "  ");
+	x = wd_put(w, r, 0, x, key, state);
+	x = wd_put(w, r, 0, x, hd, "  ");
+	x = wd_put(w, r, 0, x, hd, elapsed);
+	x = wd_put(w, r, 0, x, hd, " ");
+	if (d->done_hint && e->state == ENGINE_DONE)
+		wd_put(w, r, 0, x, key, d->done_hint);
+}

@@ -1,0 +1,134 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "infertop/engine.h"
+#include "infertop/hist.h"
+#include "infertop/stats.h"
+#include "infertop/widget.h"
+
+/* Latency percentiles, sliding window and whole run side by side. */
+
+struct lat_row {
+	enum stat_metric m;
+	const char *name;
+};
+
+static const struct lat_row compact_rows[] = {
+	{STAT_TTFB, "TTFB"}, {STAT_TTFT, "TTFT"}, {STAT_ITL, "ITL"},
+	{STAT_TPOT, "TPOT"}, {STAT_E2E, "E2E"}, {STAT_QUEUE, "queue"},
+};
+static const struct lat_row detail_rows[] = {
+	{STAT_TTFB, "TTFB"}, {STAT_TTFT, "TTFT"}, {STAT_ITL, "ITL"}, {STAT_TPOT, "TPOT"},
+	{STAT_E2E, "E2E"}, {STAT_QUEUE, "queue"}, {STAT_TTFT_Q, "TTFT+q"}, {STAT_E2E_Q, "E2E+q"},
+};
+
+enum col { COL_P50, COL_P90, COL_P95, COL_P99, COL_P999, COL_MAX, COL_MEAN, COL_N };
+
+static const struct {
+	const char *head;
+	double p;
+} cols[] = {
+	[COL_P50] = {"p50", 50}, [COL_P90] = {"p90", 90}, [COL_P95] = {"p95", 95}, [COL_P99] = {"p99", 99},
+	[COL_P999] = {"p99.9", 99.9}, [COL_MAX] = {"max", 100}, [COL_MEAN] = {"mean", -1},
+};
+
+static void cell(char *buf, size_t cap, const struct hist *h, enum col c, const struct dash *d)
+{
+	if (hist_count(h) == 0) {
+		snprintf(buf, cap, "%s", wd_dash(d));
+		return;
+	}
+	double us;
+	if (c == COL_MAX)
+		us = (double)hist_max(h);
+	else if (c == COL_MEAN)
+		us = hist_mean(h);
+	else
+		us = (double)hist_percentile(h, cols[c].p);
+	fmt_ms(buf, cap, us / 1000.0);
+}
+
+static void span_name(char *buf, size_t cap, int64_t ns)
+{
+	int64_t s = ns / 1000000000LL;
+	if (s >= 3600 && s % 3600 == 0)
+		snprintf(buf, cap, "%lldh", (long long)(s / 3600));
+	else if (s >= 60 && s % 60 == 0)
+		snprintf(buf, cap, "%lldm", (long long)(s / 60));
+	else
+		snprintf(buf, cap, "%gs", (double)ns / 1e9);
+}
+
+void w_latency_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
+{
+	const struct stats *st = d->e->stats;
+	bool detail = arg == PANEL_DETAIL;
+	const struct lat_row *rows = detail ? detail_rows : compact_rows;
+	int nrows = detail ? 8 : ((d->layout_flags & LAYOUT_QUEUE) ? 6 : 5);
+
+	/* Columns by priority; as many as fit at a readable width. */
+	enum col want[COL_N];
+	int nc = 0;
+	want[nc++] = COL_P50;
+	want[nc++] = COL_P90;
+	if (detail)
+		want[nc++] = COL_P95;
+	want[nc++] = COL_P99;
+	want[nc++] = COL_P999;
+	want[nc++] = COL_MAX;
+	if (detail)
+		want[nc++] = COL_MEAN;
+	const int namew = 7, gap = 3;
+	static const enum col drop_order[] = {COL_MEAN, COL_P95, COL_P90, COL_P999};
+	for (size_t k = 0; k < sizeof drop_order / sizeof drop_order[0]; k++) {
+		if ((r->w - namew - gap - 1) / (2 * nc) >= 6)
+			break;
+		for (int i = 0; i < nc; i++)
+			if (want[i] == drop_order[k]) {
+				memmove(&want[i], &want[i + 1], (size_t)(nc - i - 1) * sizeof want[0]);
+				nc--;
+				break;
+			}
+	}
+	int cw = (r->w - namew - gap - 1) / (2 * nc);
+	if (cw > 9)
+		cw = 9;
+	int x_win = namew, x_run = namew + nc * cw + gap;
+
+	char win[32], t[96];
+	span_name(win, sizeof win, d->e->cfg ? d->e->cfg->window_ns : 0);
+	wd_title(w, r, d, "Latency", "ms");
+	char nwin[16], nrun[16];
+	fmt_count(nwin, sizeof nwin, hist_count(st->win[STAT_E2E]));
+	fmt_count(nrun, sizeof nrun, hist_count(st->run[STAT_E2E]));
+	snprintf(t, sizeof t, " window %s: %s req ", win, nwin);
+	int tx = x_win + 12 > 16 ? x_win + 12 : 16;
+	unsigned long title = wd_attr(d, THEME_R_TITLE), lab = wd_attr(d, THEME_R_LABEL);
+	wd_put(w, r, 0, tx, title, t);
+	snprintf(t, sizeof t, " whole run: %s req ", nrun);
+	wd_put(w, r, 0, x_run + cw, title, t);
+
+	for (int s = 0; s < 2; s++) {
+		int x0 = s ? x_run : x_win;
+		for (int c = 0; c < nc; c++)
+			wd_put_right(w, r, 1, x0 + (c + 1) * cw, lab, cols[want[c]].head);
+	}
+	wd_put(w, r, 1, x_run - 2, wd_attr(d, THEME_R_BORDER), wd_vbar(d));
+	for (int i = 0; i < nrows && 2 + i < r->h; i++) {
+		int y = 2 + i;
+		wd_put(w, r, y, 1, lab, rows[i].name);
+		for (int s = 0; s < 2; s++) {
+			const struct hist *h = s ? st->run[rows[i].m] : st->win[rows[i].m];
+			int x0 = s ? x_run : x_win;
+			for (int c = 0; c < nc; c++) {
+				char v[16];
+				cell(v, sizeof v, h, want[c], d);
+				bool none = hist_count(h) == 0;
+				wd_put_right(w, r, y, x0 + (c + 1) * cw, wd_attr(d, none ? THEME_R_DIM : THEME_R_VALUE), v);
+			}
+		}
+		wd_put(w, r, y, x_run - 2, wd_attr(d, THEME_R_BORDER), wd_vbar(d));
+	}
+}

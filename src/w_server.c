@@ -1,0 +1,235 @@
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "infertop/engine.h"
+#include "infertop/server.h"
+#include "infertop/widget.h"
+
+/* What the server says about itself. Every figure it does not expose is a
+ * dash, never a zero. */
+
+static const char *status_word(enum server_status s)
+{
+	switch (s) {
+	case SERVER_OFF:
+		return "off";
+	case SERVER_PENDING:
+		return "waiting for first scrape";
+	case SERVER_UP:
+		return "up";
+	case SERVER_STALE:
+		return "stale";
+	case SERVER_DOWN:
+		return "down";
+	}
+	return "?";
+}
+
+static enum theme_role status_role(enum server_status s)
+{
+	switch (s) {
+	case SERVER_UP:
+		return THEME_R_GOOD;
+	case SERVER_STALE:
+	case SERVER_PENDING:
+		return THEME_R_WARN;
+	case SERVER_DOWN:
+		return THEME_R_CRIT;
+	case SERVER_OFF:
+	default:
+		return THEME_R_DIM;
+	}
+}
+
+enum item_kind { IT_NUM, IT_PCT_BAR, IT_PCT, IT_MS };
+
+struct item {
+	const char *label;
+	enum item_kind kind;
+	const struct server_value *v;
+};
+
+static void value_text(char *buf, size_t cap, const struct item *it, const struct dash *d)
+{
+	if (!it->v || !it->v->valid || isnan(it->v->v)) {
+		snprintf(buf, cap, "%s", wd_dash(d));
+		return;
+	}
+	switch (it->kind) {
+	case IT_PCT:
+	case IT_PCT_BAR:
+		snprintf(buf, cap, "%.0f%%", it->v->v * 100);
+		break;
+	case IT_MS: {
+		char ms[24];
+		fmt_ms(ms, sizeof ms, it->v->v * 1000);
+		snprintf(buf, cap, "%s ms", ms);
+		break;
+	}
+	case IT_NUM:
+	default:
+		fmt_si(buf, cap, it->v->v);
+		break;
+	}
+}
+
+/* Items in a grid of cells, row by row: label, then the value right-aligned
+ * in the cell (a bar before it for percentages that fill up). */
+static void grid(WINDOW *w, const struct rect *r, int y0, int rows, const struct item *items, int n,
+		 const struct dash *d)
+{
+	int cellw = 20;
+	int ncols = r->w / cellw;
+	if (ncols < 1)
+		ncols = 1;
+	/* Fewer, wider cells when there are rows to spare. */
+	while (ncols > 1 && (n + ncols - 2) / (ncols - 1) <= rows)
+		ncols--;
+	cellw = r->w / ncols;
+	if (cellw > 28)
+		cellw = 28;
+	unsigned long lab = wd_attr(d, THEME_R_LABEL);
+	for (int i = 0; i < n; i++) {
+		int row = i / ncols, col = i % ncols;
+		if (row >= rows)
+			break;
+		int y = y0 + row, x = 1 + col * cellw, end = x + cellw - 2;
+		char v[32];
+		value_text(v, sizeof v, &items[i], d);
+		bool known = items[i].v && items[i].v->valid;
+		wd_put(w, r, y, x, lab, items[i].label);
+		int vx = end - wd_width(v);
+		wd_put(w, r, y, vx, wd_attr(d, known ? THEME_R_VALUE : THEME_R_DIM), v);
+		if (items[i].kind == IT_PCT_BAR) {
+			int bx = x + wd_width(items[i].label) + 1, bw = vx - 1 - bx;
+			if (bw > 12)
+				bw = 12;
+			if (bw >= 3)
+				wd_bar(w, r, y, vx - 1 - bw, bw, known ? items[i].v->v : NAN, d);
+		}
+	}
+}
+
+static void title(WINDOW *w, const struct rect *r, const struct dash *d)
+{
+	const struct server_state *s = d->srv;
+	int x = wd_title(w, r, d, "Server", s && s->detected[0] ? s->detected : NULL);
+	if (!s)
+		return;
+	unsigned long b = wd_attr(d, THEME_R_BORDER);
+	x = wd_put(w, r, 0, x, wd_attr(d, status_role(s->status)), status_word(s->status));
+	if ((s->status == SERVER_UP || s->status == SERVER_STALE) && s->last_ok_ns > 0 && d->now >= s->last_ok_ns) {
+		char age[48];
+		snprintf(age, sizeof age, " %.1fs ago", (double)(d->now - s->last_ok_ns) / 1e9);
+		x = wd_put(w, r, 0, x, wd_attr(d, THEME_R_DIM), age);
+	}
+	wd_put(w, r, 0, x, b, " ");
+}
+
+static void latency_rows(WINDOW *w, const struct rect *r, int y, int x, int rows, const struct dash *d)
+{
+	static const struct {
+		enum server_latency l;
+		const char *name;
+	} ls[] = {{SRVL_TTFT, "TTFT"}, {SRVL_ITL, "ITL"}, {SRVL_E2E, "E2E"}, {SRVL_QUEUE, "queue"}};
+	const struct server_state *s = d->srv;
+	unsigned long lab = wd_attr(d, THEME_R_LABEL);
+	wd_put(w, r, y, x, lab, "server ms");
+	wd_put_right(w, r, y, x + 19, lab, "p50");
+	wd_put_right(w, r, y, x + 27, lab, "p90");
+	wd_put_right(w, r, y, x + 35, lab, "p99");
+	for (int i = 0; i < 4 && i + 1 < rows; i++) {
+		wd_put(w, r, y + 1 + i, x, lab, ls[i].name);
+		const struct server_value *vals[3] = {&s->p50[ls[i].l], &s->p90[ls[i].l], &s->p99[ls[i].l]};
+		for (int k = 0; k < 3; k++) {
+			char v[16];
+			if (vals[k]->valid)
+				fmt_ms(v, sizeof v, vals[k]->v * 1000);
+			else
+				snprintf(v, sizeof v, "%s", wd_dash(d));
+			wd_put_right(w, r, y + 1 + i, x + 19 + 8 * k, wd_attr(d, vals[k]->valid ? THEME_R_VALUE : THEME_R_DIM), v);
+		}
+	}
+}
+
+/* Whole-run range of the gauges that matter when tuning: how full the
+ * queue and the KV cache got. */
+static void run_aggregates(WINDOW *w, const struct rect *r, int y, int x, int rows, const struct dash *d)
+{
+	static const struct {
+		enum server_gauge g;
+		const char *name;
+		bool pct;
+	} gs[] = {{SRV_WAITING, "waiting", false}, {SRV_RUNNING, "running", false}, {SRV_KV_USAGE, "KV usage", true}};
+	const struct server_state *s = d->srv;
+	unsigned long lab = wd_attr(d, THEME_R_LABEL);
+	wd_put(w, r, y, x, lab, "over the run");
+	wd_put_right(w, r, y, x + 22, lab, "mean");
+	wd_put_right(w, r, y, x + 30, lab, "max");
+	for (int i = 0; i < 3 && i + 1 < rows; i++) {
+		const struct server_agg *a = &s->agg[gs[i].g];
+		wd_put(w, r, y + 1 + i, x, lab, gs[i].name);
+		char mean[16], max[16];
+		if (a->n == 0) {
+			snprintf(mean, sizeof mean, "%s", wd_dash(d));
+			snprintf(max, sizeof max, "%s", wd_dash(d));
+		} else if (gs[i].pct) {
+			snprintf(mean, sizeof mean, "%.0f%%", 100 * a->sum / (double)a->n);
+			snprintf(max, sizeof max, "%.0f%%", 100 * a->max);
+		} else {
+			fmt_si(mean, sizeof mean, a->sum / (double)a->n);
+			fmt_si(max, sizeof max, a->max);
+		}
+		unsigned long va = wd_attr(d, a->n ? THEME_R_VALUE : THEME_R_DIM);
+		wd_put_right(w, r, y + 1 + i, x + 22, va, mean);
+		wd_put_right(w, r, y + 1 + i, x + 30, va, max);
+	}
+	for (int i = 0; i < s->nwatch && 4 + i < rows; i++) {
+		char v[32];
+		if (s->watch[i].value.valid)
+			fmt_si(v, sizeof v, s->watch[i].value.v);
+		else
+			snprintf(v, sizeof v, "%s", wd_dash(d));
+		int ex = wd_put(w, r, y + 4 + i, x, lab, s->watch[i].expr);
+		wd_put(w, r, y + 4 + i, ex + 1, wd_attr(d, THEME_R_VALUE), v);
+	}
+}
+
+void w_server_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
+{
+	const struct server_state *s = d->srv;
+	title(w, r, d);
+	if (!s || s->status == SERVER_OFF) {
+		wd_put(w, r, 1, 1, wd_attr(d, THEME_R_DIM), "no server metrics (scraping off, or not available)");
+		return;
+	}
+	if (s->status == SERVER_PENDING && s->scrapes == 0) {
+		wd_printf(w, r, 1, 1, wd_attr(d, THEME_R_DIM), "waiting for the first scrape of %s", s->url);
+		return;
+	}
+	const struct item items[] = {
+		{"running", IT_NUM, &s->gauge[SRV_RUNNING]},
+		{"waiting", IT_NUM, &s->gauge[SRV_WAITING]},
+		{"KV", IT_PCT_BAR, &s->gauge[SRV_KV_USAGE]},
+		{"preempt/s", IT_NUM, &s->gauge[SRV_PREEMPT_RATE]},
+		{"prefix hit", IT_PCT, &s->gauge[SRV_PREFIX_HIT]},
+		{"TTFT p99", IT_MS, &s->p99[SRVL_TTFT]},
+		{"ITL p99", IT_MS, &s->p99[SRVL_ITL]},
+		{"gen tok/s", IT_NUM, &s->gauge[SRV_GEN_TOK_S]},
+	};
+	int n = (int)(sizeof items / sizeof items[0]);
+	if (arg != PANEL_DETAIL) {
+		grid(w, r, 1, r->h - 1, items, n, d);
+		return;
+	}
+	grid(w, r, 1, 2, items, n, d);
+	int y = 3, rows = r->h - y - (s->last_error[0] ? 1 : 0);
+	latency_rows(w, r, y, 1, rows, d);
+	if (r->w >= 80)
+		run_aggregates(w, r, y, r->w >= 120 ? r->w / 2 : 42, rows, d);
+	if (s->last_error[0] && s->status != SERVER_UP)
+		wd_printf(w, r, r->h - 1, 1, wd_attr(d, THEME_R_CRIT), "last error: %s", s->last_error);
+}

@@ -1,0 +1,296 @@
+#include "config.h"
+
+#include "infertop/widget.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "infertop/engine.h"
+#include "infertop/server.h"
+
+const struct widget widgets[PANEL_KIND_N] = {
+	[PANEL_HEADER] = {"header", w_header_draw},
+	[PANEL_LOAD] = {"load", w_load_draw},
+	[PANEL_LATENCY] = {"latency", w_latency_draw},
+	[PANEL_SERVER] = {"server", w_server_draw},
+	[PANEL_GPU] = {"gpu", w_gpu_draw},
+	[PANEL_CHART] = {"chart", w_chart_draw},
+	[PANEL_ERRORS] = {"errors", w_errors_draw},
+	[PANEL_KEYBAR] = {"keybar", w_keybar_draw},
+	[PANEL_HELP] = {"help", w_help_draw},
+	[PANEL_TOO_SMALL] = {"too-small", w_too_small_draw},
+};
+
+unsigned widgets_layout_flags(const struct engine *e)
+{
+	unsigned f = 0;
+	if (e->cfg && e->cfg->gpu_metrics_url)
+		f |= LAYOUT_GPU;
+	if (e->load.mode == LOAD_OPEN)
+		f |= LAYOUT_QUEUE;
+	if (e->server && e->server->status != SERVER_OFF)
+		f |= LAYOUT_SERVER;
+	return f;
+}
+
+void widgets_render(WINDOW *w, const struct layout *l, const struct dash *d)
+{
+	wattr_set(w, (attr_t)d->attr[THEME_R_NORMAL], (short)PAIR_NUMBER(d->attr[THEME_R_NORMAL]), NULL);
+	wbkgdset(w, (chtype)(' ' | d->attr[THEME_R_NORMAL]));
+	werase(w);
+	for (int i = 0; i < l->n; i++) {
+		const struct panel *p = &l->p[i];
+		if ((unsigned)p->kind < PANEL_KIND_N && widgets[p->kind].draw)
+			widgets[p->kind].draw(w, &p->r, p->arg, d);
+	}
+}
+
+unsigned long wd_attr(const struct dash *d, enum theme_role role)
+{
+	return d->attr[role];
+}
+
+const char *wd_dash(const struct dash *d)
+{
+	return d->ascii ? "-" : "\xe2\x80\x93";
+}
+
+const char *wd_vbar(const struct dash *d)
+{
+	return d->ascii ? "|" : "\xe2\x94\x82";
+}
+
+static void set_attr(WINDOW *w, unsigned long attr)
+{
+	wattr_set(w, (attr_t)(attr & ~A_COLOR), (short)PAIR_NUMBER(attr), NULL);
+}
+
+/* Decodes one UTF-8 character; invalid bytes become '?'. */
+static size_t next_char(const char *s, wchar_t *wc, mbstate_t *st)
+{
+	size_t n = mbrtowc(wc, s, MB_CUR_MAX, st);
+	if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+		memset(st, 0, sizeof *st);
+		*wc = L'?';
+		return 1;
+	}
+	return n;
+}
+
+int wd_width(const char *s)
+{
+	mbstate_t st;
+	memset(&st, 0, sizeof st);
+	int w = 0;
+	while (*s) {
+		wchar_t wc;
+		s += next_char(s, &wc, &st);
+		int cw = wcwidth(wc);
+		w += cw < 0 ? 1 : cw;
+	}
+	return w;
+}
+
+void wd_truncate(char *s, int maxw, bool ascii)
+{
+	if (maxw <= 0) {
+		s[0] = '\0';
+		return;
+	}
+	if (wd_width(s) <= maxw)
+		return;
+	const char *ell = ascii ? "~" : "\xe2\x80\xa6";
+	mbstate_t st;
+	memset(&st, 0, sizeof st);
+	int w = 0;
+	char *p = s;
+	while (*p) {
+		wchar_t wc;
+		size_t n = next_char(p, &wc, &st);
+		int cw = wcwidth(wc);
+		if (w + (cw < 0 ? 1 : cw) > maxw - 1)
+			break;
+		w += cw < 0 ? 1 : cw;
+		p += n;
+	}
+	/* The ellipsis is at most 3 bytes and replaces at least one. */
+	size_t keep = (size_t)(p - s);
+	memmove(s + keep, ell, strlen(ell) + 1);
+}
+
+int wd_put(WINDOW *w, const struct rect *r, int y, int x, unsigned long attr, const char *s)
+{
+	if (y < 0 || y >= r->h || x >= r->w || !s)
+		return x;
+	wchar_t buf[512];
+	int n = 0, col = x;
+	mbstate_t st;
+	memset(&st, 0, sizeof st);
+	while (*s && n < (int)(sizeof buf / sizeof buf[0])) {
+		wchar_t wc;
+		size_t len = next_char(s, &wc, &st);
+		int cw = wcwidth(wc);
+		if (cw < 0) {
+			wc = L'?';
+			cw = 1;
+		}
+		if (col + cw > r->w)
+			break;
+		s += len;
+		if (col >= 0)
+			buf[n++] = wc;
+		col += cw;
+	}
+	if (n > 0) {
+		set_attr(w, attr);
+		mvwaddnwstr(w, r->y + y, r->x + (x < 0 ? 0 : x), buf, n);
+	}
+	return col;
+}
+
+int wd_printf(WINDOW *w, const struct rect *r, int y, int x, unsigned long attr, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	return wd_put(w, r, y, x, attr, buf);
+}
+
+int wd_put_right(WINDOW *w, const struct rect *r, int y, int x_end, unsigned long attr, const char *s)
+{
+	int x = x_end - wd_width(s);
+	return wd_put(w, r, y, x < 0 ? 0 : x, attr, s);
+}
+
+void wd_clear_row(WINDOW *w, const struct rect *r, int y, int x, unsigned long attr)
+{
+	if (y < 0 || y >= r->h || x >= r->w)
+		return;
+	if (x < 0)
+		x = 0;
+	set_attr(w, attr);
+	mvwhline(w, r->y + y, r->x + x, ' ', r->w - x);
+}
+
+int wd_title(WINDOW *w, const struct rect *r, const struct dash *d, const char *title, const char *extra)
+{
+	const char *rule = d->ascii ? "-" : "\xe2\x94\x80";
+	unsigned long b = wd_attr(d, THEME_R_BORDER);
+	for (int x = 0; x < r->w; x++)
+		wd_put(w, r, 0, x, b, rule);
+	int x = wd_put(w, r, 0, 1, b, " ");
+	x = wd_put(w, r, 0, x, wd_attr(d, THEME_R_TITLE), title);
+	if (extra && *extra) {
+		x = wd_put(w, r, 0, x, b, " ");
+		x = wd_put(w, r, 0, x, wd_attr(d, THEME_R_DIM), extra);
+	}
+	return wd_put(w, r, 0, x, b, " ");
+}
+
+void wd_bar(WINDOW *w, const struct rect *r, int y, int x, int width, double frac, const struct dash *d)
+{
+	if (width <= 0)
+		return;
+	static const char *const eighths[8] = {"", "\xe2\x96\x8f", "\xe2\x96\x8e", "\xe2\x96\x8d",
+					      "\xe2\x96\x8c", "\xe2\x96\x8b", "\xe2\x96\x8a", "\xe2\x96\x89"};
+	unsigned long fill = wd_attr(d, THEME_R_BAR_FILL), empty = wd_attr(d, THEME_R_BAR_EMPTY);
+	if (isnan(frac)) {
+		for (int i = 0; i < width; i++)
+			wd_put(w, r, y, x + i, empty, d->ascii ? "." : "\xe2\x96\x91");
+		return;
+	}
+	if (frac < 0)
+		frac = 0;
+	if (frac > 1)
+		frac = 1;
+	/* Warm colours as the bar fills: the glance that matters is "full?". */
+	if (frac >= 0.95)
+		fill = wd_attr(d, THEME_R_CRIT);
+	else if (frac >= 0.80)
+		fill = wd_attr(d, THEME_R_WARN);
+	int units = (int)lround(frac * width * (d->ascii ? 1 : 8));
+	for (int i = 0; i < width; i++) {
+		int u = d->ascii ? units - i : units - 8 * i;
+		if (d->ascii)
+			wd_put(w, r, y, x + i, u > 0 ? fill : empty, u > 0 ? "#" : ".");
+		else if (u >= 8)
+			wd_put(w, r, y, x + i, fill, "\xe2\x96\x88");
+		else if (u > 0)
+			wd_put(w, r, y, x + i, fill, eighths[u]);
+		else
+			wd_put(w, r, y, x + i, empty, "\xe2\x96\x91");
+	}
+}
+
+void fmt_ms(char *buf, size_t cap, double ms)
+{
+	if (isnan(ms) || ms < 0)
+		snprintf(buf, cap, "?");
+	else if (ms < 9.995)
+		snprintf(buf, cap, "%.2f", ms);
+	else if (ms < 99.95)
+		snprintf(buf, cap, "%.1f", ms);
+	else if (ms < 9999.5)
+		snprintf(buf, cap, "%.0f", ms);
+	else if (ms < 99950)
+		snprintf(buf, cap, "%.1fs", ms / 1000);
+	else if (ms < 999500)
+		snprintf(buf, cap, "%.0fs", ms / 1000);
+	else
+		snprintf(buf, cap, "%.0fm", ms / 60000);
+}
+
+void fmt_si(char *buf, size_t cap, double v)
+{
+	static const char sfx[] = {'k', 'M', 'G', 'T'};
+	if (isnan(v)) {
+		snprintf(buf, cap, "?");
+		return;
+	}
+	double a = fabs(v);
+	if (a == floor(a) && a < 9999.5) {
+		snprintf(buf, cap, "%.0f", v); /* whole numbers stay whole */
+		return;
+	}
+	if (a < 9.995) {
+		snprintf(buf, cap, "%.2f", v);
+		return;
+	}
+	if (a < 99.95) {
+		snprintf(buf, cap, "%.1f", v);
+		return;
+	}
+	if (a < 9999.5) {
+		snprintf(buf, cap, "%.0f", v);
+		return;
+	}
+	int k = -1;
+	while (a >= 999.5 && k < 3) {
+		a /= 1000;
+		v /= 1000;
+		k++;
+	}
+	snprintf(buf, cap, a < 9.995 ? "%.2f%c" : a < 99.95 ? "%.1f%c" : "%.0f%c", v, sfx[k]);
+}
+
+void fmt_count(char *buf, size_t cap, uint64_t n)
+{
+	if (n < 100000)
+		snprintf(buf, cap, "%llu", (unsigned long long)n);
+	else
+		fmt_si(buf, cap, (double)n);
+}
+
+void fmt_elapsed(char *buf, size_t cap, int64_t ns)
+{
+	if (ns < 0)
+		ns = 0;
+	long long s = ns / 1000000000LL;
+	snprintf(buf, cap, "%02lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
+}

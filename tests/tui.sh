@@ -1,0 +1,324 @@
+#!/bin/sh
+# The dashboard end to end, as a user sees it: infertop --demo in a tmux
+# pane of fixed size, keys sent with send-keys, the screen read back with
+# capture-pane. Every wait polls the pane with a deadline; nothing sleeps
+# blindly. Exit 77 (skip) only when tmux is not installed.
+: "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
+set -u
+command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
+
+tmp=$(mktemp -d)
+# A private tmux server whose socket goes away with $tmp.
+T() { tmux -S "$tmp/tmux.sock" -f /dev/null "$@"; }
+cleanup() {
+	T kill-server 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fails=0
+check() { # description, status
+	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
+}
+
+LANG=C.UTF-8
+LC_ALL=C.UTF-8
+export LANG LC_ALL
+# Sanitizer reports must not vanish with the alternate screen.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$tmp/asan"
+UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$tmp/ubsan:print_stacktrace=1"
+export ASAN_OPTIONS UBSAN_OPTIONS
+mkdir -p "$tmp/xdg" "$tmp/run"
+
+screen() { T capture-pane -p -t tui; }
+# With SGR escape sequences: the colours actually drawn.
+screen_sgr() { T capture-pane -p -e -t tui; }
+esc=$(printf '\033')
+# An SGR sequence setting a foreground colour (39, the default, is none).
+FG8="$esc\\[([0-9]+;)*3[0-7](;[0-9]+)*m"
+FG256="$esc\\[([0-9]+;)*38;5;[0-9]+(;[0-9]+)*m"
+# After the exit the summary may have scrolled: read the history too.
+screen_all() { T capture-pane -p -S - -t tui; }
+# wait_for DESCRIPTION EXTENDED-REGEX [SECONDS]: polls the pane every 0.1 s.
+wait_for() {
+	n=$(( ${3:-15} * 10 ))
+	i=0
+	while [ $i -lt $n ]; do
+		if screen | grep -Eq -- "$2"; then
+			check "$1" 0
+			return 0
+		fi
+		i=$((i + 1))
+		sleep 0.1
+	done
+	check "$1 (waited ${3:-15}s for /$2/)" 1
+	echo "---- screen:"
+	screen
+	echo "----"
+	return 1
+}
+# wait_gone DESCRIPTION REGEX [SECONDS]
+wait_gone() {
+	n=$(( ${3:-15} * 10 ))
+	i=0
+	while [ $i -lt $n ]; do
+		screen | grep -Eq -- "$2" || { check "$1" 0; return 0; }
+		i=$((i + 1))
+		sleep 0.1
+	done
+	check "$1 (/$2/ still there after ${3:-15}s)" 1
+	screen
+	return 1
+}
+dead() { [ -s "$tmp/status" ]; }
+wait_exit() { # SECONDS: infertop has ended (its exit status is in $tmp/status)
+	n=$(( $1 * 10 ))
+	i=0
+	while [ $i -lt $n ]; do
+		dead && return 0
+		i=$((i + 1))
+		sleep 0.1
+	done
+	return 1
+}
+exit_status() { cat "$tmp/status" 2>/dev/null; }
+num_after() { # LABEL-REGEX: the number after it on the load line
+	screen | sed -En "2s/.*($1) ([0-9]+).*/\2/p"
+}
+start() { # COLS ROWS ENV-AND-ARGS...
+	cols=$1
+	rows=$2
+	shift 2
+	rm -f "$tmp/status"
+	T new-session -d -s tui -x "$cols" -y "$rows" -c "$tmp/run" \
+		"env XDG_CONFIG_HOME=$tmp/xdg INFERTOP_THEMES_DIR=$INFERTOP_SRCDIR/themes $*; echo \$? >$tmp/status.new; mv $tmp/status.new $tmp/status"
+	T set-option -t tui remain-on-exit on >/dev/null
+	T set-option -t tui window-size manual >/dev/null 2>&1
+}
+finish() { # kill what is left of a session
+	T kill-session -t tui 2>/dev/null
+}
+
+# Widgets and layout only read: no clock, no stats or load writes.
+grep -nE 'clock_now_ns|clock_gettime|stats_(record|request_done|tick|window_reset)|load_(set|pause|stop)|engine_(stop|abort)' \
+	"$INFERTOP_SRCDIR"/src/w_*.c "$INFERTOP_SRCDIR"/src/widget.c "$INFERTOP_SRCDIR"/src/layout.c
+[ $? -ne 0 ]
+check "drawing code reads no clock and changes nothing" $?
+
+# ---------------------------------------------------------------- run 1
+# 256 colours, UTF-8: the default look.
+start 120 40 TERM=screen-256color "$INFERTOP_BIN" --demo -c 4 --output-tokens 24 -o "$tmp/result.json"
+wait_for "dashboard shows up" "Latency" 20 || { finish; exit 1; }
+wait_for "header: target URL and model" "infertop +http://127\.0\.0\.1:[0-9]+ +model infertop-sim"
+wait_for "load line: target and in-flight" "closed loop .*target 4[^0-9].*in-flight 4[^0-9]"
+wait_for "latency table: all rows, window and whole run" "whole run"
+for m in TTFB TTFT ITL TPOT E2E; do
+	screen | grep -Eq "^ $m +[0-9]" || wait_for "latency row $m has live numbers" "^ $m +[0-9]"
+done
+wait_for "server panel" "Server"
+wait_for "charts" "output tok/s"
+wait_for "errors line" "errors +none"
+wait_for "key bar from the key table" "\? help +q quit"
+wait_for "requests complete" "(done|ok) [1-9]"
+screen_sgr | grep -Eq "$FG256"
+check "256 colours in use" $?
+
+# + four times: the target rises by four and in-flight follows.
+for k in 1 2 3 4; do T send-keys -t tui +; done
+wait_for "+ x4: target 8" "target 8[^0-9]"
+wait_for "+ x4: in-flight follows to 8" "in-flight 8[^0-9]"
+T send-keys -t tui ']'
+wait_for "]: target doubles to 16" "target 16[^0-9]"
+wait_for "]: in-flight 16" "in-flight 16[^0-9]"
+T send-keys -t tui c 3 2 Enter
+wait_for "c 32 Enter: target 32" "target 32[^0-9]"
+wait_for "c 32 Enter: in-flight 32" "in-flight 32[^0-9]"
+T send-keys -t tui c 9 Escape
+wait_for "c then Esc: cancelled, target stays" "cancelled"
+[ "$(num_after target)" = 32 ]
+check "target still 32 after Esc" $?
+T send-keys -t tui '-'
+wait_for "-: target 31" "target 31[^0-9]"
+T send-keys -t tui '['
+wait_for "[: target halves to 15" "target 15[^0-9]"
+
+# p: no new requests; in-flight ones finish, so in-flight reaches 0 and done
+# stops moving.
+T send-keys -t tui p
+wait_for "p: paused" "PAUSED"
+wait_for "p: in-flight drains to 0" "in-flight 0[^0-9]" 20
+d1=$(num_after 'done|ok')
+i=0
+while [ $i -lt 10 ]; do i=$((i + 1)); sleep 0.1; done # a second of pause, on purpose: nothing may start
+d2=$(num_after 'done|ok')
+[ -n "$d1" ] && [ "$d1" = "$d2" ] && screen | grep -Eq "in-flight 0[^0-9]"
+check "paused: no request started ($d1 -> $d2)" $?
+T send-keys -t tui p
+wait_gone "p again: resumed" "PAUSED"
+wait_for "resumed: in-flight back to 15" "in-flight 15[^0-9]"
+
+# s: a snapshot, its path on screen, valid JSON.
+T send-keys -t tui s
+wait_for "s: snapshot path shown" "snapshot written to .*infertop-[0-9]{8}-[0-9]{6}\.json"
+snap=$(ls "$tmp/run"/infertop-*.json 2>/dev/null | head -1)
+[ -n "$snap" ] && grep -q '"infertop_schema"' "$snap" && grep -q '"completed"' "$snap"
+check "snapshot file written" $?
+if command -v jq >/dev/null 2>&1; then
+	jq -e '.completed > 0 and .infertop.infertop_schema == 1' "$snap" >/dev/null
+	check "snapshot is valid JSON (jq)" $?
+elif command -v python3 >/dev/null 2>&1; then
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["completed"] > 0 else 1)' "$snap"
+	check "snapshot is valid JSON (python3)" $?
+else
+	tail -c 2 "$snap" | grep -q '}'
+	check "snapshot ends its JSON object" $?
+fi
+
+# z empties the window; the whole-run count stays.
+T send-keys -t tui z
+wait_for "z: window reset" "sliding window emptied"
+wait_for "z: window count restarts" "window 30s: [0-9]+ req"
+
+# ? help from the key table, ? again closes it.
+T send-keys -t tui '?'
+wait_for "?: help shows" "infertop keys"
+wait_for "?: help lists the keys" "double the concurrency or the rate"
+T send-keys -t tui '?'
+wait_gone "?: help closes" "infertop keys"
+
+# Views: v and Tab.
+T send-keys -t tui v
+wait_for "v: latency view (p95, TTFT from intended)" "TTFT\+q"
+T send-keys -t tui Tab
+wait_for "Tab: server view" " server [|│] "
+T send-keys -t tui v
+wait_for "v: GPU view" "no GPU metrics"
+T send-keys -t tui v
+wait_for "v: errors view" "Errors .* of [0-9]+ requests"
+T send-keys -t tui v
+wait_for "v: back to the overview" " overview [|│] "
+
+# Zoom and theme.
+T send-keys -t tui Left
+wait_for "Left: zoom out to 1h" "charts: 1h"
+T send-keys -t tui Left
+wait_for "Left: whole run" "charts: whole run"
+T send-keys -t tui Right
+wait_for "Right: zoom in" "charts: 1h"
+T send-keys -t tui t
+wait_for "t: next theme" "theme dracula"
+
+# m: open loop at the measured rate, and back.
+T send-keys -t tui m
+wait_for "m: open loop" "open loop: [0-9.]+ req/s"
+wait_for "m: load line in rate mode" "open.*rate [0-9.]+"
+T send-keys -t tui '+'
+wait_for "+ in open loop: rate +10%" "rate [0-9.]+ req/s"
+T send-keys -t tui m
+wait_for "m again: closed loop" "closed loop: [0-9]+ users"
+
+# Resize below the minimum: a message, and the run goes on.
+T resize-window -t tui -x 40 -y 12
+wait_for "40x12: too small message" "terminal too small"
+wait_for "40x12: says what is needed" "40x12, need 80x24"
+T resize-window -t tui -x 20 -y 10
+wait_for "20x10: too small message" "too small"
+wait_for "20x10: still counting" "done [0-9]+ err"
+dead
+[ $? -ne 0 ]
+check "20x10: still running" $?
+T resize-window -t tui -x 80 -y 24
+wait_for "80x24: dashboard again" "Latency"
+wait_for "80x24: server panel" "Server"
+wait_for "80x24: charts" "output tok/s"
+wait_for "80x24: key bar" "q quit"
+wait_for "80x24: live latency numbers" "^ TTFT +[0-9]"
+wait_for "80x24: load line" "target [0-9]+[^0-9].*in-flight [0-9]"
+T resize-window -t tui -x 120 -y 40
+wait_for "120x40 again" "whole run"
+
+# q: stops (in-flight requests finish), the terminal comes back, the
+# summary follows and the result file is written.
+T send-keys -t tui q
+wait_exit 30
+check "q: infertop exits" $?
+[ "$(exit_status)" = 0 ]
+check "q: exit status 0 ($(exit_status))" $?
+screen_all | grep -q "Serving Benchmark Result"
+check "summary printed on the restored terminal" $?
+screen | grep -q "Latency ms"
+[ $? -ne 0 ]
+check "no dashboard left on the screen" $?
+grep -Eq '"stop_reason":[[:space:]]*"quit \(q\)"' "$tmp/result.json" 2>/dev/null
+check "result written, stopped by q" $?
+finish
+
+# ---------------------------------------------------------------- run 2
+# 8 colours, NO_COLOR and --ascii: still a full dashboard, pure ASCII.
+start 100 30 TERM=xterm NO_COLOR=1 "$INFERTOP_BIN" --demo -c 2 --output-tokens 8 --ascii
+wait_for "ascii: dashboard shows up" "Latency" 20 && wait_for "ascii: requests complete" "(done|ok) [1-9]"
+screen | LC_ALL=C grep -q '[^ -~]'
+[ $? -ne 0 ]
+check "ascii: only ASCII on screen" $?
+wait_for "ascii: charts drawn with # and ." "[#.]{2}"
+screen_sgr | grep -Eq "$FG8|$FG256"
+[ $? -ne 0 ]
+check "NO_COLOR: no colour drawn" $?
+# Ctrl-C: the engine's graceful stop; its message, caught while the
+# screen was up, is printed again afterwards.
+T send-keys -t tui C-c
+wait_exit 30 && [ "$(exit_status)" = 0 ]
+check "ascii: Ctrl-C stops, exit 0" $?
+screen_all | grep -q "infertop: stopping: in-flight requests get"
+check "stderr written during the run is replayed" $?
+screen_all | grep -q "Serving Benchmark Result"
+check "summary after Ctrl-C" $?
+finish
+
+# ---------------------------------------------------------------- run 3
+# 8 colours and a non-UTF-8 locale (ASCII by itself). A run that ends by
+# itself keeps the final screen until q; a bad theme is a warning naming
+# the file and line.
+printf 'theme[title]="#12"\n' >"$tmp/bad.theme"
+start 120 40 TERM=xterm LC_ALL=C LANG=C "$INFERTOP_BIN" --demo -c 2 -n 6 --output-tokens 4 --theme "$tmp/bad.theme"
+wait_for "finished run waits for q" "run finished .*q quits" 30
+wait_for "header says done" "done +[0-9]{2}:[0-9]{2}:[0-9]{2}"
+screen_sgr | grep -Eq "$FG8"
+check "8 colours in use" $?
+screen_sgr | grep -Eq "$FG256"
+[ $? -ne 0 ]
+check "8 colours: no 256-colour codes" $?
+screen | LC_ALL=C grep -q '[^ -~]'
+[ $? -ne 0 ]
+check "C locale: ASCII only" $?
+dead
+[ $? -ne 0 ]
+check "still showing the final screen" $?
+T send-keys -t tui q
+wait_exit 10 && [ "$(exit_status)" = 0 ]
+check "q after the end exits 0" $?
+screen_all | grep -q "bad\.theme:1: expected a colour"
+check "bad theme: warning with file and line" $?
+screen_all | grep -Eq "Successful requests: +6"
+check "summary after the finished run" $?
+finish
+
+# ---------------------------------------------------------------- run 4
+# A fatal signal still gives the terminal back. (SIGABRT: sanitizers leave
+# it to the default action, so the status is the same in every build.)
+start 100 30 "$INFERTOP_BIN" --demo -c 2 --output-tokens 8
+wait_for "dashboard before the crash" "Latency" 20
+pid=$(pgrep -P "$(T display-message -p -t tui '#{pane_pid}')" infertop | head -1)
+[ -n "$pid" ] && kill -ABRT "$pid"
+wait_exit 10 && [ "$(exit_status)" = 134 ]
+check "SIGABRT: dies of the signal ($(exit_status))" $?
+screen | grep -q "Latency ms"
+[ $? -ne 0 ]
+check "SIGABRT: alternate screen left, terminal restored" $?
+finish
+
+if ls "$tmp"/asan* "$tmp"/ubsan* >/dev/null 2>&1; then
+	cat "$tmp"/asan* "$tmp"/ubsan* 2>/dev/null
+	check "no sanitizer reports" 1
+fi
+echo "$fails failed"
+[ "$fails" -eq 0 ]
