@@ -12,6 +12,8 @@
 #include "infertop/dataset.h"
 #include "infertop/dist.h"
 #include "infertop/http.h"
+#include "infertop/sampler.h"
+#include "infertop/scrape.h"
 
 #define ENGINE_TICK_S 0.25
 
@@ -54,6 +56,10 @@ static void engine_check_end(struct engine *e)
 	ev_timer_stop(e->loop, &e->tick);
 	load_stop(&e->load);
 	stats_tick(e->stats, e->t_end);
+	scrape_stop(e->scrape);
+	scrape_update_derived(e->scrape, e->t_end, e->stats->win_c.output_tokens,
+			      stats_window_seconds(e->stats, e->t_end));
+	series_sample(e->series, e, e->t_end);
 	if (e->on_tick)
 		e->on_tick(e, e->on_tick_ud, e->t_end);
 	ev_break(e->loop, EVBREAK_ONE);
@@ -178,6 +184,8 @@ static void engine_on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	struct engine *e = w->data;
 	int64_t now = clock_now_ns();
 	stats_tick(e->stats, now);
+	scrape_update_derived(e->scrape, now, e->stats->win_c.output_tokens, stats_window_seconds(e->stats, now));
+	series_sample(e->series, e, now);
 	if (e->on_tick)
 		e->on_tick(e, e->on_tick_ud, now);
 }
@@ -237,7 +245,8 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	e->endpoint = str_printf(cfg->url, cfg->api == OAI_CHAT ? "/v1/chat/completions" : "/v1/completions");
 	e->http = http_new(loop);
 	e->stats = stats_new(cfg->window_ns, clock_now_ns());
-	if (!e->endpoint || !e->http || !e->stats || engine_build_headers(e) != 0) {
+	e->series = series_new();
+	if (!e->endpoint || !e->http || !e->stats || !e->series || engine_build_headers(e) != 0) {
 		snprintf(err, errcap, "out of memory while setting up");
 		engine_free(e);
 		return NULL;
@@ -256,6 +265,19 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 		return NULL;
 	}
 	rng_seed(&e->prompt_rng, cfg->seed ^ 0x5eedULL);
+	if (!(cfg->metrics_url && strcmp(cfg->metrics_url, "none") == 0) || cfg->gpu_metrics_url) {
+		e->server = calloc(1, sizeof *e->server);
+		if (!e->server) {
+			snprintf(err, errcap, "out of memory");
+			engine_free(e);
+			return NULL;
+		}
+		e->scrape = scrape_new(loop, e->http, cfg, e->server, err, errcap);
+		if (!e->scrape) {
+			engine_free(e);
+			return NULL;
+		}
+	}
 
 	e->rctx.http = e->http;
 	e->rctx.stats = e->stats;
@@ -303,9 +325,12 @@ void engine_free(struct engine *e)
 		list_unlink(&e->spare, r);
 		request_free(r);
 	}
+	scrape_free(e->scrape);
+	free(e->server);
 	load_free(&e->load);
 	http_free(e->http);
 	stats_free(e->stats);
+	series_free(e->series);
 	curl_slist_free_all(e->headers);
 	cJSON_Delete(e->extra_body);
 	free(e->endpoint);
@@ -418,6 +443,7 @@ void engine_run(struct engine *e)
 	e->t_start = clock_now_ns();
 	e->stats->start_ns = e->t_start;
 	e->stats->slice_start_ns = e->t_start;
+	scrape_start(e->scrape);
 	if (cfg->max_concurrency)
 		load_set_max_concurrency(&e->load, cfg->max_concurrency);
 	if (cfg->rate > 0)

@@ -14,6 +14,7 @@
 #include "infertop/engine.h"
 #include "infertop/report.h"
 #include "infertop/sim.h"
+#include "infertop/ui.h"
 
 /* File descriptors beyond the streams themselves: stdio, epoll, the
  * connection cache's slack, the scrape and snapshot files. */
@@ -120,14 +121,25 @@ static int run(struct config *cfg)
 		engine_free(e);
 		return 2;
 	}
+	struct ui *u = NULL;
+	if (ui_wanted(cfg)) {
+		u = ui_new(e, cfg, err, sizeof err);
+		if (!u || ui_start(u, err, sizeof err) != 0) {
+			fprintf(stderr, "infertop: %s; running headless\n", err);
+			ui_free(u);
+			u = NULL;
+		}
+	}
 	struct headless h = {
 		.next_progress = 0,
 		.interval_ns = cfg->interval_ns,
 		.quiet = cfg->quiet,
 	};
-	e->on_tick = on_tick;
-	e->on_tick_ud = &h;
-	if (!cfg->quiet) {
+	if (!u) {
+		e->on_tick = on_tick;
+		e->on_tick_ud = &h;
+	}
+	if (!cfg->quiet && !u) {
 		char mode[64];
 		if (cfg->rate > 0)
 			snprintf(mode, sizeof mode, "rate %.4g req/s", cfg->rate);
@@ -138,6 +150,11 @@ static int run(struct config *cfg)
 	}
 	h.next_progress = clock_now_ns() + cfg->interval_ns;
 	engine_run(e);
+	if (u) {
+		ui_wait_quit(u);
+		ui_stop(u); /* the terminal is back before the summary */
+		ui_free(u);
+	}
 	report_summary(stdout, e);
 	int rc = 0;
 	if (cfg->output_path) {

@@ -45,12 +45,18 @@ void report_progress(FILE *out, const struct engine *e, int64_t now_ns)
 	const struct hist *ttft = s->win[STAT_TTFT], *itl = s->win[STAT_ITL];
 	fprintf(out,
 		"[%7s] in-flight %" PRIu64 " | done %" PRIu64 " | errors %" PRIu64 " (%.1f%%) | "
-		"%.2f req/s | %.0f out tok/s | TTFT p50 %.1f p99 %.1f ms | ITL p50 %.2f p99 %.2f ms\n",
+		"%.2f req/s | %.0f out tok/s | TTFT p50 %.1f p99 %.1f ms | ITL p50 %.2f p99 %.2f ms",
 		el, s->in_flight, s->run_c.completed, errors, ended ? 100.0 * (double)errors / (double)ended : 0.0,
 		win > 0 ? (double)s->win_c.completed / win : 0.0,
 		win > 0 ? (double)s->win_c.output_tokens / win : 0.0,
 		us_to_ms(hist_percentile(ttft, 50)), us_to_ms(hist_percentile(ttft, 99)),
 		us_to_ms(hist_percentile(itl, 50)), us_to_ms(hist_percentile(itl, 99)));
+	if (e->server) {
+		char b[160];
+		server_format_brief(e->server, b, sizeof b);
+		fprintf(out, " | %s", b);
+	}
+	fputc('\n', out);
 	fflush(out);
 }
 
@@ -117,6 +123,8 @@ void report_summary(FILE *out, const struct engine *e)
 	latency_block(out, s->run[STAT_QUEUE], "Client Queue Time", "queue");
 	if (e->cfg->rate > 0)
 		latency_block(out, s->run[STAT_TTFT_Q], "TTFT from intended send", "TTFT");
+	if (e->server)
+		server_print_summary(out, e->server);
 	fprintf(out, "%s\n", LINE);
 	uint64_t errors = stats_errors_total(s);
 	if (errors) {
@@ -280,6 +288,8 @@ char *report_json(const struct engine *e)
 			cJSON_AddNumberToObject(eo, "count", (double)s->errors[k]);
 			cJSON_AddStringToObject(eo, "last_message", s->last_msg[k]);
 		}
+		if (e->server)
+			cJSON_AddItemToObject(it, "server", server_to_json(e->server));
 		cJSON *codes = cJSON_AddObjectToObject(it, "http_status");
 		for (int k = 0; codes && k < STATS_HTTP_CODES; k++) {
 			if (!s->http_codes[k])

@@ -127,6 +127,23 @@ void stats_tick(struct stats *s, int64_t now_ns)
 		stats_rotate(s);
 }
 
+void stats_window_reset(struct stats *s, int64_t now_ns)
+{
+	for (int m = 0; m < STAT_NMETRICS; m++) {
+		if (hist_count(s->win[m]) == 0)
+			continue;
+		hist_reset(s->win[m]);
+		for (int k = 0; k < STATS_SLICES; k++)
+			if (hist_count(s->slice[m][k]))
+				hist_reset(s->slice[m][k]);
+	}
+	memset(&s->win_c, 0, sizeof s->win_c);
+	memset(s->slice_c, 0, sizeof s->slice_c);
+	s->cur = 0;
+	s->slices_used = 1;
+	s->slice_start_ns = now_ns;
+}
+
 static inline int64_t ns_to_us(int64_t ns)
 {
 	return ns < 0 ? 0 : (ns + 500) / 1000;

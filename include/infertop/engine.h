@@ -10,6 +10,8 @@
 #include "infertop/openai.h"
 #include "infertop/request.h"
 #include "infertop/rng.h"
+#include "infertop/series.h"
+#include "infertop/server.h"
 #include "infertop/stats.h"
 
 /* One run: owns the HTTP glue, the request pool, the load controller and
@@ -17,6 +19,7 @@
 enum engine_state { ENGINE_IDLE, ENGINE_RUNNING, ENGINE_DRAINING, ENGINE_DONE };
 
 struct engine;
+struct scrape;
 /* Called on every engine tick (4 Hz) and once more at the end: the headless
  * reporter, the dashboard and tests hang off this. */
 typedef void (*engine_tick_fn)(struct engine *e, void *ud, int64_t now_ns);
@@ -26,6 +29,10 @@ struct engine {
 	struct ev_loop *loop;
 	struct http *http;
 	struct stats *stats;
+	struct series *series;      /* one point per second, for the charts */
+	/* Server metrics: NULL when --metrics-url none and no GPU exporter. */
+	struct server_state *server;
+	struct scrape *scrape;
 	struct load load;
 	struct request_ctx rctx;
 	struct request *live;       /* in-flight requests */

@@ -95,6 +95,9 @@ void stats_free(struct stats *s);
 
 /* Advances the window; call at least once per slice (window/STATS_SLICES). */
 void stats_tick(struct stats *s, int64_t now_ns);
+/* Empties the sliding window (the dashboard's z key); whole-run figures
+ * stay. The window then grows again from now_ns. */
+void stats_window_reset(struct stats *s, int64_t now_ns);
 
 void stats_record(struct stats *s, enum stat_metric m, int64_t ns);
 /* ITL gaps arrive in per-request batches (µs), recorded when the request
