@@ -54,6 +54,7 @@ static void engine_check_end(struct engine *e)
 	ev_timer_stop(e->loop, &e->grace);
 	ev_timer_stop(e->loop, &e->duration);
 	ev_timer_stop(e->loop, &e->tick);
+	ev_timer_stop(e->loop, &e->retry);
 	load_stop(&e->load);
 	stats_tick(e->stats, e->t_end);
 	scrape_stop(e->scrape);
@@ -65,12 +66,39 @@ static void engine_check_end(struct engine *e)
 	ev_break(e->loop, EVBREAK_ONE);
 }
 
+/* A server that refuses connections fails each request at once; refilling
+ * at once would spin the loop (thousands of errors a second). Back off,
+ * 50 ms doubling to 1 s, until a request gets through again. */
+#define ENGINE_BACKOFF_MIN_NS (50 * CLOCK_NS_PER_MS)
+#define ENGINE_BACKOFF_MAX_NS CLOCK_NS_PER_S
+
 static void engine_on_request_done(void *ud, struct request *r, const struct req_result *res)
 {
-	(void)res;
 	struct engine *e = ud;
 	list_unlink(&e->live, r);
 	list_push(&e->spare, r);
+	if (!res->ok && res->err == ERR_CONNECT) {
+		/* One step per round of refusals, not per refused request. */
+		if (!ev_is_active(&e->retry)) {
+			e->backoff_ns = e->backoff_ns ? e->backoff_ns * 2 : ENGINE_BACKOFF_MIN_NS;
+			if (e->backoff_ns > ENGINE_BACKOFF_MAX_NS)
+				e->backoff_ns = ENGINE_BACKOFF_MAX_NS;
+			ev_timer_set(&e->retry, (double)e->backoff_ns / 1e9, 0.);
+			ev_timer_start(e->loop, &e->retry);
+		}
+	} else if (res->ok) {
+		e->backoff_ns = 0;
+	}
+	if (!ev_is_active(&e->retry))
+		load_on_done(&e->load);
+	engine_check_end(e);
+}
+
+static void engine_on_retry(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct engine *e = w->data;
 	load_on_done(&e->load);
 	engine_check_end(e);
 }
@@ -299,7 +327,8 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	ev_timer_init(&e->tick, engine_on_tick, ENGINE_TICK_S, ENGINE_TICK_S);
 	ev_timer_init(&e->grace, engine_on_grace, 0., 0.);
 	ev_timer_init(&e->duration, engine_on_duration, 0., 0.);
-	e->tick.data = e->grace.data = e->duration.data = e;
+	ev_timer_init(&e->retry, engine_on_retry, 0., 0.);
+	e->tick.data = e->grace.data = e->duration.data = e->retry.data = e;
 	return e;
 }
 
@@ -313,6 +342,7 @@ void engine_free(struct engine *e)
 		ev_timer_stop(e->loop, &e->tick);
 		ev_timer_stop(e->loop, &e->grace);
 		ev_timer_stop(e->loop, &e->duration);
+		ev_timer_stop(e->loop, &e->retry);
 	}
 	while (e->live) {
 		struct request *r = e->live;

@@ -261,6 +261,25 @@ static void test_open_loop(void **state)
 	assert_true(e2e_q > e2e + 100.0);
 }
 
+/* The server dies before the run: connection errors are counted, and the
+ * closed loop backs off instead of spinning through thousands of them. */
+static void test_dead_server_backoff(void **state)
+{
+	struct fixture *f = *state;
+	const char *sim[] = {"--timing", "fixed", NULL};
+	start_sim(f, sim);
+	const char *args[] = {"-c", "4", "-d", "1.5s", "--metrics-url", "none", NULL};
+	make_engine(f, args);
+	sim_child_stop(&f->sim);
+	engine_run(f->e);
+	const struct stats *s = f->e->stats;
+	print_message("connect errors in 1.5 s: %llu\n", (unsigned long long)s->errors[ERR_CONNECT]);
+	/* Backoff 50, 100, 200, 400, 800 ms: about 6 rounds of 4 users. */
+	assert_in_range(s->errors[ERR_CONNECT], 4, 40);
+	assert_int_equal(s->run_c.completed, 0);
+	assert_non_null(strstr(s->last_msg[ERR_CONNECT], "onnect"));
+}
+
 /* Unreachable server: probe fails with a message naming the URL. */
 static void test_unreachable(void **state)
 {
@@ -285,6 +304,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_faults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dead_server_backoff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreachable, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,6 +49,8 @@ struct engine {
 
 	ev_signal sigint, sigterm;
 	ev_timer tick, grace, duration;
+	ev_timer retry;             /* refill after connection failures */
+	int64_t backoff_ns;         /* 0 while the server accepts connections */
 	int interrupts;
 	enum engine_state state;
 	int64_t t_start;
