@@ -7,23 +7,6 @@
 #include "infertop/server.h"
 #include "infertop/widget.h"
 
-static const char *status_word(enum server_status s)
-{
-	switch (s) {
-	case SERVER_OFF:
-		return "off";
-	case SERVER_PENDING:
-		return "waiting";
-	case SERVER_UP:
-		return "up";
-	case SERVER_STALE:
-		return "stale";
-	case SERVER_DOWN:
-		return "down";
-	}
-	return "?";
-}
-
 static const char *state_word(const struct engine *e)
 {
 	switch (e->state) {
@@ -59,7 +42,7 @@ void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 		snprintf(server, sizeof server, "%s", srv->detected[0] ? srv->detected : "up");
 	else
 		snprintf(server, sizeof server, "%s%s%s", srv->detected, srv->detected[0] ? " " : "",
-			 status_word(srv->status));
+			 server_status_name(srv->status));
 	fmt_elapsed(elapsed, sizeof elapsed, engine_elapsed(e, d->now));
 	const char *state = state_word(e);
 	snprintf(right, sizeof right, " server %s  %s  %s ", server, state, elapsed);

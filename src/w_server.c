@@ -11,23 +11,6 @@
 /* What the server says about itself. Every figure it does not expose is a
  * dash, never a zero. */
 
-static const char *status_word(enum server_status s)
-{
-	switch (s) {
-	case SERVER_OFF:
-		return "off";
-	case SERVER_PENDING:
-		return "waiting for first scrape";
-	case SERVER_UP:
-		return "up";
-	case SERVER_STALE:
-		return "stale";
-	case SERVER_DOWN:
-		return "down";
-	}
-	return "?";
-}
-
 static enum theme_role status_role(enum server_status s)
 {
 	switch (s) {
@@ -120,7 +103,7 @@ static void title(WINDOW *w, const struct rect *r, const struct dash *d)
 	if (!s)
 		return;
 	unsigned long b = wd_attr(d, THEME_R_BORDER);
-	x = wd_put(w, r, 0, x, wd_attr(d, status_role(s->status)), status_word(s->status));
+	x = wd_put(w, r, 0, x, wd_attr(d, status_role(s->status)), server_status_name(s->status));
 	if ((s->status == SERVER_UP || s->status == SERVER_STALE) && s->last_ok_ns > 0 && d->now >= s->last_ok_ns) {
 		char age[48];
 		snprintf(age, sizeof age, " %.1fs ago", (double)(d->now - s->last_ok_ns) / 1e9);
