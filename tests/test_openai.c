@@ -14,27 +14,7 @@
 
 #include "infertop/openai.h"
 #include "infertop/sse.h"
-
-static char *load_fixture(const char *name, size_t *len)
-{
-	const char *dir = getenv("INFERTOP_FIXTURES");
-	char path[4096];
-	snprintf(path, sizeof path, "%s/llamacpp/%s", dir ? dir : "tests/fixtures", name);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open fixture %s (set INFERTOP_FIXTURES)", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	long n = ftell(f);
-	assert_true(n > 0);
-	rewind(f);
-	char *b = malloc((size_t)n + 1);
-	assert_non_null(b);
-	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-	b[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return b;
-}
+#include "testutil.h"
 
 static void assert_same_chunk(const struct oai_chunk *a, const struct oai_chunk *b)
 {
@@ -133,7 +113,7 @@ static void stream_facts(const char *name, struct stream_facts *f, long *raw_com
 			 long *raw_prompt)
 {
 	size_t len;
-	char *buf = load_fixture(name, &len);
+	char *buf = testutil_fixture("llamacpp", name, &len);
 	memset(f, 0, sizeof *f);
 	struct sse_parser p;
 	assert_int_equal(sse_init(&p, 0), 0);
@@ -546,7 +526,7 @@ static void test_models_first_id(void **state)
 {
 	(void)state;
 	size_t len;
-	char *buf = load_fixture("models.json", &len);
+	char *buf = testutil_fixture("llamacpp", "models.json", &len);
 	char id[64];
 	assert_int_equal(oai_models_first_id(buf, len, id, sizeof id), 0);
 	/* The id found independently in the raw text. */

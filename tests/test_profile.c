@@ -20,28 +20,9 @@
 #include "infertop/profile.h"
 #include "infertop/prom.h"
 #include "infertop/server.h"
+#include "testutil.h"
 
 #define S_NS 1000000000LL
-
-static char *slurp(const char *rel, size_t *len)
-{
-	const char *dir = getenv("INFERTOP_FIXTURES");
-	char path[1024];
-	snprintf(path, sizeof path, "%s/%s", dir ? dir : "tests/fixtures", rel);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	rewind(f);
-	char *b = malloc((size_t)n + 1);
-	assert_non_null(b);
-	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-	b[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return b;
-}
 
 static struct profile_tracker *tracker(int want, const char *const *watch, size_t nwatch, int64_t window_ns)
 {
@@ -86,7 +67,7 @@ static void test_detect_fixtures(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		size_t len;
-		char *text = slurp(cases[i].file, &len);
+		char *text = testutil_fixture(NULL, cases[i].file, &len);
 		struct profile_tracker *t = tracker(PROFILE_AUTO, NULL, 0, 30 * S_NS);
 		char err[256];
 		unsigned flags = strstr(cases[i].file, "openmetrics") ? PROM_OPENMETRICS : 0;
@@ -150,7 +131,7 @@ static void test_fixture_values(void **state)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const struct expect *c = &cases[i];
 		size_t len;
-		char *text = slurp(c->file, &len);
+		char *text = testutil_fixture(NULL, c->file, &len);
 		struct profile_tracker *t = tracker(PROFILE_AUTO, NULL, 0, 30 * S_NS);
 		struct server_state st;
 		server_state_init(&st);
@@ -196,7 +177,7 @@ static void test_fixture_values_vs_prom_sum(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		size_t len;
-		char *text = slurp(cases[i].file, &len);
+		char *text = testutil_fixture(NULL, cases[i].file, &len);
 		struct profile_tracker *t = tracker(PROFILE_AUTO, NULL, 0, 30 * S_NS);
 		struct server_state st;
 		server_state_init(&st);
@@ -257,7 +238,7 @@ static void test_fixture_histograms(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		size_t len;
-		char *text = slurp(cases[i].file, &len);
+		char *text = testutil_fixture(NULL, cases[i].file, &len);
 		struct profile_tracker *t = tracker(PROFILE_AUTO, NULL, 0, 30 * S_NS);
 		char err[256];
 		const struct profile_raw *r = profile_extract(t, text, len, 0, err, sizeof err);
@@ -283,7 +264,7 @@ static void test_fixture_histograms(void **state)
 	};
 	for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
 		size_t len;
-		char *text = slurp(none[i].file, &len);
+		char *text = testutil_fixture(NULL, none[i].file, &len);
 		struct profile_tracker *t = tracker(PROFILE_AUTO, NULL, 0, 30 * S_NS);
 		char err[256];
 		const struct profile_raw *r = profile_extract(t, text, len, 0, err, sizeof err);
@@ -618,7 +599,7 @@ static void test_triton_units_and_model(void **state)
 
 	/* The fixture: milliseconds become seconds. */
 	size_t len;
-	char *text = slurp("prom/triton.txt", &len);
+	char *text = testutil_fixture(NULL, "prom/triton.txt", &len);
 	t = tracker(PROFILE_TRITON, NULL, 0, 30 * S_NS);
 	char err[256];
 	const struct profile_raw *r = profile_extract(t, text, len, 0, err, sizeof err);
@@ -638,7 +619,7 @@ static void test_given_profile_mismatch(void **state)
 {
 	(void)state;
 	size_t len;
-	char *text = slurp("prom/sglang.txt", &len);
+	char *text = testutil_fixture(NULL, "prom/sglang.txt", &len);
 	struct profile_tracker *t = tracker(PROFILE_VLLM, NULL, 0, 30 * S_NS);
 	struct server_state st;
 	server_state_init(&st);
@@ -718,7 +699,7 @@ static void test_watch_values(void **state)
 {
 	(void)state;
 	size_t len;
-	char *text = slurp("prom/vllm.txt", &len);
+	char *text = testutil_fixture(NULL, "prom/vllm.txt", &len);
 	const char *ws[] = {
 		"vllm:num_requests_running",
 		"vllm:request_success_total{finished_reason=\"length\"}",
@@ -814,7 +795,7 @@ static void test_dcgm_fixture(void **state)
 {
 	(void)state;
 	size_t len;
-	char *text = slurp("prom/dcgm.txt", &len);
+	char *text = testutil_fixture(NULL, "prom/dcgm.txt", &len);
 	struct server_state st;
 	server_state_init(&st);
 	struct gpu_reading rd;

@@ -36,29 +36,10 @@
 #include "infertop/report.h"
 #include "infertop/scrape.h"
 #include "infertop/server.h"
+#include "testutil.h"
 #include "simutil.h"
 
 #define MS CLOCK_NS_PER_MS
-
-static char *slurp(const char *rel, size_t *len)
-{
-	const char *dir = getenv("INFERTOP_FIXTURES");
-	char path[1024];
-	snprintf(path, sizeof path, "%s/%s", dir ? dir : "tests/fixtures", rel);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	rewind(f);
-	char *b = malloc((size_t)n + 1);
-	assert_non_null(b);
-	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-	b[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return b;
-}
 
 /* ---- a misbehaving metrics endpoint ---- */
 
@@ -241,8 +222,8 @@ static struct tsrv *ts_start(enum tmode mode)
 	assert_non_null(ts);
 	ts->mode = mode;
 	ts->t0 = clock_now_ns();
-	ts->vllm = slurp("prom/vllm.txt", &ts->vllm_len);
-	ts->nim = slurp("prom/nim.txt", &ts->nim_len);
+	ts->vllm = testutil_fixture(NULL, "prom/vllm.txt", &ts->vllm_len);
+	ts->nim = testutil_fixture(NULL, "prom/nim.txt", &ts->nim_len);
 	ts->gz = gzip_stored(ts->vllm, ts->vllm_len, &ts->gz_len);
 	if (mode == TM_LARGE) {
 		ts->large_len = SCRAPE_MAX_BODY + (1u << 20);

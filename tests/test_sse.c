@@ -97,6 +97,8 @@ static int chk_cb(void *ud, const struct sse_event *ev)
 	return 0;
 }
 
+/* Exactly the file's size, no NUL after it (unlike testutil_fixture), so
+ * ASan reports a parser read one byte past the caller's buffer. */
 static char *load_fixture(const char *name, size_t *len)
 {
 	const char *dir = getenv("INFERTOP_FIXTURES");
