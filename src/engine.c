@@ -47,6 +47,7 @@ static void engine_check_end(struct engine *e)
 		return;
 	e->state = ENGINE_DONE;
 	e->t_end = clock_now_ns();
+	plan_finish(e->plan, e->t_end);
 	if (!e->t_stop)
 		e->t_stop = e->t_end;
 	if (!e->stop_reason)
@@ -75,8 +76,10 @@ static void engine_check_end(struct engine *e)
 static void engine_on_request_done(void *ud, struct request *r, const struct req_result *res)
 {
 	struct engine *e = ud;
+	int model = (int)(intptr_t)r->owner_data;
 	list_unlink(&e->live, r);
 	list_push(&e->spare, r);
+	plan_request_done(e->plan, model, res, clock_now_ns());
 	if (!res->ok && res->err == ERR_CONNECT) {
 		/* One step per round of refusals, not per refused request. */
 		if (!ev_is_active(&e->retry)) {
@@ -115,9 +118,11 @@ static int engine_start_request(void *ud, int64_t t_intended)
 			return -1;
 		e->pool_size++;
 	}
-	long in = dist_sample(&e->cfg->input_dist, &e->prompt_rng);
+	long in = dist_sample(plan_input_dist(e->plan, &e->cfg->input_dist), &e->prompt_rng);
 	struct oai_request_opts o = e->ropts;
-	o.max_tokens = (int)dist_sample(&e->cfg->output_dist, &e->prompt_rng);
+	o.max_tokens = (int)dist_sample(plan_output_dist(e->plan, &e->cfg->output_dist), &e->prompt_rng);
+	int model;
+	o.model = plan_pick_model(e->plan, o.model, &model);
 	char *prompt = dataset_synthetic_prompt(&e->prompt_rng, in);
 	size_t len = 0;
 	char *body = prompt ? oai_body_build(&o, prompt, &len) : NULL;
@@ -127,6 +132,7 @@ static int engine_start_request(void *ud, int64_t t_intended)
 		return -1;
 	}
 	r->prompt_estimate = in;
+	r->owner_data = (void *)(intptr_t)model;
 	if (request_start(r, body, len, t_intended) != 0) {
 		list_push(&e->spare, r);
 		return -1;
@@ -216,6 +222,11 @@ static void engine_on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	series_sample(e->series, e, now);
 	if (e->on_tick)
 		e->on_tick(e, e->on_tick_ud, now);
+}
+
+static void engine_on_plan_end(void *ud)
+{
+	engine_stop(ud, "plan finished");
 }
 
 static char *str_printf(const char *a, const char *b)
@@ -320,6 +331,10 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	load_init(&e->load, loop, cfg->seed, engine_start_request, engine_in_flight, e);
 	if (cfg->requests > 0)
 		load_set_limit(&e->load, (uint64_t)cfg->requests);
+	if (plan_new(cfg, &e->plan, err, errcap) != 0) {
+		engine_free(e);
+		return NULL;
+	}
 
 	ev_signal_init(&e->sigint, engine_on_signal, SIGINT);
 	ev_signal_init(&e->sigterm, engine_on_signal, SIGTERM);
@@ -357,6 +372,7 @@ void engine_free(struct engine *e)
 	}
 	scrape_free(e->scrape);
 	free(e->server);
+	plan_free(e->plan);
 	load_free(&e->load);
 	http_free(e->http);
 	stats_free(e->stats);
@@ -465,7 +481,7 @@ void engine_run(struct engine *e)
 	ev_signal_start(e->loop, &e->sigint);
 	ev_signal_start(e->loop, &e->sigterm);
 	ev_timer_start(e->loop, &e->tick);
-	if (cfg->duration_ns > 0) {
+	if (cfg->duration_ns > 0 && !plan_owns_duration(e->plan)) {
 		ev_timer_set(&e->duration, (double)cfg->duration_ns / 1e9, 0.);
 		ev_timer_start(e->loop, &e->duration);
 	}
@@ -476,10 +492,8 @@ void engine_run(struct engine *e)
 	scrape_start(e->scrape);
 	if (cfg->max_concurrency)
 		load_set_max_concurrency(&e->load, cfg->max_concurrency);
-	if (cfg->rate > 0)
-		load_set_rate(&e->load, cfg->rate);
-	else
-		load_set_concurrency(&e->load, cfg->concurrency);
+	/* The plan sets the first load: its first step's, or -c / -r. */
+	plan_start(e->plan, e->loop, &e->load, e->stats, engine_on_plan_end, e);
 	if (e->load.mode == LOAD_CLOSED && e->live == NULL && e->stats->started == 0) {
 		/* Not a single request could be started: fail loudly, not hang.
 		 * (Open loop starts from its arrival timer, inside the loop.) */

@@ -2,18 +2,29 @@
 
 #include "infertop/load.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "infertop/clock.h"
 
-static void load_record_event(struct load *l)
+/* Far enough to never fire, near enough to stay inside int64 ns. */
+#define LOAD_GAP_MAX_S 1e9
+
+static void load_record_event(struct load *l, enum load_source src)
 {
 	struct load_event *e = &l->events[l->nevents % LOAD_EVENTS];
 	e->t_ns = clock_now_ns();
 	e->mode = l->mode;
 	e->value = l->mode == LOAD_CLOSED ? (double)l->concurrency : l->rate;
+	e->source = src;
 	l->nevents++;
+}
+
+static void load_notify(struct load *l, enum load_change what)
+{
+	if (l->observer)
+		l->observer(l->observer_ud, what, clock_now_ns());
 }
 
 bool load_exhausted(const struct load *l)
@@ -23,7 +34,7 @@ bool load_exhausted(const struct load *l)
 
 static bool load_can_start(const struct load *l)
 {
-	return !l->paused && !load_exhausted(l);
+	return !l->paused && !l->held && !load_exhausted(l);
 }
 
 static int load_start_one(struct load *l, int64_t t_intended)
@@ -81,18 +92,72 @@ static void load_drain_pending(struct load *l)
 
 static void load_schedule(struct load *l)
 {
-	ev_timer_stop(l->loop, &l->arrival);
+	ev_timer_stop(l->loop, &l->arrival_timer);
 	if (l->mode != LOAD_OPEN || !load_can_start(l))
 		return;
 	int64_t now = clock_now_ns();
 	double delay = (double)(l->next_intended - now) / 1e9;
-	ev_timer_set(&l->arrival, delay > 0 ? delay : 0., 0.);
-	ev_timer_start(l->loop, &l->arrival);
+	ev_timer_set(&l->arrival_timer, delay > 0 ? delay : 0., 0.);
+	ev_timer_start(l->loop, &l->arrival_timer);
+}
+
+/* Box-Muller; the second value of the pair is dropped (one per arrival at
+ * most, so the cost does not matter). */
+static double normal01(struct rng *r)
+{
+	double u1 = rng_unit(r), u2 = rng_unit(r);
+	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+/* Gamma(k, 1): Marsaglia and Tsang's squeeze for k >= 1; for k < 1 the
+ * boost Gamma(k) = Gamma(k + 1) * U^(1/k). */
+static double gamma01(double k, struct rng *r)
+{
+	double boost = 1.0;
+	if (k < 1.0) {
+		boost = pow(rng_unit(r), 1.0 / k);
+		k += 1.0;
+	}
+	double d = k - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+	for (;;) {
+		double x, v;
+		do {
+			x = normal01(r);
+			v = 1.0 + c * x;
+		} while (v <= 0);
+		v = v * v * v;
+		double u = rng_unit(r);
+		if (u < 1.0 - 0.0331 * x * x * x * x || log(u) < 0.5 * x * x + d * (1.0 - v + log(v)))
+			return d * v * boost;
+	}
+}
+
+double load_arrival_gap(enum load_arrival a, double shape, double rate, struct rng *r)
+{
+	if (!(rate >= LOAD_RATE_MIN))
+		rate = LOAD_RATE_MIN;
+	double g;
+	switch (a) {
+	case LOAD_CONSTANT:
+		g = 1.0 / rate;
+		break;
+	case LOAD_GAMMA:
+		if (!(shape > 0))
+			shape = 1.0;
+		/* Scale 1/(k rate) keeps the mean at 1/rate. */
+		g = gamma01(shape, r) / (shape * rate);
+		break;
+	case LOAD_POISSON:
+	default:
+		g = rng_exp(r, 1.0 / rate);
+		break;
+	}
+	return g < LOAD_GAP_MAX_S ? g : LOAD_GAP_MAX_S;
 }
 
 static void load_next_arrival(struct load *l)
 {
-	l->next_intended += (int64_t)(rng_exp(&l->rng, 1.0 / l->rate) * 1e9);
+	l->next_intended += (int64_t)(load_arrival_gap(l->arrival, l->shape, l->rate, &l->rng) * 1e9);
 }
 
 static void load_on_arrival(struct ev_loop *loop, ev_timer *w, int revents)
@@ -123,14 +188,16 @@ void load_init(struct load *l, struct ev_loop *loop, uint64_t seed,
 	l->start = start;
 	l->in_flight = in_flight;
 	l->ud = ud;
+	l->arrival = LOAD_POISSON;
+	l->shape = 1.0;
 	rng_seed(&l->rng, seed);
-	ev_timer_init(&l->arrival, load_on_arrival, 0., 0.);
-	l->arrival.data = l;
+	ev_timer_init(&l->arrival_timer, load_on_arrival, 0., 0.);
+	l->arrival_timer.data = l;
 }
 
 void load_free(struct load *l)
 {
-	ev_timer_stop(l->loop, &l->arrival);
+	ev_timer_stop(l->loop, &l->arrival_timer);
 	free(l->pending);
 	l->pending = NULL;
 	l->pending_cap = l->pending_len = 0;
@@ -147,7 +214,7 @@ void load_set_max_concurrency(struct load *l, long n)
 	load_drain_pending(l);
 }
 
-void load_set_concurrency(struct load *l, long n)
+static void load_apply_concurrency(struct load *l, long n, enum load_source src, bool mark)
 {
 	if (n < 0)
 		n = 0;
@@ -155,53 +222,119 @@ void load_set_concurrency(struct load *l, long n)
 	l->mode = LOAD_CLOSED;
 	l->concurrency = n;
 	if (was_open) {
-		ev_timer_stop(l->loop, &l->arrival);
+		ev_timer_stop(l->loop, &l->arrival_timer);
 		l->pending_len = 0;
 	}
-	load_record_event(l);
+	if (mark)
+		load_record_event(l, src);
+}
+
+void load_set_concurrency(struct load *l, long n)
+{
+	load_apply_concurrency(l, n, LOAD_SRC_USER, true);
+	load_notify(l, LOAD_CHANGE_TARGET);
 	load_fill_closed(l);
+}
+
+void load_plan_concurrency(struct load *l, long n, bool mark)
+{
+	load_apply_concurrency(l, n, LOAD_SRC_PLAN, mark);
+	load_fill_closed(l);
+}
+
+static void load_apply_rate(struct load *l, double rate, enum load_source src, bool mark)
+{
+	if (rate < LOAD_RATE_MIN)
+		rate = LOAD_RATE_MIN;
+	int64_t now = clock_now_ns();
+	bool was_open = l->mode == LOAD_OPEN;
+	double old = l->rate;
+	l->mode = LOAD_OPEN;
+	l->rate = rate;
+	if (!was_open || !(old > 0)) {
+		l->next_intended = now; /* a fresh open loop starts at once */
+	} else if (l->next_intended > now) {
+		/* The time left scales with the mean gap. For a Poisson process
+		 * the rescaled remainder is again exponential at the new rate
+		 * (memorylessness), so this is exact, and unlike a fresh draw
+		 * it lets a slow constant process survive frequent updates. */
+		double left = (double)(l->next_intended - now) * (old / rate);
+		if (left > LOAD_GAP_MAX_S * 1e9)
+			left = LOAD_GAP_MAX_S * 1e9;
+		l->next_intended = now + (int64_t)left;
+	}
+	if (mark)
+		load_record_event(l, src);
 }
 
 void load_set_rate(struct load *l, double rate)
 {
 	if (!(rate > 0))
 		return;
+	load_apply_rate(l, rate, LOAD_SRC_USER, true);
+	load_notify(l, LOAD_CHANGE_TARGET);
+	load_schedule(l);
+}
+
+void load_plan_rate(struct load *l, double rate, bool mark)
+{
+	if (!(rate >= 0))
+		return;
+	load_apply_rate(l, rate, LOAD_SRC_PLAN, mark);
+	load_schedule(l);
+}
+
+static void load_resume_open(struct load *l)
+{
 	int64_t now = clock_now_ns();
-	bool was_open = l->mode == LOAD_OPEN;
-	l->mode = LOAD_OPEN;
-	l->rate = rate;
-	/* A Poisson process is memoryless: drawing the next gap afresh from
-	 * now at the new rate is exact. A fresh open loop starts at once. */
-	l->next_intended = now;
-	if (was_open)
-		load_next_arrival(l);
-	load_record_event(l);
+	if (l->next_intended < now)
+		l->next_intended = now; /* no burst of arrivals "owed" for the pause */
+	load_drain_pending(l);
 	load_schedule(l);
 }
 
 void load_pause(struct load *l, bool paused)
 {
+	bool changed = l->paused != paused;
 	l->paused = paused;
+	if (changed)
+		load_notify(l, paused ? LOAD_CHANGE_PAUSE : LOAD_CHANGE_UNPAUSE);
 	if (paused) {
-		ev_timer_stop(l->loop, &l->arrival);
+		ev_timer_stop(l->loop, &l->arrival_timer);
 		return;
+	}
+	if (l->mode == LOAD_CLOSED)
+		load_fill_closed(l);
+	else
+		load_resume_open(l);
+}
+
+uint32_t load_plan_hold(struct load *l, bool hold)
+{
+	uint32_t dropped = 0;
+	l->held = hold;
+	if (hold) {
+		ev_timer_stop(l->loop, &l->arrival_timer);
+		dropped = l->pending_len;
+		l->pending_len = 0;
+		return dropped;
 	}
 	if (l->mode == LOAD_CLOSED) {
 		load_fill_closed(l);
 	} else {
-		int64_t now = clock_now_ns();
-		if (l->next_intended < now)
-			l->next_intended = now; /* no burst of arrivals "owed" for the pause */
-		load_drain_pending(l);
-		load_schedule(l);
+		/* A new step: its arrivals start now, not where the old
+		 * process left off. */
+		l->next_intended = clock_now_ns();
+		load_resume_open(l);
 	}
+	return 0;
 }
 
 void load_stop(struct load *l)
 {
 	l->stopped = true;
 	l->pending_len = 0;
-	ev_timer_stop(l->loop, &l->arrival);
+	ev_timer_stop(l->loop, &l->arrival_timer);
 }
 
 void load_on_done(struct load *l)
@@ -215,4 +348,42 @@ void load_on_done(struct load *l)
 uint32_t load_pending(const struct load *l)
 {
 	return l->pending_len;
+}
+
+void load_set_arrival(struct load *l, enum load_arrival a, double shape)
+{
+	l->arrival = a;
+	l->shape = shape > 0 ? shape : 1.0;
+}
+
+int load_arrival_parse(const char *name, enum load_arrival *out)
+{
+	if (!name || strcmp(name, "poisson") == 0)
+		*out = LOAD_POISSON;
+	else if (strcmp(name, "constant") == 0)
+		*out = LOAD_CONSTANT;
+	else if (strcmp(name, "gamma") == 0)
+		*out = LOAD_GAMMA;
+	else
+		return -1;
+	return 0;
+}
+
+const char *load_arrival_name(enum load_arrival a)
+{
+	switch (a) {
+	case LOAD_CONSTANT:
+		return "constant";
+	case LOAD_GAMMA:
+		return "gamma";
+	case LOAD_POISSON:
+	default:
+		return "poisson";
+	}
+}
+
+void load_set_observer(struct load *l, load_observer_fn fn, void *ud)
+{
+	l->observer = fn;
+	l->observer_ud = ud;
 }

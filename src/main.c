@@ -12,6 +12,7 @@
 #include "infertop/cli.h"
 #include "infertop/clock.h"
 #include "infertop/engine.h"
+#include "infertop/plan.h"
 #include "infertop/report.h"
 #include "infertop/sim.h"
 #include "infertop/ui.h"
@@ -40,7 +41,7 @@ static void on_tick(struct engine *e, void *ud, int64_t now)
 
 /* Streams need one descriptor each; ask for the hard limit up front so a
  * high concurrency fails here, clearly, instead of as connect errors. */
-static int fit_descriptors(const struct config *cfg)
+static int fit_descriptors(long want)
 {
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
@@ -50,7 +51,6 @@ static int fit_descriptors(const struct config *cfg)
 		setrlimit(RLIMIT_NOFILE, &rl);
 		getrlimit(RLIMIT_NOFILE, &rl);
 	}
-	long want = cfg->rate > 0 ? cfg->max_concurrency : cfg->concurrency;
 	if (want > 0 && (rlim_t)want + FD_HEADROOM > rl.rlim_cur) {
 		fprintf(stderr,
 			"infertop: %ld concurrent streams need about %ld file descriptors, but the limit is %llu.\n"
@@ -101,7 +101,7 @@ static int demo_start(struct config *cfg)
 
 static int run(struct config *cfg)
 {
-	if (fit_descriptors(cfg) != 0)
+	if (fit_descriptors(cfg->rate > 0 ? cfg->max_concurrency : cfg->concurrency) != 0)
 		return 2;
 	if (cfg->demo && demo_start(cfg) != 0)
 		return 2;
@@ -114,6 +114,11 @@ static int run(struct config *cfg)
 	struct engine *e = engine_new(cfg, loop, err, sizeof err);
 	if (!e) {
 		fprintf(stderr, "infertop: %s\n", err);
+		return 2;
+	}
+	/* A plan (stages, sweep, matrix) may peak above -c. */
+	if (fit_descriptors(plan_peak_concurrency(e->plan)) != 0) {
+		engine_free(e);
 		return 2;
 	}
 	if (engine_probe(e, err, sizeof err) != 0) {

@@ -12,6 +12,7 @@
 
 #include "infertop/clock.h"
 #include "infertop/hist.h"
+#include "infertop/plan.h"
 #include "infertop/units.h"
 
 static double us_to_ms(int64_t us)
@@ -21,8 +22,11 @@ static double us_to_ms(int64_t us)
 
 static double run_seconds(const struct engine *e)
 {
-	int64_t ns = engine_elapsed(e, clock_now_ns());
-	return ns > 0 ? (double)ns / 1e9 : 0.0;
+	if (!e->t_start)
+		return 0.0;
+	int64_t end = e->state == ENGINE_DONE ? e->t_end : clock_now_ns();
+	/* Warmup and cooldown are not part of the measured run. */
+	return plan_measured_seconds(e->plan, e->t_start, end);
 }
 
 static const char *token_source(const struct stats *s)
@@ -56,6 +60,12 @@ void report_progress(FILE *out, const struct engine *e, int64_t now_ns)
 		server_format_brief(e->server, b, sizeof b);
 		fprintf(out, " | %s", b);
 	}
+	if (plan_slo(e->plan))
+		fprintf(out, " | goodput %.2f req/s", plan_goodput_window(e->plan, now_ns));
+	char ps[160];
+	plan_status(e->plan, now_ns, ps, sizeof ps);
+	if (ps[0])
+		fprintf(out, " | %s", ps);
 	fputc('\n', out);
 	fflush(out);
 }
@@ -111,6 +121,8 @@ void report_summary(FILE *out, const struct engine *e)
 	row_u(out, "Total input tokens:", s->run_c.input_tokens);
 	row_u(out, "Total generated tokens:", s->run_c.output_tokens);
 	row_f(out, "Request throughput (req/s):", dur > 0 ? (double)s->run_c.completed / dur : 0);
+	if (plan_slo(e->plan))
+		row_f(out, "Request goodput (req/s):", plan_goodput(e->plan, dur));
 	row_f(out, "Output token throughput (tok/s):", dur > 0 ? (double)s->run_c.output_tokens / dur : 0);
 	row_f(out, "Total Token throughput (tok/s):",
 	      dur > 0 ? (double)(s->run_c.output_tokens + s->run_c.input_tokens) / dur : 0);
@@ -141,6 +153,7 @@ void report_summary(FILE *out, const struct engine *e)
 	}
 	fprintf(out, "Output tokens counted from: %s; stopped: %s\n", token_source(s),
 		e->stop_reason ? e->stop_reason : "-");
+	plan_print_summary(e->plan, out, dur);
 	fflush(out);
 }
 
@@ -253,7 +266,8 @@ char *report_json(const struct engine *e)
 		cJSON_AddNumberToObject(o, "max_concurrency", (double)c->concurrency);
 	else
 		cJSON_AddNullToObject(o, "max_concurrency");
-	cJSON_AddNumberToObject(o, "burstiness", 1.0);
+	cJSON_AddNumberToObject(o, "burstiness", c->burstiness);
+	plan_json_vllm(e->plan, o, dur);
 	add_vllm_metric(o, s->run[STAT_TTFT], "ttft");
 	add_vllm_metric(o, s->run[STAT_TPOT], "tpot");
 	add_vllm_metric(o, s->run[STAT_ITL], "itl");
@@ -264,6 +278,7 @@ char *report_json(const struct engine *e)
 		cJSON_AddNumberToObject(it, "infertop_schema", 1);
 		cJSON_AddStringToObject(it, "version", PACKAGE_VERSION);
 		cJSON_AddItemToObject(it, "options", options_object(e));
+		plan_json_add(e->plan, it, dur);
 		cJSON_AddStringToObject(it, "output_token_source", token_source(s));
 		cJSON_AddNumberToObject(it, "requests_counted_from_usage", (double)s->tokens_from_usage);
 		cJSON_AddNumberToObject(it, "requests_counted_from_chunks", (double)s->tokens_from_chunks);

@@ -71,9 +71,9 @@ void series_sample(struct series *s, const struct engine *e, int64_t now_ns)
 		p->started = true;
 		p->next_ns = now_ns;
 		p->prev_ns = now_ns;
-		p->prev_completed = st->run_c.completed;
-		p->prev_failed = st->run_c.failed;
-		p->prev_out_tokens = st->run_c.output_tokens;
+		p->prev_completed = st->all_c.completed;
+		p->prev_failed = st->all_c.failed;
+		p->prev_out_tokens = st->all_c.output_tokens;
 		p->prev_state = (int)ENGINE_RUNNING;
 	}
 	mark_events(s, p, e, now_ns);
@@ -83,9 +83,9 @@ void series_sample(struct series *s, const struct engine *e, int64_t now_ns)
 	double v[SER_N];
 	double dt = (double)(now_ns - p->prev_ns) / 1e9;
 	if (dt > 0) {
-		v[SER_OUT_TOK_S] = (double)(st->run_c.output_tokens - p->prev_out_tokens) / dt;
-		v[SER_REQ_S] = (double)(st->run_c.completed - p->prev_completed) / dt;
-		v[SER_ERRORS] = (double)(st->run_c.failed - p->prev_failed) / dt;
+		v[SER_OUT_TOK_S] = (double)(st->all_c.output_tokens - p->prev_out_tokens) / dt;
+		v[SER_REQ_S] = (double)(st->all_c.completed - p->prev_completed) / dt;
+		v[SER_ERRORS] = (double)(st->all_c.failed - p->prev_failed) / dt;
 	} else {
 		v[SER_OUT_TOK_S] = v[SER_REQ_S] = v[SER_ERRORS] = NAN;
 	}
@@ -99,9 +99,9 @@ void series_sample(struct series *s, const struct engine *e, int64_t now_ns)
 	series_push(s, now_ns, v);
 
 	p->prev_ns = now_ns;
-	p->prev_completed = st->run_c.completed;
-	p->prev_failed = st->run_c.failed;
-	p->prev_out_tokens = st->run_c.output_tokens;
+	p->prev_completed = st->all_c.completed;
+	p->prev_failed = st->all_c.failed;
+	p->prev_out_tokens = st->all_c.output_tokens;
 	/* Stay on the one-second grid of the first point; after a stall, skip
 	 * the missed seconds (they read as a gap). */
 	int64_t late = now_ns - p->next_ns;

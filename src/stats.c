@@ -152,18 +152,20 @@ static inline int64_t ns_to_us(int64_t ns)
 void stats_record(struct stats *s, enum stat_metric m, int64_t ns)
 {
 	int64_t us = ns_to_us(ns);
-	hist_record(s->run[m], us);
+	if (!s->run_frozen)
+		hist_record(s->run[m], us);
 	hist_record(s->win[m], us);
 	hist_record(s->slice[m][s->cur], us);
 }
 
 void stats_record_itl_us(struct stats *s, const uint32_t *gaps, size_t n)
 {
-	struct hist *run = s->run[STAT_ITL];
+	struct hist *run = s->run_frozen ? NULL : s->run[STAT_ITL];
 	struct hist *win = s->win[STAT_ITL];
 	struct hist *sl = s->slice[STAT_ITL][s->cur];
 	for (size_t i = 0; i < n; i++) {
-		hist_record(run, gaps[i]);
+		if (run)
+			hist_record(run, gaps[i]);
 		hist_record(win, gaps[i]);
 		hist_record(sl, gaps[i]);
 	}
@@ -177,8 +179,9 @@ void stats_request_done(struct stats *s, const struct req_result *r)
 	if (!r->ok) {
 		add.failed = 1;
 		enum err_kind k = (unsigned)r->err < ERR_NKINDS ? r->err : ERR_OTHER;
-		s->errors[k]++;
-		if (k == ERR_HTTP && r->http_code > 0 && r->http_code < STATS_HTTP_CODES)
+		if (!s->run_frozen)
+			s->errors[k]++;
+		if (!s->run_frozen && k == ERR_HTTP && r->http_code > 0 && r->http_code < STATS_HTTP_CODES)
 			s->http_codes[r->http_code]++;
 		if (r->msg)
 			snprintf(s->last_msg[k], sizeof s->last_msg[k], "%s", r->msg);
@@ -187,10 +190,12 @@ void stats_request_done(struct stats *s, const struct req_result *r)
 		add.output_tokens = r->output_tokens > 0 ? (uint64_t)r->output_tokens : 0;
 		add.input_tokens = r->prompt_tokens > 0 ? (uint64_t)r->prompt_tokens : 0;
 		add.chunks = r->chunks;
-		if (r->tokens_from_usage)
-			s->tokens_from_usage++;
-		else
-			s->tokens_from_chunks++;
+		if (!s->run_frozen) {
+			if (r->tokens_from_usage)
+				s->tokens_from_usage++;
+			else
+				s->tokens_from_chunks++;
+		}
 		stats_record(s, STAT_TTFB, r->ttfb_ns);
 		stats_record(s, STAT_TTFT, r->ttft_ns);
 		stats_record(s, STAT_E2E, r->e2e_ns);
@@ -200,7 +205,9 @@ void stats_request_done(struct stats *s, const struct req_result *r)
 		if (r->output_tokens > 1)
 			stats_record(s, STAT_TPOT, (r->e2e_ns - r->ttft_ns) / (r->output_tokens - 1));
 	}
-	counters_add(&s->run_c, &add);
+	if (!s->run_frozen)
+		counters_add(&s->run_c, &add);
+	counters_add(&s->all_c, &add);
 	counters_add(&s->win_c, &add);
 	counters_add(&s->slice_c[s->cur], &add);
 }
@@ -212,6 +219,27 @@ double stats_window_seconds(const struct stats *s, int64_t now_ns)
 	if (span > since_start)
 		span = since_start;
 	return span > 0 ? (double)span / 1e9 : 0.0;
+}
+
+void stats_reset_run(struct stats *s, int64_t now_ns)
+{
+	stats_window_reset(s, now_ns);
+	for (int m = 0; m < STAT_NMETRICS; m++)
+		hist_reset(s->run[m]);
+	memset(&s->run_c, 0, sizeof s->run_c);
+	memset(s->errors, 0, sizeof s->errors);
+	memset(s->http_codes, 0, sizeof s->http_codes);
+	memset(s->last_msg, 0, sizeof s->last_msg);
+	s->tokens_from_usage = s->tokens_from_chunks = 0;
+	s->max_in_flight = s->in_flight;
+	s->start_ns = now_ns;
+	s->run_frozen = false;
+	s->resets++;
+}
+
+void stats_freeze_run(struct stats *s)
+{
+	s->run_frozen = true;
 }
 
 uint64_t stats_errors_total(const struct stats *s)

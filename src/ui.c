@@ -364,6 +364,10 @@ static void key(struct ui *u, int ch, int64_t now)
 		rc = ui_action_pause(u->e, msg, sizeof msg);
 		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
 		break;
+	case KEY_ACT_PLAN_RESUME:
+		rc = ui_action_plan_resume(u->e, now, msg, sizeof msg);
+		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
+		break;
 	case KEY_ACT_SNAPSHOT: {
 		char dir[4096], path[4200];
 		if (!getcwd(dir, sizeof dir))

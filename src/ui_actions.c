@@ -10,6 +10,7 @@
 
 #include "infertop/engine.h"
 #include "infertop/load.h"
+#include "infertop/plan.h"
 #include "infertop/report.h"
 #include "infertop/stats.h"
 #include "infertop/ui.h"
@@ -200,6 +201,22 @@ int ui_action_snapshot(const struct engine *e, const char *dir, time_t wall, cha
 int ui_action_window_reset(struct engine *e, int64_t now_ns, char *msg, size_t cap)
 {
 	stats_window_reset(e->stats, now_ns);
+	plan_window_reset(e->plan, now_ns);
 	snprintf(msg, cap, "sliding window emptied; whole-run figures kept");
+	return 0;
+}
+
+int ui_action_plan_resume(struct engine *e, int64_t now_ns, char *msg, size_t cap)
+{
+	if (!can_change(e, msg, cap))
+		return -1;
+	if (plan_resume(e->plan, now_ns) != 0) {
+		snprintf(msg, cap, "%s", plan_state_name(e->plan)[0] ? "the plan is in control already"
+								     : "no plan to resume (--stages, --sweep, --matrix)");
+		return -1;
+	}
+	char st[160];
+	plan_status(e->plan, now_ns, st, sizeof st);
+	snprintf(msg, cap, "plan resumed: %s", st);
 	return 0;
 }

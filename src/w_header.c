@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "infertop/engine.h"
+#include "infertop/plan.h"
 #include "infertop/server.h"
 #include "infertop/widget.h"
 
@@ -15,6 +16,9 @@ static const char *state_word(const struct engine *e)
 	case ENGINE_RUNNING:
 		if (e->load.paused)
 			return "paused";
+		/* "warming up", "manual", "draining", "cooling down" */
+		if (plan_state_name(e->plan)[0] && strcmp(plan_state_name(e->plan), "running") != 0)
+			return plan_state_name(e->plan);
 		if (e->stats->run_c.completed + stats_errors_total(e->stats) == 0)
 			return "warming up";
 		return "running";

@@ -8,6 +8,7 @@
 #include "infertop/cli.h"
 #include "infertop/load.h"
 #include "infertop/openai.h"
+#include "infertop/plan.h"
 #include "infertop/request.h"
 #include "infertop/rng.h"
 #include "infertop/series.h"
@@ -34,6 +35,7 @@ struct engine {
 	struct server_state *server;
 	struct scrape *scrape;
 	struct load load;
+	struct plan *plan;          /* stages, sweeps, warmup, SLOs, models */
 	struct request_ctx rctx;
 	struct request *live;       /* in-flight requests */
 	struct request *spare;      /* finished, ready for reuse */

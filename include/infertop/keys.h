@@ -31,6 +31,8 @@
 	X(MODE, "mode", 'm', 0, "m", "mode",                                                         \
 	  "switch closed loop (N users) / open loop (Poisson arrivals at a rate)")                   \
 	X(PAUSE, "pause", 'p', 0, "p", "pause", "pause or resume starting requests (in-flight ones finish)") \
+	X(PLAN_RESUME, "plan-resume", 'r', 0, NULL, NULL,                                            \
+	  "give the load back to the plan (--stages, --sweep, --matrix, --warmup) after a manual change") \
 	X(SNAPSHOT, "snapshot", 's', 0, "s", "save", "write the result so far to a JSON file and show its path") \
 	X(WINDOW_RESET, "window-reset", 'z', 0, "z", "reset", "empty the sliding window (whole-run figures stay)") \
 	X(VIEW_NEXT, "view-next", 'v', '\t', "v", "view",                                            \

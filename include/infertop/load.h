@@ -8,25 +8,43 @@
 #include "infertop/rng.h"
 
 /* The load controller decides when requests start. Closed loop keeps N
- * requests in flight; open loop starts requests at Poisson arrival times,
- * optionally capped at max in flight, in which case arrivals wait in a FIFO
- * and their intended send time is kept (client queue time). Changes take
- * effect at once: raising starts requests immediately, lowering lets
- * in-flight requests finish. */
+ * requests in flight; open loop starts requests at arrival times drawn from
+ * an arrival process (Poisson, constant spacing or gamma), optionally capped
+ * at max in flight, in which case arrivals wait in a FIFO and their intended
+ * send time is kept (client queue time). Changes take effect at once:
+ * raising starts requests immediately, lowering lets in-flight requests
+ * finish. */
 enum load_mode { LOAD_CLOSED, LOAD_OPEN };
+
+/* Open-loop inter-arrival times, all with mean 1/rate. Gamma has shape k
+ * (--burstiness, as vLLM's bench serve): coefficient of variation
+ * 1/sqrt(k), so k = 1 is Poisson, k < 1 burstier, k > 1 smoother. */
+enum load_arrival { LOAD_POISSON, LOAD_CONSTANT, LOAD_GAMMA };
+
+/* Who made a change: the user (keys, the initial -c/-r) or a plan. */
+enum load_source { LOAD_SRC_USER, LOAD_SRC_PLAN };
+
+/* What an observer is told about (changes made through the load_set_*
+ * and load_pause calls, not the load_plan_* ones). */
+enum load_change { LOAD_CHANGE_TARGET, LOAD_CHANGE_PAUSE, LOAD_CHANGE_UNPAUSE };
 
 /* Starts one request meant to be sent at t_intended. Returns 0, or -1 if it
  * could not be started (the controller stops trying until the next event). */
 typedef int (*load_start_fn)(void *ud, int64_t t_intended);
 typedef uint64_t (*load_in_flight_fn)(void *ud);
+typedef void (*load_observer_fn)(void *ud, enum load_change what, int64_t now_ns);
 
 #define LOAD_PENDING_MAX (1u << 20)
 #define LOAD_EVENTS 256
+/* Rates below this are treated as this: a ramp from r=0 still has a finite
+ * next arrival, which later rate changes rescale. */
+#define LOAD_RATE_MIN 1e-6
 
 struct load_event {
 	int64_t t_ns;
 	enum load_mode mode;
 	double value;     /* concurrency or rate */
+	enum load_source source;
 };
 
 struct load {
@@ -35,13 +53,16 @@ struct load {
 	long concurrency;
 	double rate;
 	long max_concurrency;      /* open-loop cap, 0 = none */
-	bool paused;
+	bool paused;               /* by the user */
+	bool held;                 /* by a plan, between measured steps */
 	bool stopped;
 	uint64_t limit;            /* max requests to start, 0 = none */
 	uint64_t started;
 	uint64_t dropped;          /* arrivals beyond LOAD_PENDING_MAX */
+	enum load_arrival arrival;
+	double shape;              /* gamma shape (burstiness) */
 	struct rng rng;
-	ev_timer arrival;
+	ev_timer arrival_timer;
 	int64_t next_intended;
 
 	int64_t *pending;          /* ring of intended times, grown on demand */
@@ -53,6 +74,8 @@ struct load {
 	load_start_fn start;
 	load_in_flight_fn in_flight;
 	void *ud;
+	load_observer_fn observer;
+	void *observer_ud;
 };
 
 void load_init(struct load *l, struct ev_loop *loop, uint64_t seed,
@@ -60,7 +83,10 @@ void load_init(struct load *l, struct ev_loop *loop, uint64_t seed,
 void load_free(struct load *l);
 void load_set_limit(struct load *l, uint64_t requests);
 void load_set_max_concurrency(struct load *l, long n);
-/* Both switch mode if needed, record a timed event and act immediately. */
+/* Both switch mode if needed, record a timed event, tell the observer and
+ * act immediately. A rate change rescales the time left to the next
+ * arrival by old/new rate, which keeps a Poisson process exact and a
+ * constant or gamma one in phase (so a ramp updated often still fires). */
 void load_set_concurrency(struct load *l, long n);
 void load_set_rate(struct load *l, double rate);
 void load_pause(struct load *l, bool paused);
@@ -70,5 +96,27 @@ void load_stop(struct load *l);
 void load_on_done(struct load *l);
 uint32_t load_pending(const struct load *l);
 bool load_exhausted(const struct load *l);   /* limit reached or stopped */
+
+/* Arrival process for the next gaps (the one already scheduled stands).
+ * shape only matters for gamma and must be > 0. */
+void load_set_arrival(struct load *l, enum load_arrival a, double shape);
+/* "poisson", "constant", "gamma" (NULL: poisson). 0, or -1 if unknown. */
+int load_arrival_parse(const char *name, enum load_arrival *out);
+const char *load_arrival_name(enum load_arrival a);
+/* One inter-arrival gap in seconds, mean 1/rate (rate > 0). Pure apart
+ * from the rng, so the statistics can be tested without a clock. */
+double load_arrival_gap(enum load_arrival a, double shape, double rate, struct rng *r);
+
+/* One observer (the plan) hears about changes made by the user. */
+void load_set_observer(struct load *l, load_observer_fn fn, void *ud);
+/* A plan's changes: like load_set_*, but the observer is not told, and a
+ * load event (source LOAD_SRC_PLAN) is recorded only when mark is true
+ * (step boundaries yes, the small steps of a ramp no). */
+void load_plan_concurrency(struct load *l, long n, bool mark);
+void load_plan_rate(struct load *l, double rate, bool mark);
+/* Hold: no new starts while in-flight requests finish (a plan between
+ * measured steps). Holding drops the open-loop FIFO and returns how many
+ * arrivals it held; releasing restarts an open loop's arrivals from now. */
+uint32_t load_plan_hold(struct load *l, bool hold);
 
 #endif

@@ -88,6 +88,11 @@ struct stats {
 	uint64_t errors[ERR_NKINDS];
 	uint64_t http_codes[STATS_HTTP_CODES];
 	char last_msg[ERR_NKINDS][STATS_MSG_MAX];
+	bool run_frozen;              /* cooldown: only the window still records */
+	/* Every request of the run, warmup and cooldown included, never reset:
+	 * rates over time (the charts) come from these. */
+	struct stats_counters all_c;
+	uint32_t resets;              /* times stats_reset_run ran (counters dropped) */
 };
 
 struct stats *stats_new(int64_t window_ns, int64_t now_ns);
@@ -109,6 +114,14 @@ void stats_request_done(struct stats *s, const struct req_result *r);
 double stats_window_seconds(const struct stats *s, int64_t now_ns);
 
 uint64_t stats_errors_total(const struct stats *s);
+
+/* Warmup end: every figure (whole run and window, counters, errors) starts
+ * afresh at now, as if the run began then; in_flight, started and
+ * connections stay. Readers that keep counter deltas see `resets` grow. */
+void stats_reset_run(struct stats *s, int64_t now_ns);
+/* Cooldown: from now on requests reach the window only; the whole-run
+ * histograms, counters and errors stay as they are. */
+void stats_freeze_run(struct stats *s);
 const char *stats_metric_name(enum stat_metric m);
 const char *stats_err_name(enum err_kind k);
 

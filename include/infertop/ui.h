@@ -52,5 +52,7 @@ int ui_action_snapshot(const struct engine *e, const char *dir, time_t wall, cha
 		       size_t cap);
 /* Empties the sliding window (whole-run figures stay). */
 int ui_action_window_reset(struct engine *e, int64_t now_ns, char *msg, size_t cap);
+/* r: a plan held by a manual change takes the load back. */
+int ui_action_plan_resume(struct engine *e, int64_t now_ns, char *msg, size_t cap);
 
 #endif
