@@ -14,6 +14,7 @@ static const char *const view_names[VIEW_N] = {
 	[VIEW_SERVER] = "server",
 	[VIEW_GPU] = "GPU",
 	[VIEW_ERRORS] = "errors",
+	[VIEW_PLAN] = "plan",
 };
 
 static const char *const panel_names[PANEL_KIND_N] = {
@@ -25,6 +26,7 @@ static const char *const panel_names[PANEL_KIND_N] = {
 	[PANEL_CHART] = "chart",
 	[PANEL_ERRORS] = "errors",
 	[PANEL_KEYBAR] = "keybar",
+	[PANEL_STEPS] = "steps",
 	[PANEL_HELP] = "help",
 	[PANEL_TOO_SMALL] = "too-small",
 };
@@ -90,6 +92,7 @@ static const enum chart_id client_charts[] = {CHART_TOK, CHART_TTFT, CHART_ITL, 
 static const enum chart_id latency_charts[] = {CHART_TTFT, CHART_ITL, CHART_TOK, CHART_REQ};
 static const enum chart_id server_charts[] = {CHART_QUEUE, CHART_KV, CHART_CONC, CHART_TOK};
 static const enum chart_id error_charts[] = {CHART_ERR, CHART_REQ};
+static const enum chart_id plan_charts[] = {CHART_TOK, CHART_TTFT, CHART_CONC};
 #define NIDS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static void overview(struct layout *l, int top, int bottom, unsigned flags)
@@ -156,6 +159,17 @@ static void errors_view(struct layout *l, int top, int bottom)
 	chart_grid(l, bottom - ch, 0, ch, l->cols, error_charts, NIDS(error_charts));
 }
 
+/* The steps table takes what the charts leave, and at least half. */
+static void plan_view(struct layout *l, int top, int bottom)
+{
+	int mh = bottom - top;
+	int ch = mh / 2 < 10 ? mh / 2 : 10;
+	if (ch < LAYOUT_CHART_MIN_H)
+		ch = 0;
+	add(l, PANEL_STEPS, 0, top, 0, mh - ch, l->cols);
+	chart_grid(l, bottom - ch, 0, ch, l->cols, plan_charts, NIDS(plan_charts));
+}
+
 void layout_compute(int rows, int cols, enum ui_view view, unsigned flags, struct layout *out)
 {
 	memset(out, 0, sizeof *out);
@@ -187,6 +201,9 @@ void layout_compute(int rows, int cols, enum ui_view view, unsigned flags, struc
 		break;
 	case VIEW_ERRORS:
 		errors_view(out, top, bottom);
+		break;
+	case VIEW_PLAN:
+		plan_view(out, top, bottom);
 		break;
 	case VIEW_OVERVIEW:
 	default:

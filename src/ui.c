@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "infertop/clock.h"
+#include "infertop/plan.h"
 #include "infertop/engine.h"
 #include "infertop/layout.h"
 #include "infertop/theme.h"
@@ -69,6 +70,12 @@ struct ui {
 	bool quit_requested;
 	bool waiting;
 	long max_conc;
+
+	/* The open plan step, refreshed once a second (it costs histogram
+	 * copies): the steps view shows it as the table's last row. */
+	struct plan_step_result live;
+	bool have_live;
+	int64_t live_at;
 
 	char partial[512];        /* stderr bytes after the last newline */
 	size_t partial_len;
@@ -218,6 +225,10 @@ static void draw(struct ui *u, int64_t now)
 	if (u->entering)
 		snprintf(prompt, sizeof prompt, "%s: %s", u->e->load.mode == LOAD_OPEN ? "set rate (req/s)" : "set concurrency",
 			 u->entry);
+	if (u->view == VIEW_PLAN && now - u->live_at >= CLOCK_NS_PER_S) {
+		u->have_live = plan_step_live(u->e->plan, now, &u->live) == 0;
+		u->live_at = now;
+	}
 	struct dash d = {
 		.e = u->e,
 		.srv = u->e->server,
@@ -234,6 +245,7 @@ static void draw(struct ui *u, int64_t now)
 		.status_role = u->status_role,
 		.done_hint = u->quit_requested ? NULL : "q quits",
 		.layout_flags = flags,
+		.live_step = u->view == VIEW_PLAN && u->have_live ? &u->live : NULL,
 	};
 	widgets_render(stdscr, &l, &d);
 	wnoutrefresh(stdscr);

@@ -21,6 +21,7 @@ const struct widget widgets[PANEL_KIND_N] = {
 	[PANEL_CHART] = {"chart", w_chart_draw},
 	[PANEL_ERRORS] = {"errors", w_errors_draw},
 	[PANEL_KEYBAR] = {"keybar", w_keybar_draw},
+	[PANEL_STEPS] = {"steps", w_steps_draw},
 	[PANEL_HELP] = {"help", w_help_draw},
 	[PANEL_TOO_SMALL] = {"too-small", w_too_small_draw},
 };

@@ -119,6 +119,13 @@ static void check_one(int rows, int cols, enum ui_view view, unsigned flags)
 		CHECK(layout_find(&l, PANEL_CHART, CHART_ERR));
 		break;
 	}
+	case VIEW_PLAN: {
+		const struct panel *st = layout_find(&l, PANEL_STEPS, -1);
+		/* Title, column heads and at least a few steps. */
+		CHECK(st && st->r.h >= 8 && st->r.w == cols);
+		CHECK(layout_find(&l, PANEL_CHART, CHART_TOK));
+		break;
+	}
 	default:
 		fail();
 	}

@@ -195,6 +195,8 @@ wait_for "v: GPU view" "no GPU metrics"
 T send-keys -t tui v
 wait_for "v: errors view" "Errors .* of [0-9]+ requests"
 T send-keys -t tui v
+wait_for "v: plan view (no plan given)" "no plan: run with --stages"
+T send-keys -t tui v
 wait_for "v: back to the overview" " overview [|│] "
 
 # Zoom and theme.
@@ -314,6 +316,24 @@ check "SIGABRT: dies of the signal ($(exit_status))" $?
 screen | grep -q "Latency ms"
 [ $? -ne 0 ]
 check "SIGABRT: alternate screen left, terminal restored" $?
+finish
+
+# ---------------------------------------------------------------- run 5
+# A sweep: the plan view's table grows a row per step, the open step live.
+start 140 40 "$INFERTOP_BIN" --demo --sweep c=1,2,4 --stage-duration 2s --output-tokens 8
+wait_for "sweep: dashboard up" "Latency" 20
+for k in 1 2 3 4 5; do T send-keys -t tui v; done
+wait_for "plan view: the first step is live" " 1 c=1 \*" 10
+wait_for "plan view: the second step is live" " 2 c=2 \*" 10
+screen | grep -Eq " 1 c=1 +[0-9]"
+check "plan view: the first step stays as a fixed row" $?
+wait_for "plan view: all three steps" " 3 c=4 " 15
+wait_for "sweep: the run ends with the plan" "q quits" 15
+T send-keys -t tui q
+wait_exit 15 && [ "$(exit_status)" = 0 ]
+check "sweep: q exits 0" $?
+screen_all | grep -q -- "- Steps -"
+check "sweep: the steps table in the summary" $?
 finish
 
 if ls "$tmp"/asan* "$tmp"/ubsan* >/dev/null 2>&1; then

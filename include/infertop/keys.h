@@ -36,7 +36,7 @@
 	X(SNAPSHOT, "snapshot", 's', 0, "s", "save", "write the result so far to a JSON file and show its path") \
 	X(WINDOW_RESET, "window-reset", 'z', 0, "z", "reset", "empty the sliding window (whole-run figures stay)") \
 	X(VIEW_NEXT, "view-next", 'v', '\t', "v", "view",                                            \
-	  "next view: overview, latency, server, GPU, errors")                                       \
+	  "next view: overview, latency, server, GPU, errors, plan")                                       \
 	X(VIEW_PREV, "view-prev", 'V', KEYC_BTAB, NULL, NULL, "previous view")                      \
 	X(ZOOM_OUT, "zoom-out", KEYC_LEFT, '<', "<>", "zoom", "charts: longer time span (1m, 10m, 1h, whole run)") \
 	X(ZOOM_IN, "zoom-in", KEYC_RIGHT, '>', NULL, NULL, "charts: shorter time span")              \

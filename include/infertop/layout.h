@@ -10,7 +10,7 @@
 #define LAYOUT_MIN_ROWS 24
 #define LAYOUT_MIN_COLS 80
 
-enum ui_view { VIEW_OVERVIEW, VIEW_LATENCY, VIEW_SERVER, VIEW_GPU, VIEW_ERRORS, VIEW_N };
+enum ui_view { VIEW_OVERVIEW, VIEW_LATENCY, VIEW_SERVER, VIEW_GPU, VIEW_ERRORS, VIEW_PLAN, VIEW_N };
 
 enum panel_kind {
 	PANEL_HEADER,
@@ -21,6 +21,7 @@ enum panel_kind {
 	PANEL_CHART,
 	PANEL_ERRORS,
 	PANEL_KEYBAR,
+	PANEL_STEPS,      /* the plan's steps, growing as they end */
 	PANEL_HELP,       /* overlay: drawn over the others */
 	PANEL_TOO_SMALL,  /* the only panel below LAYOUT_MIN_ROWS x LAYOUT_MIN_COLS */
 	PANEL_KIND_N

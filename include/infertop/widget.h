@@ -18,6 +18,7 @@
 struct engine;
 struct server_state;
 struct series;
+struct plan_step_result;
 
 struct dash {
 	const struct engine *e;
@@ -37,6 +38,7 @@ struct dash {
 	enum theme_role status_role;
 	const char *done_hint;            /* shown in the header once the run is over */
 	unsigned layout_flags;
+	const struct plan_step_result *live_step;   /* the open step so far, or NULL */
 };
 
 struct widget {
@@ -61,6 +63,7 @@ void w_gpu_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
 void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
 void w_errors_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
 void w_keybar_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+void w_steps_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
 void w_help_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
 void w_too_small_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
 
