@@ -170,10 +170,12 @@ void cli_usage(FILE *out)
 "Requests:\n"
 "      --dataset SPEC       prompts: synthetic (default), sharegpt:FILE,\n"
 "                           jsonl:FILE or text:FILE\n"
-"      --input-tokens LEN   synthetic prompt length (default 128); LEN is N,\n"
-"                           MIN:MAX (uniform) or normal:MEAN,SD\n"
-"      --output-tokens LEN  max_tokens of each request (default 128), same forms\n"
-"      --prefix-tokens N    shared prefix of every synthetic prompt (default 0)\n"
+"      --input-tokens LEN   prompt tokens, prefix included (synthetic, text;\n"
+"                           default 128); LEN is N, MIN:MAX (uniform) or\n"
+"                           normal:MEAN,SD; calibrated with POST /tokenize\n"
+"      --output-tokens LEN  max_tokens of each request (default 128), same forms;\n"
+"                           given, it overrides a sharegpt/jsonl file's lengths\n"
+"      --prefix-tokens N    prefix shared by every prompt (default 0)\n"
 "      --no-ignore-eos      do not send ignore_eos/min_tokens (lengths then vary)\n"
 "      --temperature T      sampling temperature (default: server's)\n"
 "      --extra-body JSON    object merged into every request body\n"
@@ -344,10 +346,12 @@ static int parse_one(struct config *cfg, int c, const char *arg, const char *nam
 		if (dist_parse(arg, 10000000, ld) != 0)
 			return cli_error(name, arg, "expected N, MIN:MAX or normal:MEAN,SD (1 to 10000000)");
 		long mean = lround(dist_mean(ld));
-		if (c == OPT_INPUT_TOKENS)
+		if (c == OPT_INPUT_TOKENS) {
 			cfg->input_tokens = mean;
-		else
+		} else {
 			cfg->output_tokens = mean;
+			cfg->have_output_tokens = true;
+		}
 		return 0;
 	}
 	case OPT_ARRIVAL:

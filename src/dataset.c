@@ -2,6 +2,10 @@
 
 #include "infertop/dataset.h"
 
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +30,30 @@ static const char *const words[] = {
 #define NWORDS (sizeof words / sizeof words[0])
 #define MAX_WORD 8
 
+/* Every SENT_WORDS words end in a period, so the synthetic text reads
+ * like text. The fixed length keeps the share of periods the same in any
+ * stretch of text, so tokens stay linear in units even for a tokenizer
+ * that counts a period differently from a word. */
+#define SENT_WORDS 10
+#define UNITS_PER_WORD (1.0 + 1.0 / SENT_WORDS)
+
+#define BLOCK_SIZE ((size_t)1 << 20)
+#define BLOCK_BIG ((size_t)64 << 10)
+
+/* Calibration samples of file text: up to SAMPLE_RECS records spread
+ * evenly over the file, each cut to its share of the sample. */
+#define SAMPLE_RECS 64
+#define SAMPLE_MIN_SHARE 64
+
+#define PREFIX_SEED 0x70726566697821ULL
+#define SAMPLE_SEED 0x63616c6962ULL
+
+struct dataset_block {
+	struct dataset_block *next;
+	size_t used, cap;
+	char data[];
+};
+
 char *dataset_synthetic_prompt(struct rng *r, long n)
 {
 	if (n < 1)
@@ -45,4 +73,740 @@ char *dataset_synthetic_prompt(struct rng *r, long n)
 	}
 	buf[len] = '\0';
 	return buf;
+}
+
+static int buf_reserve(char **buf, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 256;
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			return -1;
+		n *= 2;
+	}
+	char *p = realloc(*buf, n);
+	if (!p)
+		return -1;
+	*buf = p;
+	*cap = n;
+	return 0;
+}
+
+static int buf_put(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+	if (buf_reserve(buf, cap, *len + n + 1) != 0)
+		return -1;
+	memcpy(*buf + *len, s, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
+int dataset_synthetic_units(struct rng *r, long units, char **buf, size_t *len, size_t *cap)
+{
+	if (units < 1)
+		return 0;
+	if (buf_reserve(buf, cap, *len + (size_t)units * (MAX_WORD + 2) + 1) != 0)
+		return -1;
+	char *p = *buf;
+	size_t n = *len;
+	long in_sentence = 0;
+	for (long i = 0; i < units; i++) {
+		if (in_sentence == SENT_WORDS) {
+			p[n++] = '.';
+			in_sentence = 0;
+			continue;
+		}
+		const char *w = words[rng_below(r, NWORDS)];
+		size_t wl = strlen(w);
+		if (n > 0 && p[n - 1] != '\n' && p[n - 1] != ' ')
+			p[n++] = ' ';
+		memcpy(p + n, w, wl);
+		n += wl;
+		in_sentence++;
+	}
+	p[n] = '\0';
+	*len = n;
+	return 0;
+}
+
+long dataset_utf8_chars(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	long chars = 0;
+	size_t i = 0;
+	while (i < len) {
+		unsigned char c = s[i];
+		size_t need;
+		unsigned min;
+		unsigned cp;
+		if (c < 0x80) {
+			i++;
+			chars++;
+			continue;
+		} else if (c >= 0xC2 && c <= 0xDF) {
+			need = 1, min = 0x80, cp = c & 0x1F;
+		} else if (c >= 0xE0 && c <= 0xEF) {
+			need = 2, min = 0x800, cp = c & 0x0F;
+		} else if (c >= 0xF0 && c <= 0xF4) {
+			need = 3, min = 0x10000, cp = c & 0x07;
+		} else {
+			return -1;
+		}
+		if (len - i <= need)
+			return -1;
+		for (size_t k = 1; k <= need; k++) {
+			if ((s[i + k] & 0xC0) != 0x80)
+				return -1;
+			cp = cp << 6 | (s[i + k] & 0x3F);
+		}
+		/* Overlong forms, UTF-16 surrogates and code points past
+		 * U+10FFFF are not UTF-8, and servers refuse them. */
+		if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+			return -1;
+		i += need + 1;
+		chars++;
+	}
+	return chars;
+}
+
+/* Byte length of the first `chars` characters of valid UTF-8 text. */
+static size_t utf8_bytes_for(const char *s, size_t len, long chars)
+{
+	size_t i = 0;
+	while (i < len && chars > 0) {
+		i++;
+		while (i < len && ((unsigned char)s[i] & 0xC0) == 0x80)
+			i++;
+		chars--;
+	}
+	return i;
+}
+
+static char *arena_alloc(struct dataset *d, size_t n)
+{
+	struct dataset_block *b = d->blocks;
+	if (n > BLOCK_BIG) {
+		/* A big prompt gets a block of its own behind the current one,
+		 * so the current block's free tail stays in use. */
+		struct dataset_block *own = malloc(sizeof *own + n);
+		if (!own)
+			return NULL;
+		own->cap = own->used = n;
+		if (b) {
+			own->next = b->next;
+			b->next = own;
+		} else {
+			own->next = NULL;
+			d->blocks = own;
+		}
+		return own->data;
+	}
+	if (!b || b->cap - b->used < n) {
+		b = malloc(sizeof *b + BLOCK_SIZE);
+		if (!b)
+			return NULL;
+		b->cap = BLOCK_SIZE;
+		b->used = 0;
+		b->next = d->blocks;
+		d->blocks = b;
+	}
+	char *p = b->data + b->used;
+	b->used += n;
+	return p;
+}
+
+struct dataset_rec *dataset_add(struct dataset *d, const char *text, size_t len)
+{
+	if (len >= UINT32_MAX || d->nrecs >= UINT32_MAX)
+		return NULL;
+	if (d->nrecs == d->caprecs) {
+		size_t cap = d->caprecs ? d->caprecs * 2 : 1024;
+		struct dataset_rec *n = realloc(d->recs, cap * sizeof *n);
+		if (!n)
+			return NULL;
+		d->recs = n;
+		d->caprecs = cap;
+	}
+	char *copy = arena_alloc(d, len + 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	d->kept_bytes += len + 1;
+	struct dataset_rec *rec = &d->recs[d->nrecs++];
+	memset(rec, 0, sizeof *rec);
+	rec->text = copy;
+	rec->len = (uint32_t)len;
+	return rec;
+}
+
+static int errf(char *err, size_t cap, const char *fmt, ...)
+{
+	if (cap) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, cap, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static const char *dist_text(const struct dist *dd, char *buf, size_t cap)
+{
+	switch (dd->kind) {
+	case DIST_UNIFORM:
+		snprintf(buf, cap, "%.0f:%.0f", dd->a, dd->b);
+		break;
+	case DIST_NORMAL:
+		snprintf(buf, cap, "normal:%.0f,%g", dd->a, dd->b);
+		break;
+	case DIST_FIXED:
+	default:
+		snprintf(buf, cap, "%.0f", dd->a);
+		break;
+	}
+	return buf;
+}
+
+static const char *kind_name(enum dataset_kind k)
+{
+	switch (k) {
+	case DATASET_SHAREGPT:
+		return "sharegpt";
+	case DATASET_JSONL:
+		return "jsonl";
+	case DATASET_TEXT:
+		return "text";
+	case DATASET_SYNTHETIC:
+	default:
+		return "synthetic";
+	}
+}
+
+/* e.g. "synthetic: in 128 tok, out 128 tok (tokenize-calibrated, 1.10
+ * tok/word)" or "sharegpt sg.json (9000 prompts): in from the file, out
+ * from the replies (estimated, 4.00 chars/tok; no /tokenize (HTTP 404))". */
+void dataset_update_desc(struct dataset *d)
+{
+	char in[64], out[64], what[160] = "", prefix[48] = "", rate[40], extra[40] = "";
+	dist_text(&d->input_dist, in, sizeof in);
+	dist_text(&d->output_dist, out, sizeof out);
+	if (d->kind == DATASET_TEXT)
+		snprintf(what, sizeof what, " %.80s (%zu lines)", d->path ? d->path : "-", d->nrecs);
+	else if (d->kind != DATASET_SYNTHETIC && d->skipped)
+		snprintf(what, sizeof what, " %.80s (%zu prompts, %zu skipped: no human turn)",
+			 d->path ? d->path : "-", d->nrecs, d->skipped);
+	else if (d->kind != DATASET_SYNTHETIC)
+		snprintf(what, sizeof what, " %.80s (%zu prompts)", d->path ? d->path : "-", d->nrecs);
+	const char *in_from = d->kind == DATASET_SYNTHETIC || d->kind == DATASET_TEXT ? "" : "from the file";
+	char out_from[96];
+	if (d->output_override || d->kind == DATASET_SYNTHETIC || d->kind == DATASET_TEXT)
+		snprintf(out_from, sizeof out_from, "%s tok", out);
+	else if (d->kind == DATASET_SHAREGPT)
+		snprintf(out_from, sizeof out_from, "from the replies");
+	else
+		snprintf(out_from, sizeof out_from, "max_tokens, else %s tok", out);
+	if (d->prefix_len)
+		snprintf(prefix, sizeof prefix, ", prefix %.0f tok", d->prefix_tok);
+	if (d->kind == DATASET_SYNTHETIC)
+		snprintf(rate, sizeof rate, "%.2f tok/word", d->slope * UNITS_PER_WORD);
+	else
+		snprintf(rate, sizeof rate, "%.2f chars/tok", 1.0 / d->slope);
+	if (d->overhead >= 0.5)
+		snprintf(extra, sizeof extra, ", +%.0f tok/request", d->overhead);
+	snprintf(d->desc, sizeof d->desc, "%s%s: in %s%s, out %s%s (%s, %s%s%s%.120s)", kind_name(d->kind), what,
+		 in_from[0] ? in_from : in, in_from[0] ? "" : " tok", out_from, prefix,
+		 d->calibrated ? "tokenize-calibrated" : "estimated", rate, extra, d->note[0] ? "; " : "", d->note);
+}
+
+static bool is_blank_char(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* Appends line[0..len) after a "\n" (when the buffer has text) if its
+ * tokens (by the slope) fit in budget; else a cut of it at the word
+ * boundary nearest to the budget (mid-word only when the line has no
+ * boundary there) and sets *cut. Returns the tokens appended, -1 when out
+ * of memory. */
+static double append_budget(struct dataset *d, const char *line, size_t len, long chars, double budget,
+			    char **buf, size_t *blen, size_t *bcap, bool *cut)
+{
+	const char *sep = *blen ? "\n" : "";
+	double sep_tok = *blen ? d->slope : 0;
+	double cost = (double)chars * d->slope + sep_tok;
+	size_t take = len;
+	*cut = false;
+	if (cost > budget) {
+		*cut = true;
+		long fit = lround((budget - sep_tok) / d->slope);
+		if (fit < 1)
+			return 0;
+		take = utf8_bytes_for(line, len, fit);
+		if (take < len) {
+			size_t back = take, fwd = take;
+			while (back > 0 && !is_blank_char(line[back]))
+				back--;
+			while (fwd < len && !is_blank_char(line[fwd]))
+				fwd++;
+			if (back > 0 && (fwd == len || take - back <= fwd - take))
+				take = back;
+			else if (fwd < len)
+				take = fwd;
+			while (take > 0 && is_blank_char(line[take - 1]))
+				take--;
+			if (take == 0)
+				return 0;
+		}
+		chars = dataset_utf8_chars(line, take);
+		if (chars < 0)
+			chars = (long)take;
+		cost = (double)chars * d->slope + sep_tok;
+	}
+	if (buf_put(buf, blen, bcap, sep, strlen(sep)) != 0 || buf_put(buf, blen, bcap, line, take) != 0)
+		return -1;
+	return cost;
+}
+
+int dataset_build_prefix(struct dataset *d)
+{
+	free(d->prefix);
+	free(d->prefix_msg);
+	d->prefix = d->prefix_msg = NULL;
+	d->prefix_len = 0;
+	d->prefix_tok = 0;
+	if (d->prefix_tokens <= 0)
+		return 0;
+	double target = (double)d->prefix_tokens * d->prefix_scale;
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	if (d->kind == DATASET_TEXT) {
+		/* vLLM's sonnet prefix: the file's first lines, in order. */
+		double got = 0;
+		bool cut = false;
+		for (size_t i = 0; got < target - 0.5 && !cut; i = (i + 1) % d->nrecs) {
+			const struct dataset_rec *l = &d->recs[i];
+			double c = append_budget(d, l->text, l->len, l->chars, target - got, &buf, &len, &cap, &cut);
+			if (c < 0) {
+				free(buf);
+				return -1;
+			}
+			got += c;
+		}
+		d->prefix_tok = got;
+	} else {
+		/* Synthetic words from a seed of their own: the same prefix on
+		 * every request and on every run with this --seed. */
+		double per_unit = d->kind == DATASET_SYNTHETIC ? d->slope : 1.0;
+		long units = lround(target / per_unit);
+		if (units < 1)
+			units = 1;
+		struct rng r;
+		rng_seed(&r, d->seed ^ PREFIX_SEED);
+		if (dataset_synthetic_units(&r, units, &buf, &len, &cap) != 0) {
+			free(buf);
+			return -1;
+		}
+		d->prefix_tok = (double)units * per_unit;
+	}
+	if (!buf && buf_put(&buf, &len, &cap, "", 0) != 0)
+		return -1;
+	d->prefix = buf;
+	d->prefix_len = len;
+	if (d->kind == DATASET_JSONL && d->api == OAI_CHAT) {
+		cJSON *m = cJSON_CreateObject();
+		if (!m || !cJSON_AddStringToObject(m, "role", "system") ||
+		    !cJSON_AddStringToObject(m, "content", d->prefix) ||
+		    !(d->prefix_msg = cJSON_PrintUnformatted(m))) {
+			cJSON_Delete(m);
+			return -1;
+		}
+		cJSON_Delete(m);
+	}
+	return 0;
+}
+
+static int kind_of(const char *spec, enum dataset_kind *k, const char **path)
+{
+	static const struct {
+		const char *prefix;
+		enum dataset_kind kind;
+	} kinds[] = {
+		{"sharegpt:", DATASET_SHAREGPT},
+		{"jsonl:", DATASET_JSONL},
+		{"text:", DATASET_TEXT},
+	};
+	*path = NULL;
+	if (!spec || strcmp(spec, "synthetic") == 0) {
+		*k = DATASET_SYNTHETIC;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		size_t n = strlen(kinds[i].prefix);
+		if (strncmp(spec, kinds[i].prefix, n) == 0 && spec[n]) {
+			*k = kinds[i].kind;
+			*path = spec + n;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static struct dataset *dataset_new(const struct config *cfg, char *err, size_t errcap)
+{
+	enum dataset_kind kind;
+	const char *path;
+	if (kind_of(cfg->dataset, &kind, &path) != 0) {
+		errf(err, errcap, "--dataset %s: expected synthetic, sharegpt:FILE, jsonl:FILE or text:FILE",
+		     cfg->dataset);
+		return NULL;
+	}
+	/* The prefix is part of --input-tokens (as in vLLM's sonnet
+	 * dataset) where infertop builds the whole prompt; a file's own
+	 * prompts get it in front. */
+	if ((kind == DATASET_SYNTHETIC || kind == DATASET_TEXT) && cfg->prefix_tokens > 0 &&
+	    cfg->prefix_tokens >= cfg->input_tokens) {
+		errf(err, errcap, "--prefix-tokens (%ld) must be smaller than --input-tokens (%ld), which counts it",
+		     cfg->prefix_tokens, cfg->input_tokens);
+		return NULL;
+	}
+	struct dataset *d = calloc(1, sizeof *d);
+	if (!d || (path && !(d->path = strdup(path)))) {
+		free(d);
+		errf(err, errcap, "out of memory");
+		return NULL;
+	}
+	d->kind = kind;
+	d->api = cfg->api;
+	d->input_dist = cfg->input_dist;
+	d->output_dist = cfg->output_dist;
+	d->input_mean = cfg->input_tokens;
+	d->output_override = cfg->have_output_tokens;
+	d->prefix_tokens = cfg->prefix_tokens;
+	d->prefix_scale = 1.0;
+	d->seed = cfg->seed;
+	d->slope = kind == DATASET_SYNTHETIC ? 1.0 : 1.0 / DATASET_EST_CHARS_PER_TOKEN;
+	return d;
+}
+
+/* Records are served in a reshuffled order, one shuffle step per request,
+ * so every prompt is used once before any repeats and the order follows
+ * the caller's (seeded) generator. */
+static int dataset_finish(struct dataset *d, char *err, size_t errcap)
+{
+	if (d->kind != DATASET_SYNTHETIC && d->kind != DATASET_TEXT) {
+		d->order = malloc(d->nrecs * sizeof *d->order);
+		if (!d->order)
+			return errf(err, errcap, "out of memory");
+		for (size_t i = 0; i < d->nrecs; i++)
+			d->order[i] = (uint32_t)i;
+	}
+	if (dataset_build_prefix(d) != 0)
+		return errf(err, errcap, "out of memory");
+	dataset_update_desc(d);
+	return 0;
+}
+
+struct dataset *dataset_open_stream(const struct config *cfg, FILE *f, const char *name, char *err,
+				    size_t errcap)
+{
+	struct dataset *d = dataset_new(cfg, err, errcap);
+	if (!d)
+		return NULL;
+	if (d->kind == DATASET_SYNTHETIC) {
+		dataset_free(d);
+		errf(err, errcap, "a synthetic dataset has no file");
+		return NULL;
+	}
+	if (dataset_load(d, f, name, err, errcap) != 0 || dataset_finish(d, err, errcap) != 0) {
+		dataset_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+struct dataset *dataset_open(const struct config *cfg, char *err, size_t errcap)
+{
+	struct dataset *d = dataset_new(cfg, err, errcap);
+	if (!d)
+		return NULL;
+	if (d->kind == DATASET_SYNTHETIC) {
+		if (dataset_finish(d, err, errcap) != 0) {
+			dataset_free(d);
+			return NULL;
+		}
+		return d;
+	}
+	FILE *f = fopen(d->path, "rb");
+	if (!f) {
+		errf(err, errcap, "--dataset: cannot open %s: %s", d->path, strerror(errno));
+		dataset_free(d);
+		return NULL;
+	}
+	int rc = dataset_load(d, f, d->path, err, errcap);
+	fclose(f);
+	if (rc != 0 || dataset_finish(d, err, errcap) != 0) {
+		dataset_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void dataset_set_lengths(struct dataset *d, const struct dist *in, const struct dist *out, bool out_override)
+{
+	d->input_dist = *in;
+	d->output_dist = *out;
+	d->output_override = out_override;
+}
+
+static long out_tokens(struct dataset *d, struct rng *r, const struct dataset_rec *rec)
+{
+	if (!d->output_override && rec) {
+		if (rec->max_tokens > 0)
+			return rec->max_tokens;
+		if (rec->reply_chars > 0) {
+			long t = lround((double)rec->reply_chars * d->slope);
+			return t < 1 ? 1 : t > DATASET_MAX_TOKENS ? DATASET_MAX_TOKENS : t;
+		}
+	}
+	return dist_sample(&d->output_dist, r);
+}
+
+static char *synthetic_body(struct dataset *d, struct rng *r, struct oai_request_opts *o, size_t *len,
+			    long *input_tokens)
+{
+	long in = dist_sample(&d->input_dist, r);
+	o->max_tokens = (int)out_tokens(d, r, NULL);
+	long units = lround(((double)in - d->overhead - d->prefix_tok) / d->slope);
+	if (units < 1)
+		units = 1;
+	char *buf = NULL;
+	size_t blen = 0, bcap = 0;
+	if (d->prefix_len && buf_put(&buf, &blen, &bcap, d->prefix, d->prefix_len) != 0)
+		return NULL;
+	if (dataset_synthetic_units(r, units, &buf, &blen, &bcap) != 0) {
+		free(buf);
+		return NULL;
+	}
+	*input_tokens = lround(d->overhead + d->prefix_tok + (double)units * d->slope);
+	char *body = oai_body_build(o, buf, len);
+	free(buf);
+	return body;
+}
+
+/* Sonnet-style: random lines (with repeats, as vLLM's sonnet sampling)
+ * after the prefix until the length is reached; the last one is cut. */
+static char *text_body(struct dataset *d, struct rng *r, struct oai_request_opts *o, size_t *len,
+		       long *input_tokens)
+{
+	long in = dist_sample(&d->input_dist, r);
+	o->max_tokens = (int)out_tokens(d, r, NULL);
+	char *buf = NULL;
+	size_t blen = 0, bcap = 0;
+	if (d->prefix_len && buf_put(&buf, &blen, &bcap, d->prefix, d->prefix_len) != 0)
+		return NULL;
+	double budget = (double)in - d->overhead - d->prefix_tok, got = 0;
+	/* Never an empty prompt: at least something after the prefix. */
+	if (budget < d->slope * 2)
+		budget = d->slope * 2;
+	bool cut = false;
+	while (budget - got >= 0.5 && !cut) {
+		const struct dataset_rec *l = &d->recs[rng_below(r, d->nrecs)];
+		double c = append_budget(d, l->text, l->len, l->chars, budget - got, &buf, &blen, &bcap, &cut);
+		if (c < 0) {
+			free(buf);
+			return NULL;
+		}
+		got += c;
+	}
+	if (!buf && buf_put(&buf, &blen, &bcap, "", 0) != 0)
+		return NULL;
+	*input_tokens = lround(d->overhead + d->prefix_tok + got);
+	char *body = oai_body_build(o, buf, len);
+	free(buf);
+	return body;
+}
+
+static char *record_body(struct dataset *d, struct rng *r, struct oai_request_opts *o, size_t *len,
+			 long *input_tokens)
+{
+	if (d->cursor >= d->nrecs)
+		d->cursor = 0;
+	size_t j = d->cursor + (size_t)rng_below(r, d->nrecs - d->cursor);
+	uint32_t pick = d->order[j];
+	d->order[j] = d->order[d->cursor];
+	d->order[d->cursor++] = pick;
+	const struct dataset_rec *rec = &d->recs[pick];
+
+	o->max_tokens = (int)out_tokens(d, r, rec);
+	*input_tokens = lround(d->overhead + d->prefix_tok + (double)rec->chars * d->slope);
+	if (!d->prefix_len) {
+		if (rec->messages)
+			return oai_body_build_messages(o, rec->text, len);
+		return oai_body_build(o, rec->text, len);
+	}
+	char *buf = NULL;
+	size_t blen = 0, bcap = 0;
+	int rc;
+	if (rec->messages) {
+		/* The prefix rides in front as a system message: the shape
+		 * of a shared system prompt, which is what prefix caches see
+		 * in chat traffic. The record text starts with '['. */
+		rc = buf_put(&buf, &blen, &bcap, "[", 1);
+		rc = rc ? rc : buf_put(&buf, &blen, &bcap, d->prefix_msg, strlen(d->prefix_msg));
+		rc = rc ? rc : buf_put(&buf, &blen, &bcap, ",", 1);
+		rc = rc ? rc : buf_put(&buf, &blen, &bcap, rec->text + 1, rec->len - 1);
+	} else {
+		rc = buf_put(&buf, &blen, &bcap, d->prefix, d->prefix_len);
+		rc = rc ? rc : buf_put(&buf, &blen, &bcap, "\n\n", 2);
+		rc = rc ? rc : buf_put(&buf, &blen, &bcap, rec->text, rec->len);
+	}
+	char *body = NULL;
+	if (rc == 0)
+		body = rec->messages ? oai_body_build_messages(o, buf, len) : oai_body_build(o, buf, len);
+	free(buf);
+	return body;
+}
+
+char *dataset_next_body(struct dataset *d, struct rng *r, const struct oai_request_opts *base, size_t *len,
+			long *input_tokens)
+{
+	struct oai_request_opts o = *base;
+	long in = 0;
+	size_t n = 0;
+	char *body;
+	switch (d->kind) {
+	case DATASET_SYNTHETIC:
+		body = synthetic_body(d, r, &o, &n, &in);
+		break;
+	case DATASET_TEXT:
+		body = text_body(d, r, &o, &n, &in);
+		break;
+	case DATASET_SHAREGPT:
+	case DATASET_JSONL:
+	default:
+		body = record_body(d, r, &o, &n, &in);
+		break;
+	}
+	if (len)
+		*len = n;
+	if (input_tokens)
+		*input_tokens = in;
+	return body;
+}
+
+/* The text a message list carries (contents and the "text" of parts), for
+ * calibration samples; at most about max_chars characters. */
+static int messages_text(const struct dataset_rec *rec, char **buf, size_t *len, size_t *cap, long max_chars)
+{
+	cJSON *arr = cJSON_ParseWithLength(rec->text, rec->len);
+	if (!arr)
+		return -1;
+	size_t start = *len;
+	const cJSON *m;
+	int rc = 0;
+	cJSON_ArrayForEach(m, arr) {
+		const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "content");
+		const cJSON *one = cJSON_IsString(c) ? c : NULL;
+		const cJSON *part = cJSON_IsArray(c) ? c->child : NULL;
+		while (rc == 0 && (one || part)) {
+			const cJSON *t = one ? one : cJSON_GetObjectItemCaseSensitive(part, "text");
+			one = NULL;
+			part = part ? part->next : NULL;
+			if (!cJSON_IsString(t))
+				continue;
+			long used = dataset_utf8_chars(*buf + start, *len - start);
+			if (used >= max_chars)
+				break;
+			size_t tl = strlen(t->valuestring);
+			size_t take = utf8_bytes_for(t->valuestring, tl, max_chars - used);
+			if (*len > start)
+				rc = buf_put(buf, len, cap, " ", 1);
+			if (rc == 0)
+				rc = buf_put(buf, len, cap, t->valuestring, take);
+		}
+	}
+	cJSON_Delete(arr);
+	return rc;
+}
+
+char *dataset_sample_text(const struct dataset *d, long units, long *units_out)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	if (units < 1)
+		units = 1;
+	if (d->kind == DATASET_SYNTHETIC) {
+		/* A seed of its own: the same sample on every run. */
+		struct rng r;
+		rng_seed(&r, SAMPLE_SEED);
+		if (dataset_synthetic_units(&r, units, &buf, &len, &cap) != 0) {
+			free(buf);
+			return NULL;
+		}
+		*units_out = units;
+		return buf;
+	}
+	size_t nsample = d->nrecs < SAMPLE_RECS ? d->nrecs : SAMPLE_RECS;
+	size_t stride = d->nrecs / nsample;
+	long share = units / (long)nsample;
+	if (share < SAMPLE_MIN_SHARE)
+		share = SAMPLE_MIN_SHARE;
+	long got = 0;
+	for (size_t i = 0; i < d->nrecs && got < units; i += stride) {
+		const struct dataset_rec *rec = &d->recs[i];
+		long room = units - got < share ? units - got : share;
+		if (len) {
+			if (buf_put(&buf, &len, &cap, "\n", 1) != 0)
+				goto oom;
+			got++;
+		}
+		size_t before = len;
+		if (rec->messages) {
+			if (messages_text(rec, &buf, &len, &cap, room) != 0)
+				goto oom;
+		} else if (buf_put(&buf, &len, &cap, rec->text, utf8_bytes_for(rec->text, rec->len, room)) != 0) {
+			goto oom;
+		}
+		long c = dataset_utf8_chars(buf + before, len - before);
+		got += c > 0 ? c : 0;
+	}
+	if (!buf && buf_put(&buf, &len, &cap, "", 0) != 0)
+		goto oom;
+	*units_out = got;
+	return buf;
+oom:
+	free(buf);
+	return NULL;
+}
+
+/* Both take NULL (an engine built without a dataset, as in tests). */
+const char *dataset_describe(const struct dataset *d)
+{
+	return d ? d->desc : "no dataset";
+}
+
+const char *dataset_length_source(const struct dataset *d)
+{
+	return d && d->calibrated ? "tokenize" : "estimate";
+}
+
+void dataset_free(struct dataset *d)
+{
+	if (!d)
+		return;
+	struct dataset_block *b = d->blocks;
+	while (b) {
+		struct dataset_block *next = b->next;
+		free(b);
+		b = next;
+	}
+	free(d->recs);
+	free(d->order);
+	free(d->prefix);
+	free(d->prefix_msg);
+	free(d->path);
+	free(d);
 }

@@ -106,6 +106,16 @@ static void engine_on_retry(struct ev_loop *loop, ev_timer *w, int revents)
 	engine_check_end(e);
 }
 
+/* The plan's current step (a scenario, a matrix cell) may set the lengths;
+ * an output length it sets beats a file's own, as --output-tokens does. */
+static void engine_step_lengths(struct engine *e)
+{
+	const struct config *cfg = e->cfg;
+	const struct dist *out = plan_output_dist(e->plan, &cfg->output_dist);
+	dataset_set_lengths(e->dataset, plan_input_dist(e->plan, &cfg->input_dist), out,
+			    cfg->have_output_tokens || out != &cfg->output_dist);
+}
+
 static int engine_start_request(void *ud, int64_t t_intended)
 {
 	struct engine *e = ud;
@@ -118,15 +128,13 @@ static int engine_start_request(void *ud, int64_t t_intended)
 			return -1;
 		e->pool_size++;
 	}
-	long in = dist_sample(plan_input_dist(e->plan, &e->cfg->input_dist), &e->prompt_rng);
+	engine_step_lengths(e);
 	struct oai_request_opts o = e->ropts;
-	o.max_tokens = (int)dist_sample(plan_output_dist(e->plan, &e->cfg->output_dist), &e->prompt_rng);
 	int model;
 	o.model = plan_pick_model(e->plan, o.model, &model);
-	char *prompt = dataset_synthetic_prompt(&e->prompt_rng, in);
 	size_t len = 0;
-	char *body = prompt ? oai_body_build(&o, prompt, &len) : NULL;
-	free(prompt);
+	long in = 0;
+	char *body = dataset_next_body(e->dataset, &e->prompt_rng, &o, &len, &in);
 	if (!body) {
 		list_push(&e->spare, r);
 		return -1;
@@ -304,6 +312,11 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 		return NULL;
 	}
 	rng_seed(&e->prompt_rng, cfg->seed ^ 0x5eedULL);
+	/* A bad dataset file stops here, before anything is sent. */
+	if (!(e->dataset = dataset_open(cfg, err, errcap))) {
+		engine_free(e);
+		return NULL;
+	}
 	if (!(cfg->metrics_url && strcmp(cfg->metrics_url, "none") == 0) || cfg->gpu_metrics_url) {
 		e->server = calloc(1, sizeof *e->server);
 		if (!e->server) {
@@ -335,6 +348,7 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 		engine_free(e);
 		return NULL;
 	}
+	engine_step_lengths(e);
 
 	ev_signal_init(&e->sigint, engine_on_signal, SIGINT);
 	ev_signal_init(&e->sigterm, engine_on_signal, SIGTERM);
@@ -374,6 +388,7 @@ void engine_free(struct engine *e)
 	free(e->server);
 	plan_free(e->plan);
 	load_free(&e->load);
+	dataset_free(e->dataset);
 	http_free(e->http);
 	stats_free(e->stats);
 	series_free(e->series);
@@ -460,6 +475,16 @@ out:
 		curl_easy_cleanup(c);
 	free(b);
 	free(url);
+	if (rc == 0) {
+		/* Prompt lengths in the server's own tokens; a server without
+		 * /tokenize leaves the estimate (noted in the description). */
+		char note[256];
+		if (dataset_calibrate(e->dataset, e->cfg->url, e->headers, e->model, e->cfg->insecure, note,
+				      sizeof note) != 0) {
+			snprintf(err, errcap, "out of memory while calibrating prompt lengths");
+			rc = -1;
+		}
+	}
 	return rc;
 }
 

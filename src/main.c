@@ -11,6 +11,7 @@
 
 #include "infertop/cli.h"
 #include "infertop/clock.h"
+#include "infertop/dataset.h"
 #include "infertop/engine.h"
 #include "infertop/plan.h"
 #include "infertop/report.h"
@@ -150,8 +151,8 @@ static int run(struct config *cfg)
 			snprintf(mode, sizeof mode, "rate %.4g req/s", cfg->rate);
 		else
 			snprintf(mode, sizeof mode, "concurrency %ld", cfg->concurrency);
-		fprintf(stderr, "infertop %s: %s, model %s, %s, %ld in / %ld out tokens\n", PACKAGE_VERSION,
-			e->endpoint, e->model, mode, cfg->input_tokens, cfg->output_tokens);
+		fprintf(stderr, "infertop %s: %s, model %s, %s, %s\n", PACKAGE_VERSION, e->endpoint,
+			e->model, mode, dataset_describe(e->dataset));
 	}
 	h.next_progress = clock_now_ns() + cfg->interval_ns;
 	engine_run(e);

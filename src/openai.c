@@ -888,3 +888,33 @@ void oai_error_body_message(const char *body, size_t len, char *out, size_t cap)
 		raw_message(body, len, out, cap);
 	cJSON_Delete(root);
 }
+
+/* Built on oai_body_build() so both kinds of chat body carry the same
+ * members in the same order; only "messages" is swapped for the array. */
+char *oai_body_build_messages(const struct oai_request_opts *o, const char *messages_json,
+			      size_t *len_out)
+{
+	if (o->api != OAI_CHAT || !messages_json)
+		return NULL;
+	char *base = oai_body_build(o, "", NULL);
+	if (!base)
+		return NULL;
+	cJSON *root = cJSON_Parse(base);
+	free(base);
+	if (!root)
+		return NULL;
+	char *body = NULL;
+	if (!(o->extra_body && get(o->extra_body, "messages"))) {
+		cJSON *raw = cJSON_CreateRaw(messages_json);
+		if (!raw || !cJSON_ReplaceItemInObjectCaseSensitive(root, "messages", raw)) {
+			cJSON_Delete(raw);
+			cJSON_Delete(root);
+			return NULL;
+		}
+	}
+	body = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	if (body && len_out)
+		*len_out = strlen(body);
+	return body;
+}

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "infertop/clock.h"
+#include "infertop/dataset.h"
 #include "infertop/hist.h"
 #include "infertop/plan.h"
 #include "infertop/units.h"
@@ -280,6 +281,9 @@ char *report_json(const struct engine *e)
 		cJSON_AddItemToObject(it, "options", options_object(e));
 		plan_json_add(e->plan, it, dur);
 		cJSON_AddStringToObject(it, "output_token_source", token_source(s));
+		cJSON_AddStringToObject(it, "input_length_source", dataset_length_source(e->dataset));
+		cJSON_AddNumberToObject(it, "mean_input_tokens",
+					s->run_c.completed ? (double)s->run_c.input_tokens / (double)s->run_c.completed : 0);
 		cJSON_AddNumberToObject(it, "requests_counted_from_usage", (double)s->tokens_from_usage);
 		cJSON_AddNumberToObject(it, "requests_counted_from_chunks", (double)s->tokens_from_chunks);
 		cJSON_AddNumberToObject(it, "output_chunks", (double)s->run_c.chunks);

@@ -24,6 +24,7 @@ struct config {
 	long output_tokens;
 	struct dist input_dist;    /* "128", "100:200", "normal:128,32" */
 	struct dist output_dist;
+	bool have_output_tokens; /* --output-tokens given: it beats a dataset's own lengths */
 	char *dataset;          /* "synthetic", "sharegpt:FILE", "jsonl:FILE", "text:FILE" */
 	long prefix_tokens;     /* shared prefix for prefix-cache tests */
 	bool ignore_eos;

@@ -1,13 +1,165 @@
 #ifndef INFERTOP_DATASET_H
 #define INFERTOP_DATASET_H
 
-#include <stddef.h>
+/* Prompt sources (--dataset): synthetic text of a target length, ShareGPT
+ * JSON, JSON Lines, and sonnet-style plain text. A dataset is opened (and a
+ * file parsed, every malformed record reported as FILE:LINE) before the
+ * run, calibrated once against the server's POST /tokenize, then hands out
+ * one ready request body per request.
+ *
+ * Lengths. --input-tokens is the whole prompt as the server counts it
+ * (usage.prompt_tokens): the shared --prefix-tokens prefix included, and
+ * the tokens the server adds itself (BOS, chat template) when calibration
+ * could measure them. Calibration fits tokens = overhead + slope * units
+ * (units: words of the synthetic text, characters of file text) from two
+ * /tokenize calls; without /tokenize the slope is an estimate (one token
+ * per synthetic word or period, DATASET_EST_CHARS_PER_TOKEN characters per
+ * token of file text) and the overhead 0.
+ *
+ * Memory. Synthetic: the prefix only. Files are read once, through a
+ * 64 KiB buffer, and only what a request needs is kept: the prompt text
+ * (ShareGPT: the first human turn; JSONL messages: the array as compact
+ * JSON) packed into 1 MiB blocks (prompts over 64 KiB get their own
+ * block, so at most 1/16 of a block is wasted), plus 36 bytes per record.
+ * While a record is parsed, up to about three times its raw size is held
+ * (raw text, cJSON tree, kept copy). A text dataset keeps every non-blank
+ * line. Records larger than DATASET_MAX_RECORD bytes are refused. */
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "infertop/cli.h"
+#include "infertop/dist.h"
+#include "infertop/openai.h"
 #include "infertop/rng.h"
 
-/* Synthetic prompt: `words` random common words. Random per request so a
- * server's prefix cache cannot turn the prefill into a lookup. Returns a
- * malloc'd NUL-terminated string, NULL on OOM. */
+#define DATASET_MAX_RECORD (256u << 20)
+#define DATASET_EST_CHARS_PER_TOKEN 4.0
+#define DATASET_MAX_TOKENS 10000000L	/* same ceiling as the length options */
+
+/* ---- The engine's interface. ---- */
+
+struct dataset;
+struct curl_slist;
+
+/* Builds the dataset cfg->dataset names and parses its file. NULL with a
+ * message in err ("FILE:LINE: what is wrong") on any error: the run must
+ * not start. */
+struct dataset *dataset_open(const struct config *cfg, char *err, size_t errcap);
+
+/* Blocking, before the run: POST base_url/tokenize with the run's headers
+ * to fit the server's token counts. Returns 0 also when it falls back to
+ * the estimate (the reason is then in err, and in dataset_describe());
+ * -1 only when out of memory. */
+int dataset_calibrate(struct dataset *d, const char *base_url, struct curl_slist *headers,
+		      const char *model, bool insecure, char *err, size_t errcap);
+
+/* The next request body (malloc'd JSON, *len its length) for the API,
+ * model and options in base; max_tokens comes from the dataset (or
+ * --output-tokens). *input_tokens gets the expected prompt tokens. NULL
+ * when out of memory. */
+char *dataset_next_body(struct dataset *d, struct rng *r, const struct oai_request_opts *base,
+			size_t *len, long *input_tokens);
+/* Lengths for the next bodies: a plan step (scenario, matrix) changes them
+ * mid-run. With out_override the output length beats a file's own. */
+void dataset_set_lengths(struct dataset *d, const struct dist *in, const struct dist *out, bool out_override);
+
+/* One line for banners and results, e.g. "synthetic: in 128 tok, out 128
+ * tok (tokenize-calibrated, 1.10 tok/word)". */
+const char *dataset_describe(const struct dataset *d);
+/* "tokenize" after a successful calibration, else "estimate" (also for
+ * NULL). */
+const char *dataset_length_source(const struct dataset *d);
+void dataset_free(struct dataset *d);
+
+/* Synthetic prompt: `words` random common words, no punctuation. Random
+ * per request so a server's prefix cache cannot turn the prefill into a
+ * lookup. Returns a malloc'd NUL-terminated string, NULL on OOM. */
 char *dataset_synthetic_prompt(struct rng *r, long words);
+
+/* ---- Shared by dataset.c, dataset_file.c, calibrate.c and the tests. ---- */
+
+enum dataset_kind { DATASET_SYNTHETIC, DATASET_SHAREGPT, DATASET_JSONL, DATASET_TEXT };
+
+/* One kept prompt (or, for text, one line). */
+struct dataset_rec {
+	char *text;             /* prompt text, or a messages array as compact JSON */
+	uint32_t len;           /* bytes of text */
+	uint32_t chars;         /* UTF-8 characters the model reads (message texts only) */
+	uint32_t reply_chars;   /* ShareGPT: characters of the first reply; 0 = none */
+	int32_t max_tokens;     /* JSONL: the record's max_tokens; 0 = none */
+	bool messages;          /* text is a JSON messages array (chat API only) */
+};
+
+struct dataset_block;
+
+struct dataset {
+	enum dataset_kind kind;
+	char *path;             /* file datasets */
+	enum oai_api api;
+	struct dist input_dist, output_dist;
+	long input_mean;
+	bool output_override;   /* --output-tokens given: beats the file's lengths */
+	long prefix_tokens;     /* asked for */
+	uint64_t seed;
+
+	struct dataset_rec *recs;
+	size_t nrecs, caprecs;
+	uint32_t *order;        /* incremental shuffle of recs */
+	size_t cursor;
+	struct dataset_block *blocks;
+	uint64_t kept_bytes;
+	size_t skipped;         /* ShareGPT conversations without a human turn */
+
+	/* The shared prefix: synthetic words (synthetic, sharegpt, jsonl) or
+	 * the file's first lines (text). prefix_msg is the system message
+	 * carrying it in front of a messages record. */
+	char *prefix;
+	size_t prefix_len;
+	char *prefix_msg;
+	double prefix_tok;      /* its tokens, overhead excluded */
+	double prefix_scale;    /* calibration's correction of the prefix length */
+
+	/* tokens = overhead + slope * units */
+	double slope;
+	double overhead;
+	bool calibrated;
+	char note[192];         /* why calibration fell back, "" if it did not */
+	char desc[640];
+};
+
+/* Parses a dataset file from f ("name" in messages) into d, whose kind is
+ * set. 0, or -1 with "name:LINE: ..." in err. Also used by the fuzz target
+ * through fmemopen(). */
+int dataset_load(struct dataset *d, FILE *f, const char *name, char *err, size_t errcap);
+
+/* Like dataset_open() but reading an open stream (not closed) named name;
+ * the kind and options come from cfg, the path part of cfg->dataset is
+ * ignored. */
+struct dataset *dataset_open_stream(const struct config *cfg, FILE *f, const char *name, char *err,
+				    size_t errcap);
+
+/* Keeps a copy of text[0..len) as a new record; fills in len. NULL when
+ * out of memory or past the 2^32-1 record limit. */
+struct dataset_rec *dataset_add(struct dataset *d, const char *text, size_t len);
+
+/* Characters of valid UTF-8 text, or -1 when it is not valid UTF-8. */
+long dataset_utf8_chars(const char *s, size_t len);
+
+/* Synthetic text of exactly `units` units (a unit is a vocabulary word or
+ * a sentence-ending period: one token each in the usual BPE vocabularies
+ * and in the simulator), appended to *buf. 0, or -1 when out of memory. */
+int dataset_synthetic_units(struct rng *r, long units, char **buf, size_t *len, size_t *cap);
+
+/* Rebuilds the prefix (and its description) for the current slope. */
+int dataset_build_prefix(struct dataset *d);
+/* Sample text for calibration: synthetic text of `units` units, or about
+ * `units` characters of the file's prompts. malloc'd; *units_out gets the
+ * units it really holds. NULL when out of memory. */
+char *dataset_sample_text(const struct dataset *d, long units, long *units_out);
+/* Rewrites desc after the slope or the source changed. */
+void dataset_update_desc(struct dataset *d);
 
 #endif

@@ -20,6 +20,7 @@
 enum engine_state { ENGINE_IDLE, ENGINE_RUNNING, ENGINE_DRAINING, ENGINE_DONE };
 
 struct engine;
+struct dataset;
 struct scrape;
 /* Called on every engine tick (4 Hz) and once more at the end: the headless
  * reporter, the dashboard and tests hang off this. */
@@ -48,6 +49,7 @@ struct engine {
 	struct oai_request_opts ropts;
 	struct cJSON *extra_body;
 	struct rng prompt_rng;
+	struct dataset *dataset;    /* prompt source, see dataset.h */
 
 	ev_signal sigint, sigterm;
 	ev_timer tick, grace, duration;

@@ -85,4 +85,12 @@ int oai_models_first_id(const char *json, size_t len, char *out, size_t cap);
  * NUL-terminates out (cap > 0); "" for an empty body. */
 void oai_error_body_message(const char *body, size_t len, char *out, size_t cap);
 
+/* oai_body_build() for a chat request that brings its own messages:
+ * messages_json (NUL-terminated, a JSON array the caller has validated)
+ * goes in verbatim as "messages". An extra_body "messages" still wins, as
+ * it does for oai_body_build(). NULL on out of memory, when extra_body is
+ * not an object, or when o->api is not OAI_CHAT. */
+char *oai_body_build_messages(const struct oai_request_opts *o, const char *messages_json,
+			      size_t *len_out);
+
 #endif
