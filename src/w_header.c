@@ -49,7 +49,11 @@ void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 			 server_status_name(srv->status));
 	fmt_elapsed(elapsed, sizeof elapsed, engine_elapsed(e, d->now));
 	const char *state = state_word(e);
-	snprintf(right, sizeof right, " server %s  %s  %s ", server, state, elapsed);
+	/* The plan's stage ("step 2/5 c=16, 1m10s left") when there is one. */
+	char stage[128] = "";
+	if (plan_has_steps(e->plan) && e->state != ENGINE_DONE)
+		plan_status(e->plan, d->now, stage, sizeof stage);
+	snprintf(right, sizeof right, " %s%sserver %s  %s  %s ", stage, stage[0] ? "  " : "", server, state, elapsed);
 	int rw = wd_width(right);
 	if (d->done_hint && e->state == ENGINE_DONE)
 		rw += wd_width(d->done_hint) + 1;
@@ -74,6 +78,11 @@ void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 	x = r->w - rw;
 	if (x < 0)
 		x = 0;
+	if (stage[0]) {
+		x = wd_put(w, r, 0, x, hd, " ");
+		x = wd_put(w, r, 0, x, key, stage);
+		x = wd_put(w, r, 0, x, hd, " ");
+	}
 	x = wd_put(w, r, 0, x, hd, " server ");
 	x = wd_put(w, r, 0, x, srv && srv->status != SERVER_UP ? key : hd, server);
 	x = wd_put(w, r, 0, x, hd, "  ");

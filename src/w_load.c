@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "infertop/engine.h"
+#include "infertop/plan.h"
 #include "infertop/load.h"
 #include "infertop/stats.h"
 #include "infertop/widget.h"
@@ -94,6 +95,11 @@ void w_load_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 	rate_value(s->value, sizeof s->value, (double)st->win_c.output_tokens, win, d);
 	s = push(segs, &n, "", "", " total tok/s", " tot t/s", THEME_R_VALUE, 4);
 	rate_value(s->value, sizeof s->value, (double)(st->win_c.output_tokens + st->win_c.input_tokens), win, d);
+	if (plan_slo(e->plan)) {
+		/* Requests meeting every --slo, per second over the window. */
+		s = push(segs, &n, "goodput ", "good ", " req/s", "/s", THEME_R_GOOD, 6);
+		snprintf(s->value, sizeof s->value, "%.2f", plan_goodput_window(e->plan, d->now));
+	}
 
 	bool keep[MAX_SEGS];
 	for (int i = 0; i < n; i++)
