@@ -320,7 +320,7 @@ finish
 
 # ---------------------------------------------------------------- run 5
 # A sweep: the plan view's table grows a row per step, the open step live.
-start 140 40 "$INFERTOP_BIN" --demo --sweep c=1,2,4 --stage-duration 2s --output-tokens 8 --slo ttft=10s
+start 140 40 "$INFERTOP_BIN" --demo --sweep c=1,2,4 --stage-duration 4s --output-tokens 8 --slo ttft=10s
 wait_for "sweep: dashboard up" "Latency" 20
 wait_for "sweep: the header names the stage" "step [0-9]/3 c=[124]"
 wait_for "sweep: goodput on the load line (--slo)" "goodput [0-9.]+ req/s"
