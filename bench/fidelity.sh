@@ -19,7 +19,7 @@ simpid=$!
 i=0
 while ! grep -q listening "$out/sim.out" && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.1; done
 port=$(sed -n 's/.*:\([0-9]*\)$/\1/p' "$out/sim.out" | head -1)
-"$bin" -q --no-tui -c "$streams" -n "$requests" --output-tokens 64 -o "$out/r.json" \
+"$bin" -q --no-tui -c "$streams" -n "$requests" --output-tokens 64 ${FIDELITY_ARGS:-} -o "$out/r.json" \
 	"http://127.0.0.1:$port" >/dev/null
 curl -s "http://127.0.0.1:$port/metrics" >"$out/metrics"
 python3 - "$out/r.json" "$out/metrics" "$streams" "$ttft_ms" "$itl_ms" <<'PY'
