@@ -1,0 +1,62 @@
+#ifndef INFERTOP_REQLOG_H
+#define INFERTOP_REQLOG_H
+
+/*
+ * --request-log FILE: one JSON line per finished request. Lines gather in
+ * a 64 KiB buffer written out when full and at least once a second
+ * (reqlog_tick), so the loop pays one write() per 64 KiB and never an
+ * fsync. Past --request-log-max the file is renamed FILE.1 (FILE.1 to
+ * FILE.2 ... up to REQLOG_KEEP) and a new FILE started. A failed write
+ * (disk full, file gone) is counted and its lines dropped; the run goes
+ * on and the next flush tries again.
+ *
+ * Fields of a line (times in s since the run's start, durations in ms,
+ * both to the microsecond; null when a request never got that far):
+ *   t_intended t_send t_end unix_send queue_ms ttfb_ms ttft_ms e2e_ms
+ *   output_tokens input_tokens chunks tokens_from outcome error
+ *   http_status message
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define REQLOG_BUF (64 * 1024)
+#define REQLOG_KEEP 3
+
+struct cJSON;
+struct reqlog;
+struct request;
+struct req_result;
+
+struct reqlog_stats {
+	uint64_t records;        /* lines accepted */
+	uint64_t written_bytes;  /* bytes that reached a file */
+	uint64_t dropped;        /* lines lost to write errors */
+	uint64_t write_errors;
+	uint64_t rotations;
+	char last_error[200];    /* "" when none */
+};
+
+/* Opens path for appending (creating it). NULL with a message in err. */
+struct reqlog *reqlog_open(const char *path, uint64_t max_bytes, char *err, size_t errcap);
+/* Flushes, closes, frees; NULL is fine. */
+void reqlog_close(struct reqlog *l);
+
+/* One finished request; t0_ns is the run's start (CLOCK_MONOTONIC). */
+void reqlog_request(struct reqlog *l, const struct request *r, const struct req_result *res, int64_t t0_ns);
+/* Writes the buffer if it has waited a second or more. */
+void reqlog_tick(struct reqlog *l, int64_t now_ns);
+/* Writes the buffer now. 0, or -1 if it was lost (counted). */
+int reqlog_flush(struct reqlog *l);
+
+const struct reqlog_stats *reqlog_stats(const struct reqlog *l);
+/* {"path", "records", "written_bytes", "dropped", "write_errors",
+ * "rotations", "last_error"}; NULL on out of memory. */
+struct cJSON *reqlog_to_json(const struct reqlog *l);
+
+/* Appends s as the body of a JSON string (quotes not included) to dst
+ * (cap bytes, always terminated); invalid UTF-8 becomes U+FFFD. Returns
+ * the length written. */
+size_t reqlog_json_escape(char *dst, size_t cap, const char *s);
+
+#endif

@@ -1,0 +1,214 @@
+#ifndef INFERTOP_SNAPSHOT_H
+#define INFERTOP_SNAPSHOT_H
+
+/*
+ * Snapshots: the whole state of a run as one JSON document (schema in
+ * man/infertop-snapshot.5), written during the run (the `s` key, SIGUSR1,
+ * --snapshot-every) and at its end (the -o result is the final snapshot),
+ * read back by `infertop report|merge|compare`.
+ *
+ * struct snapshot is the in-memory form of one file. Built from a live
+ * engine it borrows the engine's histograms; read from a file or merged it
+ * owns decoded copies. Either way snapshot_to_json() writes the same
+ * schema, so a file read back and written again keeps every number.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "infertop/slo.h"
+#include "infertop/stats.h"
+
+#define SNAPSHOT_SCHEMA 1
+
+enum snapshot_reason {
+	SNAPSHOT_KEY,       /* the dashboard's `s` */
+	SNAPSHOT_SIGNAL,    /* SIGUSR1 */
+	SNAPSHOT_PERIODIC,  /* --snapshot-every */
+	SNAPSHOT_FINAL,     /* end of the run */
+	SNAPSHOT_MERGED,    /* `infertop merge` */
+	SNAPSHOT_NREASONS
+};
+
+struct cJSON;
+struct engine;
+
+struct snapshot {
+	int schema;
+	enum snapshot_reason reason;
+	char version[32];
+	char host[256];
+	char target_url[1024];      /* user:password@, query and fragment removed */
+	char model[256];
+	char server_detected[32];   /* scraper profile; "" when unknown */
+	char status[16];            /* running, draining, done, merged */
+	char stop_reason[128];
+	char token_source[16];      /* usage, chunks, mixed */
+	char input_length_source[32];
+	double start_unix;          /* wall clock at the run's start, s */
+	double taken_unix;          /* wall clock when this snapshot was taken */
+	double elapsed;             /* s since the run's start, warmup and cooldown included */
+	double duration;            /* s measured: without warmup and cooldown (a merge: the union) */
+
+	/* Load as set at the snapshot; a merge sums the targets. */
+	bool open_loop;
+	double concurrency;
+	double rate;
+	double max_concurrency;     /* open-loop cap, 0 = none */
+	bool paused;
+	uint64_t in_flight;
+	uint64_t pending;           /* open-loop arrivals waiting for the cap */
+	/* vLLM's request_rate (INFINITY: closed loop, written "inf") and
+	 * max_concurrency (NaN: null), from the options as given. */
+	double vllm_request_rate;
+	double vllm_max_concurrency;
+	double burstiness;          /* arrival shape (1 = Poisson); NaN: mixed */
+
+	struct stats_counters run_c, win_c;
+	double win_seconds;
+	uint64_t started, max_in_flight, connections;
+	uint64_t tokens_from_usage, tokens_from_chunks;
+	uint64_t errors[ERR_NKINDS];
+	char last_msg[ERR_NKINDS][STATS_MSG_MAX];
+	uint64_t http_codes[STATS_HTTP_CODES];
+	double max_output_tok_s;    /* NaN when unknown */
+
+	/* --slo: whole-run counts (exact, they add in a merge). */
+	bool have_slo;
+	char slo_desc[160];
+	struct slo_counts slo_run;
+
+	struct hist *run[STAT_NMETRICS];
+	struct hist *win[STAT_NMETRICS];
+	bool owns_hists;
+	unsigned nruns;             /* 1, or how many runs a merge added */
+
+	/* Carried through as JSON, owned, NULL when absent. */
+	struct cJSON *options;      /* every option (header values never) */
+	struct cJSON *load_changes; /* [{t_s, mode, value}] */
+	struct cJSON *server;       /* server_to_json() */
+	struct cJSON *series;       /* time series */
+	struct cJSON *request_log;  /* --request-log counters */
+	struct cJSON *sources;      /* a merge: one summary per input */
+	struct cJSON *plan;         /* "plan", "steps", "matrix", "slo", "models" as the plan wrote them */
+	char *plan_text;            /* the plan's end-of-run text (goodput, models, steps) */
+};
+
+const char *snapshot_reason_name(enum snapshot_reason r);
+
+/* Copies into dst (cap bytes, always terminated) the URL with any
+ * user:password@, query and fragment removed. */
+void snapshot_sanitize_url(const char *url, char *dst, size_t cap);
+
+/* Fills s from a live engine at now_ns (CLOCK_MONOTONIC). Histograms are
+ * borrowed: s is valid while the engine is and untouched. Reads
+ * e->server, e->series and e->reqlog when they are not NULL. 0, or -1 on
+ * out of memory (s is then released). */
+int snapshot_from_engine(struct snapshot *s, const struct engine *e, int64_t now_ns, enum snapshot_reason why);
+/* Frees what s owns and zeroes it. */
+void snapshot_release(struct snapshot *s);
+
+/* The document; NULL on out of memory. */
+struct cJSON *snapshot_to_json(const struct snapshot *s);
+/* snapshot_from_engine + snapshot_to_json, printed; malloc'd, NULL on OOM. */
+char *snapshot_build(const struct engine *e, int64_t now_ns, enum snapshot_reason why);
+
+/* Parses a document (any text cJSON accepts, len bytes) into s. 0, or -1
+ * with a message in err: not JSON, a newer or missing schema, a histogram
+ * that does not decode, counters that are not non-negative integers. */
+int snapshot_parse(struct snapshot *s, const char *text, size_t len, char *err, size_t errcap);
+/* snapshot_parse on a file's contents. */
+int snapshot_read_file(struct snapshot *s, const char *path, char *err, size_t errcap);
+
+/* dst = the union of n runs made side by side: histograms added, counters
+ * summed, load targets summed, duration from the earliest start to the
+ * latest end. Exact for every count and histogram. 0, or -1 with err. */
+int snapshot_merge(struct snapshot *dst, const struct snapshot *const *src, size_t n, char *err, size_t errcap);
+
+/* Number items for snapshot documents (cJSON's own printing may round
+ * the last bits): the shortest text that reads back as exactly d, null
+ * when d is not finite; the same for a float; an integer. */
+struct cJSON *snapshot_json_number(double d);
+struct cJSON *snapshot_json_float(float f);
+struct cJSON *snapshot_json_u64(uint64_t v);
+
+struct server_state;
+/* Reads a "server" block (as server_to_json wrote it) back into st, for
+ * server_print_summary and tables; anything absent stays unknown. */
+void snapshot_server_state(const struct cJSON *j, struct server_state *st);
+
+/* Derived figures, the same for live, read and merged snapshots. */
+uint64_t snapshot_failed(const struct snapshot *s);
+double snapshot_rate(uint64_t count, double seconds);
+
+/* The vLLM-style summary block plus TTFB and queue sections, errors and
+ * token source: exactly what a run prints at its end. */
+void snapshot_print_summary(FILE *out, const struct snapshot *s);
+
+/* ---- writing (snapshot_write.c) ---- */
+
+/* Writes len bytes to path atomically: a temporary file in the same
+ * directory, fsync, rename over path, fsync of the directory. With
+ * no_clobber, an existing path is never replaced: "-2", "-3"... is put
+ * before the ".json" of the name, and the name used is copied back into
+ * path (pathcap bytes). 0, or -1 with err; no partial file is ever left at
+ * the final name, and the temporary file is removed on failure. */
+int snapshot_write_atomic(char *path, size_t pathcap, bool no_clobber, const char *data, size_t len, char *err,
+			  size_t errcap);
+
+/* Name for a snapshot taken at wall time `wall` (s): DIR/infertop-
+ * YYYYmmdd-HHMMSS.json in UTC ("." when dir is NULL). */
+void snapshot_path(char *buf, size_t cap, const char *dir, double wall);
+
+struct snapshot_result {
+	bool ok;
+	enum snapshot_reason reason;
+	char path[1024];            /* written, or the name that was tried */
+	char error[256];            /* when !ok: why, errno text included */
+	int64_t t_request_ns;       /* asked for (CLOCK_MONOTONIC) */
+	int64_t t_done_ns;          /* outcome known */
+	int64_t stall_ns;           /* the loop's cost: pipe() and fork() */
+};
+
+/* Outcome of a background snapshot, called on the loop. */
+typedef void (*snapshot_done_fn)(void *ud, const struct snapshot_result *r);
+
+struct snapshot_writer;
+
+/* Background writer for engine e: SIGUSR1 and --snapshot-every watchers
+ * on e->loop (started by snapshot_writer_start), one forked child at a
+ * time serialising and writing, so the loop only pays for fork(). Without
+ * a callback each outcome is one line on stderr (successes not with -q).
+ * The functions below accept a NULL writer and then do nothing
+ * (snapshot_request returns -1). NULL on out of memory. */
+struct snapshot_writer *snapshot_writer_new(struct engine *e);
+/* Waits for a write still in progress (its outcome is reported), frees. */
+void snapshot_writer_free(struct snapshot_writer *w);
+void snapshot_writer_set_callback(struct snapshot_writer *w, snapshot_done_fn fn, void *ud);
+void snapshot_writer_start(struct snapshot_writer *w);
+/* Stops the watchers (a write in progress finishes). */
+void snapshot_writer_stop(struct snapshot_writer *w);
+
+/* Asks for a snapshot now. Returns 0 when a writer started, 1 when one was
+ * still busy (this request then runs as soon as it ends; several such
+ * requests make one snapshot), -1 when fork() or pipe() failed (reported
+ * through the callback, and the next request tries again). */
+int snapshot_request(struct snapshot_writer *w, enum snapshot_reason why);
+/* True while a child is writing. */
+bool snapshot_busy(const struct snapshot_writer *w);
+/* The last outcome (ok false, path "" before the first), and how many
+ * snapshots were written and failed so far. */
+const struct snapshot_result *snapshot_last(const struct snapshot_writer *w);
+uint64_t snapshot_written(const struct snapshot_writer *w);
+uint64_t snapshot_failures(const struct snapshot_writer *w);
+
+/* At the end of the run (synchronous: nothing is measured any more). The
+ * final snapshot goes to -o when given, else to the snapshot directory when
+ * snapshots were in use (--snapshot-dir, --snapshot-every, or one taken
+ * during the run). Messages on `log` (successes not with -q). 0, or -1 if
+ * a file could not be written. */
+int snapshot_write_final(struct engine *e, FILE *log);
+
+#endif

@@ -1,0 +1,333 @@
+#include "config.h"
+
+/* --request-log: per-request JSON lines, buffered, rotated (see reqlog.h). */
+
+#include "infertop/reqlog.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "infertop/clock.h"
+#include "infertop/request.h"
+#include "infertop/stats.h"
+
+struct reqlog {
+	char *path;
+	int fd;                  /* -1 after a failed reopen: retried on flush */
+	uint64_t max_bytes;
+	uint64_t file_bytes;     /* size of the current file */
+	int64_t wall_offset_ns;  /* CLOCK_REALTIME - CLOCK_MONOTONIC at open */
+	int64_t last_flush_ns;
+	size_t len;
+	uint64_t buffered;       /* lines in buf */
+	bool torn;               /* the file ends inside a line (a failed write) */
+	struct reqlog_stats st;
+	char buf[REQLOG_BUF];
+};
+
+static void set_error(struct reqlog *l, const char *what, int err)
+{
+	snprintf(l->st.last_error, sizeof l->st.last_error, "%s %s: %s", what, l->path, strerror(err));
+}
+
+static int open_log(struct reqlog *l, bool append)
+{
+	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_APPEND | (append ? 0 : O_TRUNC);
+	l->fd = open(l->path, flags, 0644);
+	if (l->fd < 0)
+		return -1;
+	struct stat sb;
+	l->file_bytes = fstat(l->fd, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+	return 0;
+}
+
+struct reqlog *reqlog_open(const char *path, uint64_t max_bytes, char *err, size_t errcap)
+{
+	struct reqlog *l = calloc(1, sizeof *l);
+	if (!l || !(l->path = strdup(path))) {
+		free(l);
+		snprintf(err, errcap, "out of memory");
+		return NULL;
+	}
+	l->max_bytes = max_bytes;
+	if (open_log(l, true) != 0) {
+		snprintf(err, errcap, "cannot open the request log %s: %s", path, strerror(errno));
+		free(l->path);
+		free(l);
+		return NULL;
+	}
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	int64_t mono = clock_now_ns();
+	l->wall_offset_ns = (int64_t)rt.tv_sec * CLOCK_NS_PER_S + rt.tv_nsec - mono;
+	l->last_flush_ns = mono;
+	return l;
+}
+
+/* FILE -> FILE.1 -> FILE.2 ... the oldest falls off the end. Renames
+ * only: cheap enough for the loop. */
+static void rotate(struct reqlog *l)
+{
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = -1;
+	size_t n = strlen(l->path) + 24;
+	char *from = malloc(n), *to = malloc(n);
+	if (from && to) {
+		for (int i = REQLOG_KEEP - 1; i >= 1; i--) {
+			snprintf(from, n, "%s.%d", l->path, i);
+			snprintf(to, n, "%s.%d", l->path, i + 1);
+			if (rename(from, to) != 0 && errno != ENOENT)
+				set_error(l, "cannot rotate", errno);
+		}
+		snprintf(to, n, "%s.1", l->path);
+		if (rename(l->path, to) != 0 && errno != ENOENT)
+			set_error(l, "cannot rotate", errno);
+	}
+	free(from);
+	free(to);
+	l->st.rotations++;
+	l->torn = false;
+	if (open_log(l, false) != 0) {
+		l->st.write_errors++;
+		set_error(l, "cannot reopen", errno);
+	}
+}
+
+int reqlog_flush(struct reqlog *l)
+{
+	if (!l)
+		return 0;
+	l->last_flush_ns = clock_now_ns();
+	if (l->len == 0)
+		return 0;
+	if (l->fd < 0 && open_log(l, true) != 0) {
+		set_error(l, "cannot open", errno);
+		goto lost;
+	}
+	/* A line cut by an earlier failed write is ended first, so line
+	 * readers see one bad line at most, never two glued together. */
+	if (l->torn) {
+		if (write(l->fd, "\n", 1) != 1) {
+			set_error(l, "cannot write", errno);
+			goto lost;
+		}
+		l->torn = false;
+		l->file_bytes++;
+	}
+	size_t off = 0;
+	while (off < l->len) {
+		ssize_t w = write(l->fd, l->buf + off, l->len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			set_error(l, "cannot write", w < 0 ? errno : EIO);
+			l->torn = off > 0 && l->buf[off - 1] != '\n';
+			l->file_bytes += off;
+			l->st.written_bytes += off;
+			for (size_t i = 0; i < off; i++)
+				if (l->buf[i] == '\n')
+					l->buffered--;
+			goto lost;
+		}
+		off += (size_t)w;
+	}
+	l->file_bytes += l->len;
+	l->st.written_bytes += l->len;
+	l->len = 0;
+	l->buffered = 0;
+	return 0;
+lost:
+	l->st.write_errors++;
+	l->st.dropped += l->buffered;
+	l->len = 0;
+	l->buffered = 0;
+	return -1;
+}
+
+void reqlog_tick(struct reqlog *l, int64_t now_ns)
+{
+	if (l && l->len && now_ns - l->last_flush_ns >= CLOCK_NS_PER_S)
+		reqlog_flush(l);
+}
+
+void reqlog_close(struct reqlog *l)
+{
+	if (!l)
+		return;
+	reqlog_flush(l);
+	if (l->fd >= 0)
+		close(l->fd);
+	free(l->path);
+	free(l);
+}
+
+/* Length of the valid UTF-8 sequence at s, 0 if invalid. */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	size_t n;
+	uint32_t cp;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+size_t reqlog_json_escape(char *dst, size_t cap, const char *s)
+{
+	size_t w = 0;
+	if (!cap)
+		return 0;
+	for (const unsigned char *p = (const unsigned char *)s; p && *p;) {
+		char tmp[8];
+		size_t tn;
+		size_t adv = 1;
+		unsigned char c = *p;
+		if (c == '"' || c == '\\') {
+			tmp[0] = '\\';
+			tmp[1] = (char)c;
+			tn = 2;
+		} else if (c < 0x20) {
+			tn = (size_t)snprintf(tmp, sizeof tmp, "\\u%04x", c);
+		} else if (c < 0x80) {
+			tmp[0] = (char)c;
+			tn = 1;
+		} else if ((adv = utf8_len(p)) != 0) {
+			memcpy(tmp, p, adv);
+			tn = adv;
+		} else {
+			memcpy(tmp, "\xef\xbf\xbd", 3);
+			tn = 3;
+			adv = 1;
+		}
+		if (w + tn >= cap)
+			break;
+		memcpy(dst + w, tmp, tn);
+		w += tn;
+		p += adv;
+	}
+	dst[w] = '\0';
+	return w;
+}
+
+/* "%.6f" of ns as seconds or ms, or null; into b. */
+static const char *fmt_s(char *b, size_t cap, int64_t ns, bool valid)
+{
+	if (!valid)
+		return "null";
+	int64_t a = ns < 0 ? -ns : ns;
+	snprintf(b, cap, "%s%" PRId64 ".%06" PRId64, ns < 0 ? "-" : "", (int64_t)(a / CLOCK_NS_PER_S),
+		 (int64_t)(a % CLOCK_NS_PER_S / CLOCK_NS_PER_US));
+	return b;
+}
+
+static const char *fmt_ms(char *b, size_t cap, int64_t ns, bool valid)
+{
+	if (!valid)
+		return "null";
+	int64_t us = (int64_t)((ns < 0 ? -ns : ns) / CLOCK_NS_PER_US);
+	snprintf(b, cap, "%s%" PRId64 ".%03" PRId64, ns < 0 ? "-" : "", us / 1000, us % 1000);
+	return b;
+}
+
+void reqlog_request(struct reqlog *l, const struct request *r, const struct req_result *res, int64_t t0_ns)
+{
+	if (!l)
+		return;
+	int64_t now = clock_now_ns();
+	char line[2048], msg[STATS_MSG_MAX * 6 + 1];
+	char a[32], b[32], c[32], d[32], e[32], f[32], g[32], h[32];
+	bool fe = r->t_first_event > 0, ft = r->t_first_token > 0;
+	const char *err = res->ok ? NULL : stats_err_name(res->err);
+	int n;
+	if (res->ok) {
+		n = snprintf(line, sizeof line,
+			     "{\"t_intended\":%s,\"t_send\":%s,\"t_end\":%s,\"unix_send\":%s,\"queue_ms\":%s,"
+			     "\"ttfb_ms\":%s,\"ttft_ms\":%s,\"e2e_ms\":%s,\"output_tokens\":%" PRId64
+			     ",\"input_tokens\":%" PRId64 ",\"chunks\":%" PRIu64 ",\"tokens_from\":\"%s\","
+			     "\"outcome\":\"ok\",\"http_status\":%d}\n",
+			     fmt_s(a, sizeof a, r->t_intended - t0_ns, true), fmt_s(b, sizeof b, r->t_send - t0_ns, true),
+			     fmt_s(c, sizeof c, now - t0_ns, true),
+			     fmt_s(d, sizeof d, r->t_send + l->wall_offset_ns, true),
+			     fmt_ms(e, sizeof e, res->queue_ns, true), fmt_ms(f, sizeof f, res->ttfb_ns, true),
+			     fmt_ms(g, sizeof g, res->ttft_ns, true), fmt_ms(h, sizeof h, res->e2e_ns, true),
+			     res->output_tokens, res->prompt_tokens, res->chunks,
+			     res->tokens_from_usage ? "usage" : "chunks", res->http_code);
+	} else {
+		reqlog_json_escape(msg, sizeof msg, res->msg ? res->msg : "");
+		n = snprintf(line, sizeof line,
+			     "{\"t_intended\":%s,\"t_send\":%s,\"t_end\":%s,\"unix_send\":%s,\"queue_ms\":%s,"
+			     "\"ttfb_ms\":%s,\"ttft_ms\":%s,\"e2e_ms\":null,\"output_tokens\":null,"
+			     "\"input_tokens\":null,\"chunks\":%" PRIu64 ",\"tokens_from\":null,"
+			     "\"outcome\":\"error\",\"error\":\"%s\",\"http_status\":%d,\"message\":\"%s\"}\n",
+			     fmt_s(a, sizeof a, r->t_intended - t0_ns, true), fmt_s(b, sizeof b, r->t_send - t0_ns, true),
+			     fmt_s(c, sizeof c, now - t0_ns, true),
+			     fmt_s(d, sizeof d, r->t_send + l->wall_offset_ns, true),
+			     fmt_ms(e, sizeof e, res->queue_ns, true),
+			     fmt_ms(f, sizeof f, r->t_first_event - r->t_send, fe),
+			     fmt_ms(g, sizeof g, r->t_first_token - r->t_send, ft), r->chunks, err, res->http_code, msg);
+	}
+	if (n <= 0 || (size_t)n >= sizeof line)
+		return;
+	if (l->file_bytes + l->len + (size_t)n > l->max_bytes && l->file_bytes + l->len > 0) {
+		reqlog_flush(l);
+		rotate(l);
+	}
+	if (l->len + (size_t)n > sizeof l->buf)
+		reqlog_flush(l);
+	memcpy(l->buf + l->len, line, (size_t)n);
+	l->len += (size_t)n;
+	l->buffered++;
+	l->st.records++;
+}
+
+const struct reqlog_stats *reqlog_stats(const struct reqlog *l)
+{
+	return &l->st;
+}
+
+cJSON *reqlog_to_json(const struct reqlog *l)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "path", l->path);
+	cJSON_AddNumberToObject(o, "records", (double)l->st.records);
+	cJSON_AddNumberToObject(o, "written_bytes", (double)l->st.written_bytes);
+	cJSON_AddNumberToObject(o, "dropped", (double)l->st.dropped);
+	cJSON_AddNumberToObject(o, "write_errors", (double)l->st.write_errors);
+	cJSON_AddNumberToObject(o, "rotations", (double)l->st.rotations);
+	if (l->st.last_error[0])
+		cJSON_AddStringToObject(o, "last_error", l->st.last_error);
+	else
+		cJSON_AddNullToObject(o, "last_error");
+	return o;
+}

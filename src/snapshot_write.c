@@ -1,0 +1,562 @@
+#include "config.h"
+
+/* Writing snapshots: one file atomically, the background writer (a forked
+ * child per snapshot, its outcome read back on the loop), the final
+ * snapshot at the end of the run. */
+
+#include "infertop/snapshot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "infertop/clock.h"
+#include "infertop/engine.h"
+
+/* ---- one atomic file ---- */
+
+static void split_dir(const char *path, char *dir, size_t dcap, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash) {
+		snprintf(dir, dcap, ".");
+		*base = path;
+	} else if (slash == path) {
+		snprintf(dir, dcap, "/");
+		*base = slash + 1;
+	} else {
+		snprintf(dir, dcap, "%.*s", (int)(slash - path), path);
+		*base = slash + 1;
+	}
+}
+
+/* The temporary name a process uses for path: known to the parent too,
+ * so it can remove what a killed writer left. */
+static void temp_name(char *buf, size_t cap, const char *path, pid_t pid)
+{
+	char dir[1024];
+	const char *base;
+	split_dir(path, dir, sizeof dir, &base);
+	snprintf(buf, cap, "%s/.%s.tmp.%ld", dir, base, (long)pid);
+}
+
+/* "a/b.json" with n = 2 is "a/b-2.json". */
+static void numbered(char *dst, size_t cap, const char *path, int n)
+{
+	size_t len = strlen(path);
+	const char *slash = strrchr(path, '/');
+	const char *dot = strrchr(path, '.');
+	if (n <= 1) {
+		snprintf(dst, cap, "%s", path);
+		return;
+	}
+	if (!dot || (slash && dot < slash))
+		dot = path + len;
+	snprintf(dst, cap, "%.*s-%d%s", (int)(dot - path), path, n, dot);
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		if (w == 0) {
+			errno = EIO;
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+int snapshot_write_atomic(char *path, size_t pathcap, bool no_clobber, const char *data, size_t len, char *err,
+			  size_t errcap)
+{
+	char dir[1024], tmp[1200];
+	const char *base;
+	split_dir(path, dir, sizeof dir, &base);
+	temp_name(tmp, sizeof tmp, path, getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == EEXIST) {
+		/* Left by an earlier process of the same pid that was killed. */
+		unlink(tmp);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	}
+	if (fd < 0) {
+		snprintf(err, errcap, "cannot create a file in %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (write_all(fd, data, len) != 0 || fsync(fd) != 0) {
+		int e = errno;
+		close(fd);
+		unlink(tmp);
+		snprintf(err, errcap, "cannot write %s: %s", path, strerror(e));
+		return -1;
+	}
+	if (close(fd) != 0) {
+		int e = errno;
+		unlink(tmp);
+		snprintf(err, errcap, "cannot write %s: %s", path, strerror(e));
+		return -1;
+	}
+	if (!no_clobber) {
+		if (rename(tmp, path) != 0) {
+			int e = errno;
+			unlink(tmp);
+			snprintf(err, errcap, "cannot save %s: %s", path, strerror(e));
+			return -1;
+		}
+	} else {
+		/* link() never replaces an existing name, so two writers (or a
+		 * file already there) cannot overwrite each other. */
+		char cand[1200];
+		int n;
+		for (n = 1; n < 1000; n++) {
+			numbered(cand, sizeof cand, path, n);
+			if (link(tmp, cand) == 0) {
+				unlink(tmp);
+				break;
+			}
+			if (errno == EEXIST)
+				continue;
+			/* A filesystem without hard links: check, then rename. */
+			if (access(cand, F_OK) == 0)
+				continue;
+			if (rename(tmp, cand) == 0)
+				break;
+			int e = errno;
+			unlink(tmp);
+			snprintf(err, errcap, "cannot save %s: %s", cand, strerror(e));
+			return -1;
+		}
+		if (n == 1000) {
+			unlink(tmp);
+			snprintf(err, errcap, "cannot save %s: too many files of that name", path);
+			return -1;
+		}
+		snprintf(path, pathcap, "%s", cand);
+	}
+	/* The rename itself must reach the disk too. */
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+}
+
+void snapshot_path(char *buf, size_t cap, const char *dir, double wall)
+{
+	time_t t = (time_t)wall;
+	struct tm tm;
+	char stamp[32] = "00000000-000000";
+	if (gmtime_r(&t, &tm))
+		strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	snprintf(buf, cap, "%s/infertop-%s.json", dir && *dir ? dir : ".", stamp);
+}
+
+static double wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- the background writer ---- */
+
+/* What the child sends back: one write, below PIPE_BUF, so it arrives
+ * whole or not at all. */
+struct child_msg {
+	int ok;
+	char path[1024];
+	char error[256];
+};
+
+struct snapshot_writer {
+	struct engine *e;
+	struct ev_loop *loop;
+	ev_signal usr1;
+	ev_timer every;
+	ev_io pipe_io;
+	ev_timer reap;
+
+	pid_t child;
+	int fd;
+	struct child_msg msg;
+	size_t msg_len;
+	struct snapshot_result cur;
+	int reap_tries;
+
+	bool pending;
+	enum snapshot_reason pending_reason;
+	int64_t pending_t;
+
+	struct snapshot_result last;
+	uint64_t written, failures, requests;
+	snapshot_done_fn fn;
+	void *ud;
+};
+
+static void report(struct snapshot_writer *w, const struct snapshot_result *r)
+{
+	w->last = *r;
+	if (r->ok)
+		w->written++;
+	else
+		w->failures++;
+	if (w->fn) {
+		w->fn(w->ud, r);
+		return;
+	}
+	if (r->ok) {
+		if (!w->e->cfg->quiet)
+			fprintf(stderr, "infertop: snapshot written to %s\n", r->path);
+	} else {
+		fprintf(stderr, "infertop: snapshot failed: %s (the run goes on; the next snapshot tries again)\n",
+			r->error);
+	}
+}
+
+/* Runs in the child: never returns. */
+static void child_main(struct snapshot_writer *w, int fd, enum snapshot_reason why, int64_t now)
+{
+	/* Ctrl-C reaches the whole process group; the parent decides what
+	 * an interrupt means, the writer just finishes its file. A write past
+	 * a file size limit must fail with EFBIG, not kill. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGUSR1, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	/* The dashboard's crash handlers restore the terminal: not the
+	 * writer's business. */
+	signal(SIGSEGV, SIG_DFL);
+	signal(SIGBUS, SIG_DFL);
+	signal(SIGABRT, SIG_DFL);
+	signal(SIGFPE, SIG_DFL);
+	/* Background work: the loop (and, on a small machine, the server
+	 * under test) come first. */
+	if (setpriority(PRIO_PROCESS, 0, 10) != 0)
+		errno = 0;
+	struct child_msg m;
+	memset(&m, 0, sizeof m);
+	snprintf(m.path, sizeof m.path, "%s", w->cur.path);
+	char *txt = snapshot_build(w->e, now, why);
+	if (!txt) {
+		snprintf(m.error, sizeof m.error, "out of memory building the snapshot");
+	} else {
+		size_t n = strlen(txt);
+		txt[n] = '\n';
+		m.ok = snapshot_write_atomic(m.path, sizeof m.path, true, txt, n + 1, m.error, sizeof m.error) == 0;
+	}
+	ssize_t wr = write(fd, &m, sizeof m);
+	_exit(m.ok && wr == (ssize_t)sizeof m ? 0 : 1);
+}
+
+static void finish(struct snapshot_writer *w, bool have_status, int status)
+{
+	struct snapshot_result *r = &w->cur;
+	r->t_done_ns = clock_now_ns();
+	if (w->msg_len == sizeof w->msg) {
+		r->ok = w->msg.ok != 0;
+		snprintf(r->path, sizeof r->path, "%s", w->msg.path);
+		snprintf(r->error, sizeof r->error, "%s", w->msg.ok ? "" : w->msg.error);
+	} else {
+		char tmp[1200];
+		temp_name(tmp, sizeof tmp, r->path, w->child);
+		unlink(tmp);
+		r->ok = false;
+		if (have_status && WIFSIGNALED(status))
+			snprintf(r->error, sizeof r->error, "the writer process was killed by signal %d",
+				 WTERMSIG(status));
+		else
+			snprintf(r->error, sizeof r->error, "the writer process ended without a result");
+	}
+	w->child = 0;
+	struct snapshot_result done = *r;
+	report(w, &done);
+	if (w->pending) {
+		w->pending = false;
+		snapshot_request(w, w->pending_reason);
+	}
+}
+
+static void try_reap(struct snapshot_writer *w)
+{
+	int status = 0;
+	pid_t p = waitpid(w->child, &status, WNOHANG);
+	if (p == w->child) {
+		ev_timer_stop(w->loop, &w->reap);
+		finish(w, true, status);
+	} else if (p < 0 || ++w->reap_tries > 5000) {
+		/* Reaped elsewhere (the default loop's SIGCHLD handler reaps
+		 * every child): the message alone tells the outcome. */
+		ev_timer_stop(w->loop, &w->reap);
+		finish(w, false, 0);
+	} else if (!ev_is_active(&w->reap)) {
+		ev_timer_set(&w->reap, 0.001, 0.001);
+		ev_timer_start(w->loop, &w->reap);
+	}
+}
+
+static void on_reap(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	(void)loop;
+	(void)revents;
+	try_reap(t->data);
+}
+
+/* Reads what the child says; EOF means it has exited (or is about to). */
+static bool drain_pipe(struct snapshot_writer *w)
+{
+	for (;;) {
+		char *p = (char *)&w->msg + w->msg_len;
+		size_t room = sizeof w->msg - w->msg_len;
+		char sink[64];
+		ssize_t n = room ? read(w->fd, p, room) : read(w->fd, sink, sizeof sink);
+		if (n > 0) {
+			if (room)
+				w->msg_len += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return false;
+		return true;
+	}
+}
+
+static void on_pipe(struct ev_loop *loop, ev_io *io, int revents)
+{
+	(void)revents;
+	struct snapshot_writer *w = io->data;
+	if (!drain_pipe(w))
+		return;
+	ev_io_stop(loop, io);
+	close(w->fd);
+	w->fd = -1;
+	w->reap_tries = 0;
+	try_reap(w);
+}
+
+static void fail_now(struct snapshot_writer *w, const char *what)
+{
+	struct snapshot_result r = w->cur;
+	r.ok = false;
+	r.t_done_ns = clock_now_ns();
+	snprintf(r.error, sizeof r.error, "%s: %s", what, strerror(errno));
+	report(w, &r);
+}
+
+int snapshot_request(struct snapshot_writer *w, enum snapshot_reason why)
+{
+	if (!w)
+		return -1;
+	int64_t now = clock_now_ns();
+	w->requests++;
+	if (w->child > 0) {
+		if (!w->pending)
+			w->pending_t = now;
+		w->pending = true;
+		w->pending_reason = why;
+		return 1;
+	}
+	memset(&w->cur, 0, sizeof w->cur);
+	w->cur.reason = why;
+	w->cur.t_request_ns = w->pending_t && w->pending_t < now ? w->pending_t : now;
+	w->pending_t = 0;
+	snapshot_path(w->cur.path, sizeof w->cur.path, w->e->cfg->snapshot_dir, wall_now());
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		fail_now(w, "cannot start the snapshot writer (pipe)");
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		fail_now(w, "cannot start the snapshot writer (fork)");
+		return -1;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		child_main(w, p[1], why, now);
+	}
+	w->cur.stall_ns = clock_now_ns() - now;
+	close(p[1]);
+	fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
+	w->child = pid;
+	w->fd = p[0];
+	w->msg_len = 0;
+	memset(&w->msg, 0, sizeof w->msg);
+	ev_io_init(&w->pipe_io, on_pipe, w->fd, EV_READ);
+	w->pipe_io.data = w;
+	ev_io_start(w->loop, &w->pipe_io);
+	return 0;
+}
+
+static void on_usr1(struct ev_loop *loop, ev_signal *s, int revents)
+{
+	(void)loop;
+	(void)revents;
+	snapshot_request(s->data, SNAPSHOT_SIGNAL);
+}
+
+static void on_every(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	(void)loop;
+	(void)revents;
+	snapshot_request(t->data, SNAPSHOT_PERIODIC);
+}
+
+struct snapshot_writer *snapshot_writer_new(struct engine *e)
+{
+	struct snapshot_writer *w = calloc(1, sizeof *w);
+	if (!w)
+		return NULL;
+	w->e = e;
+	w->loop = e->loop;
+	w->fd = -1;
+	ev_signal_init(&w->usr1, on_usr1, SIGUSR1);
+	w->usr1.data = w;
+	double every = (double)e->cfg->snapshot_every_ns / 1e9;
+	ev_timer_init(&w->every, on_every, every, every);
+	w->every.data = w;
+	ev_timer_init(&w->reap, on_reap, 0.001, 0.001);
+	w->reap.data = w;
+	/* Until the watcher is up (and after it is down) SIGUSR1 must not
+	 * kill the run: its default action would. */
+	signal(SIGUSR1, SIG_IGN);
+	return w;
+}
+
+void snapshot_writer_set_callback(struct snapshot_writer *w, snapshot_done_fn fn, void *ud)
+{
+	if (!w)
+		return;
+	w->fn = fn;
+	w->ud = ud;
+}
+
+void snapshot_writer_start(struct snapshot_writer *w)
+{
+	if (!w)
+		return;
+	ev_signal_start(w->loop, &w->usr1);
+	if (w->e->cfg->snapshot_every_ns > 0)
+		ev_timer_start(w->loop, &w->every);
+}
+
+void snapshot_writer_stop(struct snapshot_writer *w)
+{
+	if (!w)
+		return;
+	ev_signal_stop(w->loop, &w->usr1);
+	signal(SIGUSR1, SIG_IGN);
+	ev_timer_stop(w->loop, &w->every);
+	w->pending = false;
+}
+
+void snapshot_writer_free(struct snapshot_writer *w)
+{
+	if (!w)
+		return;
+	snapshot_writer_stop(w);
+	if (w->child > 0) {
+		/* The run is over: waiting for the file is fine now. */
+		ev_io_stop(w->loop, &w->pipe_io);
+		ev_timer_stop(w->loop, &w->reap);
+		if (w->fd >= 0) {
+			fcntl(w->fd, F_SETFL, fcntl(w->fd, F_GETFL) & ~O_NONBLOCK);
+			drain_pipe(w);
+			close(w->fd);
+			w->fd = -1;
+		}
+		int status = 0;
+		pid_t p;
+		do
+			p = waitpid(w->child, &status, 0);
+		while (p < 0 && errno == EINTR);
+		finish(w, p == w->child, status);
+	}
+	free(w);
+}
+
+bool snapshot_busy(const struct snapshot_writer *w)
+{
+	return w && w->child > 0;
+}
+
+const struct snapshot_result *snapshot_last(const struct snapshot_writer *w)
+{
+	static const struct snapshot_result none;
+	return w ? &w->last : &none;
+}
+
+uint64_t snapshot_written(const struct snapshot_writer *w)
+{
+	return w ? w->written : 0;
+}
+
+uint64_t snapshot_failures(const struct snapshot_writer *w)
+{
+	return w ? w->failures : 0;
+}
+
+int snapshot_write_final(struct engine *e, FILE *log)
+{
+	const struct config *c = e->cfg;
+	bool in_use = c->snapshot_dir || c->snapshot_every_ns > 0 || (e->snap && e->snap->requests > 0);
+	if (!c->output_path && !in_use)
+		return 0;
+	char *txt = snapshot_build(e, clock_now_ns(), SNAPSHOT_FINAL);
+	if (!txt) {
+		fprintf(log, "infertop: out of memory building the result\n");
+		return -1;
+	}
+	size_t n = strlen(txt);
+	char *nl = realloc(txt, n + 2);
+	if (!nl) {
+		free(txt);
+		fprintf(log, "infertop: out of memory building the result\n");
+		return -1;
+	}
+	txt = nl;
+	txt[n++] = '\n';
+	txt[n] = '\0';
+	char path[1024], err[512];
+	int rc = 0;
+	if (c->output_path) {
+		snprintf(path, sizeof path, "%s", c->output_path);
+		if (snapshot_write_atomic(path, sizeof path, false, txt, n, err, sizeof err) != 0) {
+			fprintf(log, "infertop: %s\n", err);
+			rc = -1;
+		} else if (!c->quiet) {
+			fprintf(log, "infertop: result written to %s\n", path);
+		}
+	} else {
+		snapshot_path(path, sizeof path, c->snapshot_dir, wall_now());
+		if (snapshot_write_atomic(path, sizeof path, true, txt, n, err, sizeof err) != 0) {
+			fprintf(log, "infertop: final snapshot: %s\n", err);
+			rc = -1;
+		} else if (!c->quiet) {
+			fprintf(log, "infertop: final snapshot written to %s\n", path);
+		}
+	}
+	free(txt);
+	return rc;
+}

@@ -1,0 +1,152 @@
+#!/bin/sh
+# infertop report / merge / compare through the binary, every --format:
+# a result read back gives the summary the run printed; a merge adds up.
+: "${INFERTOP_BIN:?}"
+tmp=$(mktemp -d)
+trap '[ -n "$KEEP" ] || rm -rf "$tmp"' EXIT; [ -n "$KEEP" ] && echo "tmp=$tmp"
+fails=0
+check() {
+	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
+}
+
+# The block from the "Serving Benchmark Result" line to the token-source line.
+block() {
+	sed -n '/Serving Benchmark Result/,/^Output tokens counted from/p' "$1"
+}
+# A CSV row's field by scope, metric and column number.
+field() {
+	awk -F, -v s="$2" -v m="$3" -v c="$4" '$1 == s && $2 == m { print $c }' "$1"
+}
+
+"$INFERTOP_BIN" --demo -c 2 -n 20 --output-tokens 4 -q -o "$tmp/a.json" >"$tmp/a.out" 2>"$tmp/a.err" &&
+	"$INFERTOP_BIN" --demo --sim-arg --fail-rate --sim-arg 0.2 --sim-arg --fail-kinds --sim-arg 500 \
+		-c 4 -n 40 --output-tokens 6 -q -o "$tmp/b.json" >"$tmp/b.out" 2>"$tmp/b.err"
+check "two runs saved" $?
+
+# Round trip: the file gives back the very summary the run printed.
+"$INFERTOP_BIN" report "$tmp/a.json" >"$tmp/ra.txt"
+st=$?
+block "$tmp/a.out" >"$tmp/a.block"
+block "$tmp/ra.txt" >"$tmp/ra.block"
+[ $st -eq 0 ] && [ -s "$tmp/a.block" ] && cmp -s "$tmp/a.block" "$tmp/ra.block" &&
+	grep -q "^Latency, whole run" "$tmp/ra.txt" && grep -q "^Latency, sliding window" "$tmp/ra.txt" &&
+	grep -q "^Run: .*stopped: request limit reached" "$tmp/ra.txt"
+check "report: text summary identical to the run's own" $?
+block "$tmp/b.out" >"$tmp/b.block"
+"$INFERTOP_BIN" report "$tmp/b.json" | block /dev/stdin >"$tmp/rb.block"
+cmp -s "$tmp/b.block" "$tmp/rb.block" && grep -q "Errors by kind" "$tmp/rb.block"
+check "report: errors by kind read back too" $?
+
+"$INFERTOP_BIN" report --format csv "$tmp/a.json" >"$tmp/a.csv"
+[ $? -eq 0 ] && head -1 "$tmp/a.csv" | grep -qx "scope,metric,count,mean_ms,std_ms,min_ms,p50_ms,p90_ms,p95_ms,p99_ms,p99_9_ms,max_ms" &&
+	[ "$(wc -l <"$tmp/a.csv")" -eq 17 ] && [ "$(field "$tmp/a.csv" run ttft 3)" = 20 ] &&
+	[ "$(field "$tmp/a.csv" run itl 3)" = 60 ]
+check "report --format csv: 16 rows, counts (20 TTFT, 20x3 ITL gaps)" $?
+
+"$INFERTOP_BIN" report "$tmp/a.json" --format json >"$tmp/a.rep.json"
+[ $? -eq 0 ] && grep -q '"completed":[[:space:]]*20' "$tmp/a.rep.json" && grep -q '"latency"' "$tmp/a.rep.json" &&
+	grep -q '"p99_9_ms"' "$tmp/a.rep.json" && [ "$(tail -c 2 "$tmp/a.rep.json" | head -c 1)" = "}" ]
+check "report --format json" $?
+
+"$INFERTOP_BIN" report --format markdown "$tmp/a.json" >"$tmp/a.md"
+[ $? -eq 0 ] && grep -q '^| Successful requests | 20 |$' "$tmp/a.md" && grep -q '^## Latency, whole run' "$tmp/a.md" &&
+	grep -q '^| ttft | 20 |' "$tmp/a.md"
+check "report --format markdown" $?
+
+# Merge: counts add up; a run merged with itself keeps every percentile.
+"$INFERTOP_BIN" merge "$tmp/a.json" "$tmp/b.json" -o "$tmp/ab.json" 2>"$tmp/m.err"
+st=$?
+"$INFERTOP_BIN" report "$tmp/ab.json" >"$tmp/ab.txt"
+a_ok=$(grep '^Successful requests:' "$tmp/ra.txt" | awk '{print $3}')
+b_ok=$(grep '^Successful requests:' "$tmp/rb.block" | awk '{print $3}')
+b_fail=$(grep '^Failed requests:' "$tmp/rb.block" | awk '{print $3}')
+ab_ok=$(grep '^Successful requests:' "$tmp/ab.txt" | awk '{print $3}')
+ab_fail=$(grep '^Failed requests:' "$tmp/ab.txt" | awk '{print $3}')
+a_tok=$(grep '^Total generated tokens:' "$tmp/ra.txt" | awk '{print $4}')
+b_tok=$(grep '^Total generated tokens:' "$tmp/rb.block" | awk '{print $4}')
+ab_tok=$(grep '^Total generated tokens:' "$tmp/ab.txt" | awk '{print $4}')
+[ $st -eq 0 ] && [ $((a_ok + b_ok)) -eq "$ab_ok" ] && [ "$b_fail" -eq "$ab_fail" ] && [ $((a_tok + b_tok)) -eq "$ab_tok" ] &&
+	[ "$((a_ok + b_ok + b_fail))" -eq 60 ] && grep -q "2 runs merged" "$tmp/ab.txt" && grep -q "written to" "$tmp/m.err"
+check "merge: requests, failures and tokens add up" $?
+
+"$INFERTOP_BIN" report --format csv "$tmp/b.json" >"$tmp/b.csv" &&
+	"$INFERTOP_BIN" report --format csv "$tmp/ab.json" >"$tmp/ab.csv"
+st=$?
+sums=0
+for m in ttfb ttft itl tpot e2el queue ttft_from_intended e2el_from_intended; do
+	ca=$(field "$tmp/a.csv" run $m 3)
+	cb=$(field "$tmp/b.csv" run $m 3)
+	cab=$(field "$tmp/ab.csv" run $m 3)
+	[ $((ca + cb)) -eq "$cab" ] || sums=1
+	# min (column 6) and max (column 12) of the union
+	awk -v a="$(field "$tmp/a.csv" run $m 6)" -v b="$(field "$tmp/b.csv" run $m 6)" \
+		-v u="$(field "$tmp/ab.csv" run $m 6)" 'BEGIN { exit !(u == (a < b ? a : b)) }' || sums=1
+	awk -v a="$(field "$tmp/a.csv" run $m 12)" -v b="$(field "$tmp/b.csv" run $m 12)" \
+		-v u="$(field "$tmp/ab.csv" run $m 12)" 'BEGIN { exit !(u == (a > b ? a : b)) }' || sums=1
+done
+[ $st -eq 0 ] && [ $sums -eq 0 ]
+check "merge: every metric's count is the sum, min and max of the union" $?
+
+"$INFERTOP_BIN" merge "$tmp/a.json" "$tmp/a.json" -o "$tmp/aa.json" 2>/dev/null &&
+	"$INFERTOP_BIN" report --format csv "$tmp/aa.json" >"$tmp/aa.csv"
+st=$?
+same=0
+for m in ttfb ttft itl tpot e2el queue; do
+	c1=$(field "$tmp/a.csv" run $m 3)
+	c2=$(field "$tmp/aa.csv" run $m 3)
+	[ $((c1 * 2)) -eq "$c2" ] || same=1
+	for col in 4 6 12; do
+		[ "$(field "$tmp/a.csv" run $m $col)" = "$(field "$tmp/aa.csv" run $m $col)" ] || same=1
+	done
+done
+[ $st -eq 0 ] && [ $same -eq 0 ]
+check "merge of a run with itself: counts double, mean, min and max unchanged" $?
+
+# The merged file spans the union of both runs' time.
+ad=$(grep '"duration"' "$tmp/a.json" | head -1 | tr -dc '0-9.')
+abd=$(grep '"duration"' "$tmp/ab.json" | head -1 | tr -dc '0-9.')
+awk -v a="$ad" -v m="$abd" 'BEGIN { exit !(m >= a) }'
+check "merge: duration is the union of time" $?
+
+# Compare, every format.
+"$INFERTOP_BIN" compare "$tmp/a.json" "$tmp/b.json" >"$tmp/c.txt"
+[ $? -eq 0 ] && grep -Eq '^completed +count +20 +'"$b_ok"' ' "$tmp/c.txt" && grep -q '^ttft p99 ' "$tmp/c.txt" &&
+	grep -q '^e2el_from_intended p99.9 ' "$tmp/c.txt"
+check "compare: text table" $?
+"$INFERTOP_BIN" compare --format csv "$tmp/a.json" "$tmp/b.json" >"$tmp/c.csv"
+[ $? -eq 0 ] && head -1 "$tmp/c.csv" | grep -qx "name,unit,a,b,delta,delta_pct" &&
+	grep -q "^completed,count,20,$b_ok,$((b_ok - 20))," "$tmp/c.csv"
+check "compare --format csv" $?
+"$INFERTOP_BIN" compare "$tmp/a.json" "$tmp/b.json" --format json | grep -q '"delta_pct"'
+check "compare --format json" $?
+"$INFERTOP_BIN" compare "$tmp/a.json" "$tmp/b.json" --format markdown | grep -q '^| completed | count | 20 |'
+check "compare --format markdown" $?
+
+# Usage and errors.
+helps=0
+for c in report merge compare; do
+	"$INFERTOP_BIN" $c --help | grep -q "^Usage: infertop $c" || helps=1
+done
+check "--help of each subcommand" $helps
+"$INFERTOP_BIN" report "$tmp/none.json" 2>"$tmp/e1"
+[ $? -eq 1 ] && grep -q "cannot open" "$tmp/e1"
+check "report: missing file, exit 1" $?
+echo '{"completed": 1}' >"$tmp/other.json"
+"$INFERTOP_BIN" report "$tmp/other.json" 2>"$tmp/e2"
+[ $? -eq 1 ] && grep -q "not an infertop snapshot" "$tmp/e2"
+check "report: not a snapshot, exit 1" $?
+"$INFERTOP_BIN" report --format xml "$tmp/a.json" 2>/dev/null
+[ $? -eq 2 ]
+check "report: bad --format, exit 2" $?
+"$INFERTOP_BIN" merge "$tmp/a.json" 2>/dev/null
+[ $? -eq 2 ]
+check "merge: no -o, exit 2" $?
+"$INFERTOP_BIN" compare "$tmp/a.json" 2>/dev/null
+[ $? -eq 2 ]
+check "compare: one file, exit 2" $?
+"$INFERTOP_BIN" merge "$tmp/a.json" -o "$tmp/no/dir/m.json" 2>"$tmp/e3"
+[ $? -eq 1 ] && grep -q "cannot create" "$tmp/e3" && [ ! -e "$tmp/no" ]
+check "merge: unwritable output, exit 1" $?
+
+echo "tools: $fails failed"
+exit "$fails"
