@@ -12,8 +12,10 @@
 #include "infertop/dataset.h"
 #include "infertop/dist.h"
 #include "infertop/http.h"
+#include "infertop/reqlog.h"
 #include "infertop/sampler.h"
 #include "infertop/scrape.h"
+#include "infertop/snapshot.h"
 
 #define ENGINE_TICK_S 0.25
 
@@ -56,6 +58,8 @@ static void engine_check_end(struct engine *e)
 	ev_timer_stop(e->loop, &e->duration);
 	ev_timer_stop(e->loop, &e->tick);
 	ev_timer_stop(e->loop, &e->retry);
+	snapshot_writer_stop(e->snap);
+	reqlog_flush(e->reqlog);
 	load_stop(&e->load);
 	stats_tick(e->stats, e->t_end);
 	scrape_stop(e->scrape);
@@ -77,6 +81,7 @@ static void engine_on_request_done(void *ud, struct request *r, const struct req
 {
 	struct engine *e = ud;
 	int model = (int)(intptr_t)r->owner_data;
+	reqlog_request(e->reqlog, r, res, e->t_start);
 	list_unlink(&e->live, r);
 	list_push(&e->spare, r);
 	plan_request_done(e->plan, model, res, clock_now_ns());
@@ -228,6 +233,7 @@ static void engine_on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	stats_tick(e->stats, now);
 	scrape_update_derived(e->scrape, now, e->stats->win_c.output_tokens, stats_window_seconds(e->stats, now));
 	series_sample(e->series, e, now);
+	reqlog_tick(e->reqlog, now);
 	if (e->on_tick)
 		e->on_tick(e, e->on_tick_ud, now);
 }
@@ -293,7 +299,8 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	e->http = http_new(loop);
 	e->stats = stats_new(cfg->window_ns, clock_now_ns());
 	e->series = series_new();
-	if (!e->endpoint || !e->http || !e->stats || !e->series || engine_build_headers(e) != 0) {
+	e->snap = snapshot_writer_new(e);
+	if (!e->endpoint || !e->http || !e->stats || !e->series || !e->snap || engine_build_headers(e) != 0) {
 		snprintf(err, errcap, "out of memory while setting up");
 		engine_free(e);
 		return NULL;
@@ -308,6 +315,10 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	}
 	if (cfg->model && !(e->model = strdup(cfg->model))) {
 		snprintf(err, errcap, "out of memory");
+		engine_free(e);
+		return NULL;
+	}
+	if (cfg->request_log && !(e->reqlog = reqlog_open(cfg->request_log, cfg->request_log_max, err, errcap))) {
 		engine_free(e);
 		return NULL;
 	}
@@ -365,6 +376,10 @@ void engine_free(struct engine *e)
 {
 	if (!e)
 		return;
+	/* A snapshot still being written is waited for (its outcome is
+	 * reported) while everything it was forked from still exists. */
+	snapshot_writer_free(e->snap);
+	reqlog_close(e->reqlog);
 	if (e->loop) {
 		ev_signal_stop(e->loop, &e->sigint);
 		ev_signal_stop(e->loop, &e->sigterm);
@@ -506,6 +521,7 @@ void engine_run(struct engine *e)
 	ev_signal_start(e->loop, &e->sigint);
 	ev_signal_start(e->loop, &e->sigterm);
 	ev_timer_start(e->loop, &e->tick);
+	snapshot_writer_start(e->snap);
 	if (cfg->duration_ns > 0 && !plan_owns_duration(e->plan)) {
 		ev_timer_set(&e->duration, (double)cfg->duration_ns / 1e9, 0.);
 		ev_timer_start(e->loop, &e->duration);

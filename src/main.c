@@ -16,6 +16,8 @@
 #include "infertop/plan.h"
 #include "infertop/report.h"
 #include "infertop/sim.h"
+#include "infertop/snapshot.h"
+#include "infertop/tools.h"
 #include "infertop/ui.h"
 
 /* File descriptors beyond the streams themselves: stdio, epoll, the
@@ -162,15 +164,8 @@ static int run(struct config *cfg)
 		ui_free(u);
 	}
 	report_summary(stdout, e);
-	int rc = 0;
-	if (cfg->output_path) {
-		if (report_write_json(e, cfg->output_path, err, sizeof err) != 0) {
-			fprintf(stderr, "infertop: %s\n", err);
-			rc = 1;
-		} else if (!cfg->quiet) {
-			fprintf(stderr, "infertop: result written to %s\n", cfg->output_path);
-		}
-	}
+	/* The -o result is the final snapshot. */
+	int rc = snapshot_write_final(e, stderr) == 0 ? 0 : 1;
 	if (rc == 0 && cfg->have_max_error_rate) {
 		uint64_t failed = stats_errors_total(e->stats);
 		uint64_t ended = failed + e->stats->run_c.completed;
@@ -190,6 +185,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "sim") == 0)
 		return sim_main(argc - 1, argv + 1);
+	if (argc > 1 && tools_is_command(argv[1]))
+		return tools_main(argc - 1, argv + 1);
 	struct config cfg;
 	switch (cli_parse(&cfg, argc, argv)) {
 	case CLI_EXIT_OK:

@@ -40,6 +40,22 @@ const char *stats_err_name(enum err_kind k)
 	return (unsigned)k < ERR_NKINDS ? err_names[k] : "?";
 }
 
+/* Touches every page of h now (a reset clears the whole bucket range
+ * between the extremes): RSS is flat from the first request instead of
+ * creeping up while the first window fills and whenever a tail value
+ * first lands in a new octave (bench_soak: 1.125x from 100k to 10M
+ * requests without, 1.002x with). Costs 96 x 184 KiB up front. */
+static struct hist *hist_new_touched(void)
+{
+	struct hist *h = hist_new();
+	if (h) {
+		hist_record(h, 0);
+		hist_record(h, HIST_TOP_US);
+		hist_reset(h);
+	}
+	return h;
+}
+
 struct stats *stats_new(int64_t window_ns, int64_t now_ns)
 {
 	struct stats *s = calloc(1, sizeof *s);
@@ -52,12 +68,12 @@ struct stats *stats_new(int64_t window_ns, int64_t now_ns)
 	s->slice_start_ns = now_ns;
 	s->slices_used = 1;
 	for (int m = 0; m < STAT_NMETRICS; m++) {
-		s->run[m] = hist_new();
-		s->win[m] = hist_new();
+		s->run[m] = hist_new_touched();
+		s->win[m] = hist_new_touched();
 		if (!s->run[m] || !s->win[m])
 			goto fail;
 		for (int k = 0; k < STATS_SLICES; k++) {
-			s->slice[m][k] = hist_new();
+			s->slice[m][k] = hist_new_touched();
 			if (!s->slice[m][k])
 				goto fail;
 		}

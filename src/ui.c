@@ -22,6 +22,7 @@
 #include "infertop/plan.h"
 #include "infertop/engine.h"
 #include "infertop/layout.h"
+#include "infertop/snapshot.h"
 #include "infertop/theme.h"
 #include "infertop/widget.h"
 
@@ -380,15 +381,13 @@ static void key(struct ui *u, int ch, int64_t now)
 		rc = ui_action_plan_resume(u->e, now, msg, sizeof msg);
 		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
 		break;
-	case KEY_ACT_SNAPSHOT: {
-		char dir[4096], path[4200];
-		if (!getcwd(dir, sizeof dir))
-			snprintf(dir, sizeof dir, ".");
-		rc = ui_action_snapshot(u->e, dir, time(NULL), path, sizeof path, msg, sizeof msg);
-		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_CRIT, now, "%s", msg);
-		u->status_until = now + STATUS_LONG_NS; /* a path to copy */
+	case KEY_ACT_SNAPSHOT:
+		/* Written in the background; on_snapshot shows the outcome. */
+		if (snapshot_request(u->e->snap, SNAPSHOT_KEY) == 1)
+			set_status(u, THEME_R_NORMAL, now, "snapshot: one is being written, another follows");
+		else if (snapshot_busy(u->e->snap))
+			set_status(u, THEME_R_NORMAL, now, "snapshot: writing...");
 		break;
-	}
 	case KEY_ACT_WINDOW_RESET:
 		ui_action_window_reset(u->e, now, msg, sizeof msg);
 		set_status(u, THEME_R_NORMAL, now, "%s", msg);
@@ -515,6 +514,17 @@ static void release_stderr(struct ui *u)
 	errlog_len = errlog_dropped = 0;
 }
 
+static void on_snapshot(void *ud, const struct snapshot_result *r)
+{
+	struct ui *u = ud;
+	int64_t now = clock_now_ns();
+	if (r->ok)
+		set_status(u, THEME_R_NORMAL, now, "snapshot written to %s", r->path);
+	else
+		set_status(u, THEME_R_CRIT, now, "snapshot failed: %s", r->error);
+	u->status_until = now + STATUS_LONG_NS; /* a path to copy */
+}
+
 int ui_start(struct ui *u, char *err, size_t errcap)
 {
 	if (u->started) {
@@ -556,6 +566,7 @@ int ui_start(struct ui *u, char *err, size_t errcap)
 
 	u->started = true;
 	active = u;
+	snapshot_writer_set_callback(u->e->snap, on_snapshot, u);
 	if (u->status[0]) /* the theme warning, long enough to read */
 		u->status_until = clock_now_ns() + STATUS_LONG_NS;
 	static bool registered;
@@ -609,6 +620,7 @@ void ui_stop(struct ui *u)
 {
 	if (!u || !u->started || u->stopped)
 		return;
+	snapshot_writer_set_callback(u->e->snap, NULL, NULL);
 	u->stopped = true;
 	ev_io_stop(u->loop, &u->input);
 	ev_timer_stop(u->loop, &u->frame);

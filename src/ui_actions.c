@@ -162,42 +162,6 @@ int ui_action_pause(struct engine *e, char *msg, size_t cap)
 	return 0;
 }
 
-int ui_action_snapshot(const struct engine *e, const char *dir, time_t wall, char *path, size_t pathcap, char *msg,
-		       size_t cap)
-{
-	struct tm tm;
-	char stamp[32];
-	if (!gmtime_r(&wall, &tm) || strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm) == 0) {
-		snprintf(msg, cap, "snapshot: cannot format the time");
-		return -1;
-	}
-	/* Two snapshots in one second get -2, -3...: never overwrite one. */
-	for (int i = 1; i < 100; i++) {
-		if (i == 1)
-			snprintf(path, pathcap, "%s/infertop-%s.json", dir, stamp);
-		else
-			snprintf(path, pathcap, "%s/infertop-%s-%d.json", dir, stamp, i);
-		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd < 0 && errno == EEXIST)
-			continue;
-		if (fd < 0) {
-			snprintf(msg, cap, "snapshot: cannot create %s: %s", path, strerror(errno));
-			return -1;
-		}
-		close(fd);
-		char err[512];
-		if (report_write_json(e, path, err, sizeof err) != 0) {
-			unlink(path);
-			snprintf(msg, cap, "snapshot failed: %s", err);
-			return -1;
-		}
-		snprintf(msg, cap, "snapshot written to %s", path);
-		return 0;
-	}
-	snprintf(msg, cap, "snapshot: too many files named %s/infertop-%s*.json", dir, stamp);
-	return -1;
-}
-
 int ui_action_window_reset(struct engine *e, int64_t now_ns, char *msg, size_t cap)
 {
 	stats_window_reset(e->stats, now_ns);

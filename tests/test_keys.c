@@ -365,39 +365,6 @@ static void test_mode_pause_actions(void **state)
 	fake_free(&f);
 }
 
-static void test_snapshot_action(void **state)
-{
-	(void)state;
-	struct fake f;
-	fake_init(&f, 2);
-	char dir[] = "/tmp/infertop-snap-XXXXXX";
-	assert_non_null(mkdtemp(dir));
-	char path[4200], path2[4200], msg[4400];
-	time_t wall = 1700000000; /* 2023-11-14 22:13:20 UTC */
-	assert_int_equal(ui_action_snapshot(&f.e, dir, wall, path, sizeof path, msg, sizeof msg), 0);
-	char want[4200];
-	snprintf(want, sizeof want, "%s/infertop-20231114-221320.json", dir);
-	assert_string_equal(path, want);
-	assert_non_null(strstr(msg, want));
-	/* Same second: a new name, the first file kept. */
-	assert_int_equal(ui_action_snapshot(&f.e, dir, wall, path2, sizeof path2, msg, sizeof msg), 0);
-	snprintf(want, sizeof want, "%s/infertop-20231114-221320-2.json", dir);
-	assert_string_equal(path2, want);
-	char *json = slurp(path);
-	assert_non_null(json);
-	assert_non_null(strstr(json, "\"infertop_schema\""));
-	assert_true(json[0] == '{');
-	free(json);
-	/* A directory that cannot be written: a message, no crash. */
-	assert_int_equal(ui_action_snapshot(&f.e, "/nonexistent/dir", wall, path, sizeof path, msg, sizeof msg), -1);
-	assert_non_null(strstr(msg, "cannot create"));
-	unlink(path2);
-	snprintf(want, sizeof want, "%s/infertop-20231114-221320.json", dir);
-	unlink(want);
-	rmdir(dir);
-	fake_free(&f);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -410,7 +377,6 @@ int main(void)
 		cmocka_unit_test(test_man_page_section),
 		cmocka_unit_test(test_load_actions),
 		cmocka_unit_test(test_mode_pause_actions),
-		cmocka_unit_test(test_snapshot_action),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

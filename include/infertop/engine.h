@@ -21,7 +21,9 @@ enum engine_state { ENGINE_IDLE, ENGINE_RUNNING, ENGINE_DRAINING, ENGINE_DONE };
 
 struct engine;
 struct dataset;
+struct reqlog;
 struct scrape;
+struct snapshot_writer;
 /* Called on every engine tick (4 Hz) and once more at the end: the headless
  * reporter, the dashboard and tests hang off this. */
 typedef void (*engine_tick_fn)(struct engine *e, void *ud, int64_t now_ns);
@@ -35,6 +37,8 @@ struct engine {
 	/* Server metrics: NULL when --metrics-url none and no GPU exporter. */
 	struct server_state *server;
 	struct scrape *scrape;
+	struct snapshot_writer *snap;   /* s key, SIGUSR1, --snapshot-every */
+	struct reqlog *reqlog;          /* --request-log; NULL when off */
 	struct load load;
 	struct plan *plan;          /* stages, sweeps, warmup, SLOs, models */
 	struct request_ctx rctx;

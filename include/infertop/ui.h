@@ -46,10 +46,6 @@ int ui_action_set(struct engine *e, const char *typed, long max_conc, char *msg,
 /* Closed loop -> open loop at the measured (or previous) rate, and back. */
 int ui_action_mode(struct engine *e, int64_t now_ns, long max_conc, char *msg, size_t cap);
 int ui_action_pause(struct engine *e, char *msg, size_t cap);
-/* Writes the result so far to infertop-YYYYMMDD-HHMMSS.json (UTC time
- * `wall`) in dir, never over an existing file; path gets its name. */
-int ui_action_snapshot(const struct engine *e, const char *dir, time_t wall, char *path, size_t pathcap, char *msg,
-		       size_t cap);
 /* Empties the sliding window (whole-run figures stay). */
 int ui_action_window_reset(struct engine *e, int64_t now_ns, char *msg, size_t cap);
 /* r: a plan held by a manual change takes the load back. */
