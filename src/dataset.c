@@ -1,11 +1,11 @@
 #include "config.h"
 
+#include "infertop/errbuf.h"
 #include "infertop/dataset.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -242,17 +242,6 @@ struct dataset_rec *dataset_add(struct dataset *d, const char *text, size_t len)
 	return rec;
 }
 
-static int errf(char *err, size_t cap, const char *fmt, ...)
-{
-	if (cap) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, cap, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 static const char *dist_text(const struct dist *dd, char *buf, size_t cap)
 {
 	switch (dd->kind) {
@@ -459,7 +448,7 @@ static struct dataset *dataset_new(const struct config *cfg, char *err, size_t e
 	enum dataset_kind kind;
 	const char *path;
 	if (kind_of(cfg->dataset, &kind, &path) != 0) {
-		errf(err, errcap, "--dataset %s: expected synthetic, sharegpt:FILE, jsonl:FILE or text:FILE",
+		errbuf_set(err, errcap, "--dataset %s: expected synthetic, sharegpt:FILE, jsonl:FILE or text:FILE",
 		     cfg->dataset);
 		return NULL;
 	}
@@ -468,14 +457,14 @@ static struct dataset *dataset_new(const struct config *cfg, char *err, size_t e
 	 * prompts get it in front. */
 	if ((kind == DATASET_SYNTHETIC || kind == DATASET_TEXT) && cfg->prefix_tokens > 0 &&
 	    cfg->prefix_tokens >= cfg->input_tokens) {
-		errf(err, errcap, "--prefix-tokens (%ld) must be smaller than --input-tokens (%ld), which counts it",
+		errbuf_set(err, errcap, "--prefix-tokens (%ld) must be smaller than --input-tokens (%ld), which counts it",
 		     cfg->prefix_tokens, cfg->input_tokens);
 		return NULL;
 	}
 	struct dataset *d = calloc(1, sizeof *d);
 	if (!d || (path && !(d->path = strdup(path)))) {
 		free(d);
-		errf(err, errcap, "out of memory");
+		errbuf_set(err, errcap, "out of memory");
 		return NULL;
 	}
 	d->kind = kind;
@@ -499,12 +488,12 @@ static int dataset_finish(struct dataset *d, char *err, size_t errcap)
 	if (d->kind != DATASET_SYNTHETIC && d->kind != DATASET_TEXT) {
 		d->order = malloc(d->nrecs * sizeof *d->order);
 		if (!d->order)
-			return errf(err, errcap, "out of memory");
+			return errbuf_set(err, errcap, "out of memory");
 		for (size_t i = 0; i < d->nrecs; i++)
 			d->order[i] = (uint32_t)i;
 	}
 	if (dataset_build_prefix(d) != 0)
-		return errf(err, errcap, "out of memory");
+		return errbuf_set(err, errcap, "out of memory");
 	dataset_update_desc(d);
 	return 0;
 }
@@ -517,7 +506,7 @@ struct dataset *dataset_open_stream(const struct config *cfg, FILE *f, const cha
 		return NULL;
 	if (d->kind == DATASET_SYNTHETIC) {
 		dataset_free(d);
-		errf(err, errcap, "a synthetic dataset has no file");
+		errbuf_set(err, errcap, "a synthetic dataset has no file");
 		return NULL;
 	}
 	if (dataset_load(d, f, name, err, errcap) != 0 || dataset_finish(d, err, errcap) != 0) {
@@ -541,7 +530,7 @@ struct dataset *dataset_open(const struct config *cfg, char *err, size_t errcap)
 	}
 	FILE *f = fopen(d->path, "rb");
 	if (!f) {
-		errf(err, errcap, "--dataset: cannot open %s: %s", d->path, strerror(errno));
+		errbuf_set(err, errcap, "--dataset: cannot open %s: %s", d->path, strerror(errno));
 		dataset_free(d);
 		return NULL;
 	}

@@ -1,10 +1,10 @@
 #include "config.h"
 
+#include "infertop/errbuf.h"
 #include "infertop/dataset.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -30,17 +30,6 @@ struct sbuf {
 	char *p;
 	size_t len, cap;
 };
-
-static int fail(char *err, size_t cap, const char *fmt, ...)
-{
-	if (cap) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, cap, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 static bool rd_fill(struct reader *rd)
 {
@@ -78,7 +67,7 @@ static int rd_get(struct reader *rd)
 
 static int rd_io_error(const struct reader *rd, char *err, size_t cap)
 {
-	return fail(err, cap, "%s: read error: %s", rd->name, strerror(rd->io_errno));
+	return errbuf_set(err, cap, "%s: read error: %s", rd->name, strerror(rd->io_errno));
 }
 
 /* Appends n bytes; -1 past DATASET_MAX_RECORD or out of memory. */
@@ -104,7 +93,7 @@ static int sb_put(struct sbuf *b, const void *s, size_t n)
 
 static int too_big(const struct reader *rd, unsigned long line, char *err, size_t cap)
 {
-	return fail(err, cap, "%s:%lu: record larger than %u MiB (or out of memory)", rd->name, line,
+	return errbuf_set(err, cap, "%s:%lu: record larger than %u MiB (or out of memory)", rd->name, line,
 		    DATASET_MAX_RECORD >> 20);
 }
 
@@ -187,17 +176,17 @@ static int load_text(struct dataset *d, struct reader *rd, char *err, size_t cap
 		if (blank(b.p, b.len))
 			continue;
 		if (memchr(b.p, '\0', b.len)) {
-			rc = fail(err, cap, "%s:%lu: NUL byte in the text (a binary file?)", rd->name, line);
+			rc = errbuf_set(err, cap, "%s:%lu: NUL byte in the text (a binary file?)", rd->name, line);
 			break;
 		}
 		long chars = text_chars(b.p, b.len);
 		if (chars < 0) {
-			rc = fail(err, cap, "%s:%lu: not valid UTF-8", rd->name, line);
+			rc = errbuf_set(err, cap, "%s:%lu: not valid UTF-8", rd->name, line);
 			break;
 		}
 		struct dataset_rec *rec = dataset_add(d, b.p, b.len);
 		if (!rec) {
-			rc = fail(err, cap, "%s:%lu: out of memory", rd->name, line);
+			rc = errbuf_set(err, cap, "%s:%lu: out of memory", rd->name, line);
 			break;
 		}
 		rec->chars = (uint32_t)chars;
@@ -206,7 +195,7 @@ static int load_text(struct dataset *d, struct reader *rd, char *err, size_t cap
 	if (rc < 0)
 		return -1;
 	if (d->nrecs == 0)
-		return fail(err, cap, rd->total ? "%s: no non-blank lines" : "%s: empty file", rd->name);
+		return errbuf_set(err, cap, rd->total ? "%s: no non-blank lines" : "%s: empty file", rd->name);
 	return 0;
 }
 
@@ -218,31 +207,31 @@ static int load_text(struct dataset *d, struct reader *rd, char *err, size_t cap
 static int check_messages(const cJSON *msgs, long *chars, struct sbuf *flat, char *what, size_t wcap)
 {
 	if (!cJSON_IsArray(msgs) || !msgs->child)
-		return fail(what, wcap, "'messages' must be a non-empty array");
+		return errbuf_set(what, wcap, "'messages' must be a non-empty array");
 	long total = 0;
 	int i = 0;
 	const cJSON *m;
 	cJSON_ArrayForEach(m, msgs) {
 		i++;
 		if (!cJSON_IsObject(m))
-			return fail(what, wcap, "message %d is not an object", i);
+			return errbuf_set(what, wcap, "message %d is not an object", i);
 		if (!cJSON_IsString(get(m, "role")))
-			return fail(what, wcap, "message %d needs a string 'role'", i);
+			return errbuf_set(what, wcap, "message %d needs a string 'role'", i);
 		const cJSON *c = get(m, "content");
 		const cJSON *one = cJSON_IsString(c) ? c : NULL;
 		const cJSON *part = NULL;
 		if (cJSON_IsArray(c))
 			part = c->child;
 		else if (c && !cJSON_IsNull(c) && !one)
-			return fail(what, wcap, "message %d: 'content' must be a string, an array of parts or null", i);
+			return errbuf_set(what, wcap, "message %d: 'content' must be a string, an array of parts or null", i);
 		while (one || part) {
 			const cJSON *t = one;
 			if (!one) {
 				if (!cJSON_IsObject(part))
-					return fail(what, wcap, "message %d: content parts must be objects", i);
+					return errbuf_set(what, wcap, "message %d: content parts must be objects", i);
 				t = get(part, "text");
 				if (t && !cJSON_IsString(t))
-					return fail(what, wcap, "message %d: a part's 'text' must be a string", i);
+					return errbuf_set(what, wcap, "message %d: a part's 'text' must be a string", i);
 				part = part->next;
 			}
 			one = NULL;
@@ -251,16 +240,16 @@ static int check_messages(const cJSON *msgs, long *chars, struct sbuf *flat, cha
 			size_t n = strlen(t->valuestring);
 			long k = text_chars(t->valuestring, n);
 			if (k < 0)
-				return fail(what, wcap, "message %d is not valid UTF-8", i);
+				return errbuf_set(what, wcap, "message %d is not valid UTF-8", i);
 			total += k;
 			if (flat && n) {
 				if ((flat->len && sb_put(flat, "\n\n", 2) != 0) || sb_put(flat, t->valuestring, n) != 0)
-					return fail(what, wcap, "out of memory");
+					return errbuf_set(what, wcap, "out of memory");
 			}
 		}
 	}
 	if (total == 0)
-		return fail(what, wcap, "the messages carry no text");
+		return errbuf_set(what, wcap, "the messages carry no text");
 	*chars = total;
 	return 0;
 }
@@ -271,34 +260,34 @@ static int jsonl_record(struct dataset *d, const char *line, size_t len, char *w
 	cJSON *root = cJSON_ParseWithLengthOpts(line, len, &end, 0);
 	if (!root) {
 		size_t col = end && end >= line && end <= line + len ? (size_t)(end - line) + 1 : 1;
-		return fail(what, wcap, "not valid JSON (column %zu)", col);
+		return errbuf_set(what, wcap, "not valid JSON (column %zu)", col);
 	}
 	int rc = -1;
 	struct sbuf flat = {0};
 	char *printed = NULL;
 	if (!blank(end, len - (size_t)(end - line))) {
-		fail(what, wcap, "text after the JSON object (one record per line)");
+		errbuf_set(what, wcap, "text after the JSON object (one record per line)");
 		goto out;
 	}
 	if (!cJSON_IsObject(root)) {
-		fail(what, wcap, "expected a JSON object");
+		errbuf_set(what, wcap, "expected a JSON object");
 		goto out;
 	}
 	const cJSON *prompt = get(root, "prompt"), *msgs = get(root, "messages");
 	const cJSON *mt = get(root, "max_tokens");
 	if (prompt && msgs) {
-		fail(what, wcap, "has both 'prompt' and 'messages'");
+		errbuf_set(what, wcap, "has both 'prompt' and 'messages'");
 		goto out;
 	}
 	if (!prompt && !msgs) {
-		fail(what, wcap, "needs 'prompt' (a string) or 'messages' (an array)");
+		errbuf_set(what, wcap, "needs 'prompt' (a string) or 'messages' (an array)");
 		goto out;
 	}
 	int32_t max_tokens = 0;
 	if (mt && !cJSON_IsNull(mt)) {
 		double v = cJSON_IsNumber(mt) ? mt->valuedouble : -1;
 		if (!(v >= 1 && v <= (double)DATASET_MAX_TOKENS) || v != (double)(long)v) {
-			fail(what, wcap, "'max_tokens' must be a whole number from 1 to %ld", DATASET_MAX_TOKENS);
+			errbuf_set(what, wcap, "'max_tokens' must be a whole number from 1 to %ld", DATASET_MAX_TOKENS);
 			goto out;
 		}
 		max_tokens = (int32_t)v;
@@ -309,25 +298,25 @@ static int jsonl_record(struct dataset *d, const char *line, size_t len, char *w
 	bool as_messages = false;
 	if (prompt) {
 		if (!cJSON_IsString(prompt)) {
-			fail(what, wcap, "'prompt' must be a string");
+			errbuf_set(what, wcap, "'prompt' must be a string");
 			goto out;
 		}
 		text = prompt->valuestring;
 		tlen = strlen(text);
 		if (tlen == 0) {
-			fail(what, wcap, "'prompt' is empty");
+			errbuf_set(what, wcap, "'prompt' is empty");
 			goto out;
 		}
 		chars = text_chars(text, tlen);
 		if (chars < 0) {
-			fail(what, wcap, "'prompt' is not valid UTF-8");
+			errbuf_set(what, wcap, "'prompt' is not valid UTF-8");
 			goto out;
 		}
 	} else if (d->api == OAI_CHAT) {
 		if (check_messages(msgs, &chars, NULL, what, wcap) != 0)
 			goto out;
 		if (!(printed = cJSON_PrintUnformatted(msgs))) {
-			fail(what, wcap, "out of memory");
+			errbuf_set(what, wcap, "out of memory");
 			goto out;
 		}
 		text = printed;
@@ -342,7 +331,7 @@ static int jsonl_record(struct dataset *d, const char *line, size_t len, char *w
 	}
 	struct dataset_rec *rec = dataset_add(d, text, tlen);
 	if (!rec) {
-		fail(what, wcap, "out of memory");
+		errbuf_set(what, wcap, "out of memory");
 		goto out;
 	}
 	rec->chars = (uint32_t)chars;
@@ -369,7 +358,7 @@ static int load_jsonl(struct dataset *d, struct reader *rd, char *err, size_t ca
 		if (blank(b.p, b.len))
 			continue;
 		if (jsonl_record(d, b.p, b.len, what, sizeof what) != 0) {
-			rc = fail(err, cap, "%s:%lu: %s", rd->name, line, what);
+			rc = errbuf_set(err, cap, "%s:%lu: %s", rd->name, line, what);
 			break;
 		}
 	}
@@ -377,7 +366,7 @@ static int load_jsonl(struct dataset *d, struct reader *rd, char *err, size_t ca
 	if (rc < 0)
 		return -1;
 	if (d->nrecs == 0)
-		return fail(err, cap, rd->total ? "%s: no records (only blank lines)" : "%s: empty file", rd->name);
+		return errbuf_set(err, cap, rd->total ? "%s: no records (only blank lines)" : "%s: empty file", rd->name);
 	return 0;
 }
 
@@ -399,16 +388,16 @@ static int sharegpt_record(struct dataset *d, const char *s, size_t len, unsigne
 	cJSON *root = cJSON_ParseWithLengthOpts(s, len, &end, 0);
 	if (!root) {
 		*bad_off = end && end >= s && end <= s + len ? (unsigned long)(end - s) : 0;
-		return fail(what, wcap, "not valid JSON");
+		return errbuf_set(what, wcap, "not valid JSON");
 	}
 	int rc = -1;
 	const cJSON *conv = get(root, "conversations");
 	if (!cJSON_IsObject(root)) {
-		fail(what, wcap, "expected a conversation object");
+		errbuf_set(what, wcap, "expected a conversation object");
 		goto out;
 	}
 	if (!cJSON_IsArray(conv)) {
-		fail(what, wcap, "'conversations' must be an array");
+		errbuf_set(what, wcap, "'conversations' must be an array");
 		goto out;
 	}
 	const cJSON *t, *prompt = NULL, *reply = NULL;
@@ -422,7 +411,7 @@ static int sharegpt_record(struct dataset *d, const char *s, size_t len, unsigne
 			value = get(t, "content");
 		}
 		if (!cJSON_IsObject(t) || !cJSON_IsString(from) || !cJSON_IsString(value)) {
-			fail(what, wcap, "turn %d needs string 'from' and 'value'", i);
+			errbuf_set(what, wcap, "turn %d needs string 'from' and 'value'", i);
 			goto out;
 		}
 		if (!prompt) {
@@ -441,12 +430,12 @@ static int sharegpt_record(struct dataset *d, const char *s, size_t len, unsigne
 	long chars = text_chars(prompt->valuestring, plen);
 	long rchars = reply ? text_chars(reply->valuestring, strlen(reply->valuestring)) : 0;
 	if (chars < 0 || rchars < 0) {
-		fail(what, wcap, "text is not valid UTF-8");
+		errbuf_set(what, wcap, "text is not valid UTF-8");
 		goto out;
 	}
 	struct dataset_rec *rec = dataset_add(d, prompt->valuestring, plen);
 	if (!rec) {
-		fail(what, wcap, "out of memory");
+		errbuf_set(what, wcap, "out of memory");
 		goto out;
 	}
 	rec->chars = (uint32_t)chars;
@@ -513,7 +502,7 @@ static int load_sharegpt(struct dataset *d, struct reader *rd, char *err, size_t
 	if (rd_peek(rd) == 0xEF) {
 		rd_get(rd);
 		if (rd_get(rd) != 0xBB || rd_get(rd) != 0xBF) {
-			fail(err, cap, "%s:1: not a JSON file", rd->name);
+			errbuf_set(err, cap, "%s:1: not a JSON file", rd->name);
 			goto out;
 		}
 	}
@@ -524,12 +513,12 @@ static int load_sharegpt(struct dataset *d, struct reader *rd, char *err, size_t
 		if (rd->io_errno)
 			rd_io_error(rd, err, cap);
 		else
-			fail(err, cap, rd->total ? "%s: no conversations (only whitespace)" : "%s: empty file",
+			errbuf_set(err, cap, rd->total ? "%s: no conversations (only whitespace)" : "%s: empty file",
 			     rd->name);
 		goto out;
 	}
 	if (c != '[' && c != '{') {
-		fail(err, cap, "%s:%lu: expected a JSON array of conversations", rd->name, rd->line);
+		errbuf_set(err, cap, "%s:%lu: expected a JSON array of conversations", rd->name, rd->line);
 		goto out;
 	}
 	if (array) {
@@ -547,9 +536,9 @@ static int load_sharegpt(struct dataset *d, struct reader *rd, char *err, size_t
 			break;
 		if (c != '{') {
 			if (c == EOF)
-				fail(err, cap, "%s:%lu: the file ends inside the array", rd->name, rd->line);
+				errbuf_set(err, cap, "%s:%lu: the file ends inside the array", rd->name, rd->line);
 			else
-				fail(err, cap, "%s:%lu: conversation %lu: expected an object", rd->name, rd->line, k);
+				errbuf_set(err, cap, "%s:%lu: conversation %lu: expected an object", rd->name, rd->line, k);
 			goto out;
 		}
 		unsigned long start = rd->line;
@@ -559,13 +548,13 @@ static int load_sharegpt(struct dataset *d, struct reader *rd, char *err, size_t
 			goto out;
 		}
 		if (cr != 0) {
-			fail(err, cap, "%s:%lu: conversation %lu never ends (end of file)", rd->name, start, k);
+			errbuf_set(err, cap, "%s:%lu: conversation %lu never ends (end of file)", rd->name, start, k);
 			goto out;
 		}
 		unsigned long off = 0;
 		if (sharegpt_record(d, b.p, b.len, &off, what, sizeof what) != 0) {
 			unsigned long line = start + (off ? lines_in(b.p, off) : 0);
-			fail(err, cap, "%s:%lu: conversation %lu: %s", rd->name, line, k, what);
+			errbuf_set(err, cap, "%s:%lu: conversation %lu: %s", rd->name, line, k, what);
 			goto out;
 		}
 		if (!array)
@@ -576,9 +565,9 @@ static int load_sharegpt(struct dataset *d, struct reader *rd, char *err, size_t
 			break;
 		if (c != ',') {
 			if (c == EOF)
-				fail(err, cap, "%s:%lu: the file ends inside the array", rd->name, rd->line);
+				errbuf_set(err, cap, "%s:%lu: the file ends inside the array", rd->name, rd->line);
 			else
-				fail(err, cap, "%s:%lu: expected ',' or ']' after conversation %lu", rd->name,
+				errbuf_set(err, cap, "%s:%lu: expected ',' or ']' after conversation %lu", rd->name,
 				     rd->line, k);
 			goto out;
 		}
@@ -586,7 +575,7 @@ static int load_sharegpt(struct dataset *d, struct reader *rd, char *err, size_t
 trailer:
 	skip_ws(rd);
 	if (rd_peek(rd) != EOF) {
-		fail(err, cap, "%s:%lu: data after the end of the array", rd->name, rd->line);
+		errbuf_set(err, cap, "%s:%lu: data after the end of the array", rd->name, rd->line);
 		goto out;
 	}
 	if (rd->io_errno) {
@@ -594,7 +583,7 @@ trailer:
 		goto out;
 	}
 	if (d->nrecs == 0) {
-		fail(err, cap, d->skipped ? "%s: no conversation has a human turn" : "%s: no conversations",
+		errbuf_set(err, cap, d->skipped ? "%s: no conversation has a human turn" : "%s: no conversations",
 		     rd->name);
 		goto out;
 	}
@@ -609,7 +598,7 @@ int dataset_load(struct dataset *d, FILE *f, const char *name, char *err, size_t
 	struct reader rd = {.f = f, .name = name, .line = 1};
 	rd.buf = malloc(READ_BUF);
 	if (!rd.buf)
-		return fail(err, errcap, "out of memory");
+		return errbuf_set(err, errcap, "out of memory");
 	int rc;
 	switch (d->kind) {
 	case DATASET_SHAREGPT:
@@ -623,7 +612,7 @@ int dataset_load(struct dataset *d, FILE *f, const char *name, char *err, size_t
 		break;
 	case DATASET_SYNTHETIC:
 	default:
-		rc = fail(err, errcap, "%s: a synthetic dataset has no file", name);
+		rc = errbuf_set(err, errcap, "%s: a synthetic dataset has no file", name);
 		break;
 	}
 	free(rd.buf);

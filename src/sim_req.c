@@ -1,10 +1,10 @@
 #include "config.h"
 
+#include "infertop/errbuf.h"
 #include "infertop/sim_req.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -71,17 +71,6 @@ static void id_put(void *ud, const char *tok, size_t len)
 	k->n++;
 }
 
-static int fail(char *err, size_t cap, const char *fmt, ...)
-{
-	if (cap) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, cap, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 /* JSON numbers arrive as doubles; a count must be a whole number that fits. */
 static int get_count(const cJSON *v, long min, long max, long *out)
 {
@@ -100,7 +89,7 @@ static int get_bool(const cJSON *obj, const char *key, int *out, char *err, size
 	if (!v || cJSON_IsNull(v))
 		return 0;
 	if (!cJSON_IsBool(v))
-		return fail(err, cap, "'%s' must be a boolean", key);
+		return errbuf_set(err, cap, "'%s' must be a boolean", key);
 	*out = cJSON_IsTrue(v) ? 1 : 0;
 	return 0;
 }
@@ -123,14 +112,14 @@ static int content_tokens(const cJSON *content, struct id_sink *k, char *err, si
 		return 0;
 	}
 	if (!cJSON_IsArray(content))
-		return fail(err, cap, "message content must be a string or an array of parts");
+		return errbuf_set(err, cap, "message content must be a string or an array of parts");
 	const cJSON *part;
 	cJSON_ArrayForEach(part, content) {
 		if (!cJSON_IsObject(part))
-			return fail(err, cap, "content parts must be objects");
+			return errbuf_set(err, cap, "content parts must be objects");
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(part, "text");
 		if (t && !cJSON_IsString(t))
-			return fail(err, cap, "content part 'text' must be a string");
+			return errbuf_set(err, cap, "content part 'text' must be a string");
 		if (t)
 			text_tokens(t, k);
 	}
@@ -140,14 +129,14 @@ static int content_tokens(const cJSON *content, struct id_sink *k, char *err, si
 static int messages_tokens(const cJSON *msgs, struct id_sink *k, char *err, size_t cap)
 {
 	if (!cJSON_IsArray(msgs) || cJSON_GetArraySize(msgs) == 0)
-		return fail(err, cap, "'messages' must be a non-empty array");
+		return errbuf_set(err, cap, "'messages' must be a non-empty array");
 	const cJSON *m;
 	cJSON_ArrayForEach(m, msgs) {
 		if (!cJSON_IsObject(m))
-			return fail(err, cap, "each message must be an object");
+			return errbuf_set(err, cap, "each message must be an object");
 		const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
 		if (!cJSON_IsString(role))
-			return fail(err, cap, "each message needs a string 'role'");
+			return errbuf_set(err, cap, "each message needs a string 'role'");
 		if (content_tokens(cJSON_GetObjectItemCaseSensitive(m, "content"), k, err, cap) != 0)
 			return -1;
 	}
@@ -160,7 +149,7 @@ static int token_id_array(const cJSON *arr, struct id_sink *k, char *err, size_t
 	cJSON_ArrayForEach(e, arr) {
 		long id;
 		if (get_count(e, 0, (long)UINT32_MAX, &id) != 0)
-			return fail(err, cap, "token ids must be non-negative integers");
+			return errbuf_set(err, cap, "token ids must be non-negative integers");
 		if (k->ids && k->n < k->cap)
 			k->ids[k->n] = (uint32_t)id;
 		k->n++;
@@ -174,25 +163,25 @@ static int token_id_array(const cJSON *arr, struct id_sink *k, char *err, size_t
 static int prompt_tokens(const cJSON *p, struct id_sink *k, char *err, size_t cap)
 {
 	if (!p)
-		return fail(err, cap, "'prompt' is required");
+		return errbuf_set(err, cap, "'prompt' is required");
 	if (cJSON_IsString(p)) {
 		text_tokens(p, k);
 		return 0;
 	}
 	if (!cJSON_IsArray(p) || cJSON_GetArraySize(p) == 0)
-		return fail(err, cap, "'prompt' must be a string, token ids, or a list of one of those");
+		return errbuf_set(err, cap, "'prompt' must be a string, token ids, or a list of one of those");
 	const cJSON *first = p->child;
 	if (cJSON_IsNumber(first))
 		return token_id_array(p, k, err, cap);
 	if (cJSON_GetArraySize(p) != 1)
-		return fail(err, cap, "batched prompts are not supported; send one prompt per request");
+		return errbuf_set(err, cap, "batched prompts are not supported; send one prompt per request");
 	if (cJSON_IsString(first)) {
 		text_tokens(first, k);
 		return 0;
 	}
 	if (cJSON_IsArray(first))
 		return token_id_array(first, k, err, cap);
-	return fail(err, cap, "'prompt' must be a string, token ids, or a list of one of those");
+	return errbuf_set(err, cap, "'prompt' must be a string, token ids, or a list of one of those");
 }
 
 static int parse_fields(const cJSON *root, enum sim_api api, struct sim_req *out, struct id_sink *k,
@@ -201,7 +190,7 @@ static int parse_fields(const cJSON *root, enum sim_api api, struct sim_req *out
 	const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
 	if (model && !cJSON_IsNull(model)) {
 		if (!cJSON_IsString(model))
-			return fail(err, cap, "'model' must be a string");
+			return errbuf_set(err, cap, "'model' must be a string");
 		size_t ml = strlen(model->valuestring);
 		size_t keep = ml > SIM_MODEL_MAX ? SIM_MODEL_MAX : ml;
 		memcpy(out->model, model->valuestring, keep);
@@ -227,13 +216,13 @@ static int parse_fields(const cJSON *root, enum sim_api api, struct sim_req *out
 		mt = cJSON_GetObjectItemCaseSensitive(root, mt_key);
 	}
 	if (mt && !cJSON_IsNull(mt) && get_count(mt, 1, 1L << 30, &out->max_tokens) != 0)
-		return fail(err, cap, "'%s' must be an integer >= 1", mt_key);
+		return errbuf_set(err, cap, "'%s' must be an integer >= 1", mt_key);
 
 	const cJSON *mn = cJSON_GetObjectItemCaseSensitive(root, "min_tokens");
 	if (mn && !cJSON_IsNull(mn) && get_count(mn, 0, 1L << 30, &out->min_tokens) != 0)
-		return fail(err, cap, "'min_tokens' must be an integer >= 0");
+		return errbuf_set(err, cap, "'min_tokens' must be an integer >= 0");
 	if (out->max_tokens >= 0 && out->min_tokens > out->max_tokens)
-		return fail(err, cap, "'min_tokens' (%ld) must not exceed '%s' (%ld)", out->min_tokens,
+		return errbuf_set(err, cap, "'min_tokens' (%ld) must not exceed '%s' (%ld)", out->min_tokens,
 			    mt_key, out->max_tokens);
 
 	if (get_bool(root, "stream", &out->stream, err, cap) != 0 ||
@@ -242,7 +231,7 @@ static int parse_fields(const cJSON *root, enum sim_api api, struct sim_req *out
 	const cJSON *so = cJSON_GetObjectItemCaseSensitive(root, "stream_options");
 	if (so && !cJSON_IsNull(so)) {
 		if (!cJSON_IsObject(so))
-			return fail(err, cap, "'stream_options' must be an object");
+			return errbuf_set(err, cap, "'stream_options' must be an object");
 		if (get_bool(so, "include_usage", &out->include_usage, err, cap) != 0)
 			return -1;
 	}
@@ -260,22 +249,22 @@ int sim_req_parse(const char *body, size_t len, enum sim_api api, struct sim_req
 	if (errcap)
 		err[0] = '\0';
 	if (!body || len == 0)
-		return fail(err, errcap, "the request body is empty; expected a JSON object");
+		return errbuf_set(err, errcap, "the request body is empty; expected a JSON object");
 	const char *end = NULL;
 	cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
 	if (!root)
-		return fail(err, errcap, "the request body is not valid JSON");
+		return errbuf_set(err, errcap, "the request body is not valid JSON");
 	/* cJSON stops after the first value; a real server's parser rejects
 	 * anything but whitespace after it. */
 	for (const char *p = end; p && p < body + len; p++) {
 		if (!is_space((unsigned char)*p)) {
 			cJSON_Delete(root);
-			return fail(err, errcap, "the request body is not valid JSON (data after the object)");
+			return errbuf_set(err, errcap, "the request body is not valid JSON (data after the object)");
 		}
 	}
 	int rc;
 	if (!cJSON_IsObject(root)) {
-		rc = fail(err, errcap, "the request body must be a JSON object");
+		rc = errbuf_set(err, errcap, "the request body must be a JSON object");
 	} else {
 		struct id_sink k = { ids, idcap, 0 };
 		rc = parse_fields(root, api, out, &k, err, errcap);

@@ -1,12 +1,12 @@
 #include "config.h"
 
+#include "infertop/errbuf.h"
 #include "infertop/sim.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -19,17 +19,6 @@
 
 #define SPAWN_LINE_TIMEOUT_MS 10000
 #define STOP_GRACE_MS 5000
-
-static int spawn_fail(char *errbuf, size_t cap, const char *fmt, ...)
-{
-	if (cap) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(errbuf, cap, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 static int decode_status(int st)
 {
@@ -184,14 +173,14 @@ int sim_spawn(const char *bin, const char *const *extra_args, struct sim_child *
 	out->pid = 0;
 	out->port = 0;
 	if (!bin || !*bin)
-		return spawn_fail(errbuf, errcap, "sim_spawn: no program to run");
+		return errbuf_set(errbuf, errcap, "sim_spawn: no program to run");
 	int outp[2], errp[2];
 	if (pipe2(outp, O_CLOEXEC) != 0)
-		return spawn_fail(errbuf, errcap, "sim_spawn: pipe: %s", strerror(errno));
+		return errbuf_set(errbuf, errcap, "sim_spawn: pipe: %s", strerror(errno));
 	if (pipe2(errp, O_CLOEXEC) != 0) {
 		close(outp[0]);
 		close(outp[1]);
-		return spawn_fail(errbuf, errcap, "sim_spawn: pipe: %s", strerror(errno));
+		return errbuf_set(errbuf, errcap, "sim_spawn: pipe: %s", strerror(errno));
 	}
 	pid_t parent = getpid();
 	pid_t pid = fork();
@@ -201,7 +190,7 @@ int sim_spawn(const char *bin, const char *const *extra_args, struct sim_child *
 		close(outp[1]);
 		close(errp[0]);
 		close(errp[1]);
-		return spawn_fail(errbuf, errcap, "sim_spawn: fork: %s", strerror(e));
+		return errbuf_set(errbuf, errcap, "sim_spawn: fork: %s", strerror(e));
 	}
 	if (pid == 0) {
 		close(outp[0]);
@@ -222,7 +211,7 @@ int sim_spawn(const char *bin, const char *const *extra_args, struct sim_child *
 		close(outp[0]);
 		int st;
 		wait_child(pid, -1, &st);
-		return spawn_fail(errbuf, errcap, "sim_spawn: cannot run %s: %s", bin, strerror(e));
+		return errbuf_set(errbuf, errcap, "sim_spawn: cannot run %s: %s", bin, strerror(e));
 	}
 
 	char line[256];
@@ -246,14 +235,14 @@ int sim_spawn(const char *bin, const char *const *extra_args, struct sim_child *
 	char how[64];
 	if (got == 0 && wait_child(pid, 2000, &st) == 1) {
 		describe_exit(st, how, sizeof how);
-		return spawn_fail(errbuf, errcap, "sim_spawn: %s sim %s before listening", bin, how);
+		return errbuf_set(errbuf, errcap, "sim_spawn: %s sim %s before listening", bin, how);
 	}
 	kill(pid, SIGKILL);
 	wait_child(pid, -1, &st);
 	if (got == -1)
-		return spawn_fail(errbuf, errcap, "sim_spawn: %s sim printed no port within %d s", bin,
+		return errbuf_set(errbuf, errcap, "sim_spawn: %s sim printed no port within %d s", bin,
 				  SPAWN_LINE_TIMEOUT_MS / 1000);
-	return spawn_fail(errbuf, errcap, "sim_spawn: unexpected first line from %s sim: '%s'", bin,
+	return errbuf_set(errbuf, errcap, "sim_spawn: unexpected first line from %s sim: '%s'", bin,
 			  line);
 }
 
