@@ -18,65 +18,19 @@
 #include "infertop/engine.h"
 #include "infertop/hist.h"
 #include "infertop/sim.h"
-
-struct fixture {
-	struct sim_child sim;
-	struct config cfg;
-	struct ev_loop *loop;
-	struct engine *e;
-};
-
-static const char *bin(void)
-{
-	const char *b = getenv("INFERTOP_BIN");
-	return b ? b : "./infertop";
-}
-
-static void start_sim(struct fixture *f, const char *const *args)
-{
-	char err[256];
-	int rc = sim_spawn(bin(), args, &f->sim, err, sizeof err);
-	if (rc != 0)
-		fail_msg("sim_spawn: %s", err);
-}
-
-/* Builds the engine from a command line, exactly as main() would. */
-static void make_engine(struct fixture *f, const char **argv_tail)
-{
-	char url[64];
-	snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", f->sim.port);
-	const char *argv[64] = {"infertop", "--no-tui", "-q"};
-	int argc = 3;
-	for (; argv_tail[argc - 3]; argc++)
-		argv[argc] = argv_tail[argc - 3];
-	argv[argc++] = url;
-	assert_int_equal(cli_parse(&f->cfg, argc, (char **)argv), CLI_RUN);
-	f->loop = ev_loop_new(EVFLAG_AUTO);
-	assert_non_null(f->loop);
-	char err[256];
-	f->e = engine_new(&f->cfg, f->loop, err, sizeof err);
-	if (!f->e)
-		fail_msg("engine_new: %s", err);
-	if (engine_probe(f->e, err, sizeof err) != 0)
-		fail_msg("engine_probe: %s", err);
-}
+#include "enginefix.h"
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-	engine_free(f->e);
-	if (f->loop)
-		ev_loop_destroy(f->loop);
-	cli_free(&f->cfg);
-	if (f->sim.pid > 0)
-		sim_child_stop(&f->sim);
+	struct enginefix *f = *state;
+	enginefix_free(f);
 	free(f);
 	return 0;
 }
 
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof *f);
+	struct enginefix *f = calloc(1, sizeof *f);
 	if (!f)
 		return -1;
 	*state = f;
@@ -92,11 +46,11 @@ static double pct_ms(const struct engine *e, enum stat_metric m, double p)
  * medians must sit on the truth; token counts must be exact. */
 static void test_fidelity(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	const char *sim[] = {"--timing", "fixed", "--ttft", "50ms", "--itl", "10ms", NULL};
-	start_sim(f, sim);
+	enginefix_sim(f, sim);
 	const char *args[] = {"-c", "16", "-n", "64", "--output-tokens", "64", "--input-tokens", "32", NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	engine_run(f->e);
 	const struct stats *s = f->e->stats;
 	assert_int_equal(s->run_c.completed, 64);
@@ -123,11 +77,11 @@ static void test_fidelity(void **state)
 /* --new-connection: one connection per request instead. */
 static void test_new_connection(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	const char *sim[] = {"--timing", "fixed", "--ttft", "2ms", "--itl", "1ms", NULL};
-	start_sim(f, sim);
+	enginefix_sim(f, sim);
 	const char *args[] = {"-c", "4", "-n", "40", "--output-tokens", "4", "--new-connection", NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	engine_run(f->e);
 	assert_int_equal(f->e->stats->run_c.completed, 40);
 	assert_int_equal(f->e->stats->connections, 40);
@@ -170,11 +124,11 @@ static void on_tick_change(struct engine *e, void *ud, int64_t now)
 
 static void test_live_concurrency(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	const char *sim[] = {"--timing", "fixed", "--ttft", "20ms", "--itl", "5ms", NULL};
-	start_sim(f, sim);
+	enginefix_sim(f, sim);
 	const char *args[] = {"-c", "4", "-d", "3.5s", "--output-tokens", "40", NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	struct live_change lc = {0};
 	f->e->on_tick = on_tick_change;
 	f->e->on_tick_ud = &lc;
@@ -196,12 +150,12 @@ static void test_live_concurrency(void **state)
  * stats, and the run completes. */
 static void test_faults(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	const char *sim[] = {"--timing", "fixed", "--ttft", "5ms", "--itl", "1ms", "--fail-rate", "0.4",
 			     "--fail-kinds", "500,429,disconnect,malformed", "--seed", "7", NULL};
-	start_sim(f, sim);
+	enginefix_sim(f, sim);
 	const char *args[] = {"-c", "16", "-n", "400", "--output-tokens", "16", NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	engine_run(f->e);
 	const struct stats *s = f->e->stats;
 	uint64_t failed = stats_errors_total(s);
@@ -227,12 +181,12 @@ static void test_faults(void **state)
 /* A stalled stream is ended by --timeout and counted as a timeout. */
 static void test_timeout(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	const char *sim[] = {"--timing", "fixed", "--ttft", "5ms", "--itl", "2ms", "--fail-rate", "1",
 			     "--fail-kinds", "stall", NULL};
-	start_sim(f, sim);
+	enginefix_sim(f, sim);
 	const char *args[] = {"-c", "2", "-n", "2", "--timeout", "500ms", NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	engine_run(f->e);
 	assert_int_equal(f->e->stats->errors[ERR_TIMEOUT], 2);
 	assert_int_equal(f->e->stats->run_c.completed, 0);
@@ -243,11 +197,11 @@ static void test_timeout(void **state)
  * their queue time is measured from the intended send time. */
 static void test_open_loop(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	const char *sim[] = {"--timing", "fixed", "--ttft", "10ms", "--itl", "2ms", NULL};
-	start_sim(f, sim);
+	enginefix_sim(f, sim);
 	const char *args[] = {"-r", "200", "--max-concurrency", "1", "-n", "60", "--output-tokens", "10", NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	engine_run(f->e);
 	const struct stats *s = f->e->stats;
 	assert_int_equal(s->run_c.completed, 60);
@@ -265,11 +219,11 @@ static void test_open_loop(void **state)
  * closed loop backs off instead of spinning through thousands of them. */
 static void test_dead_server_backoff(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	const char *sim[] = {"--timing", "fixed", NULL};
-	start_sim(f, sim);
+	enginefix_sim(f, sim);
 	const char *args[] = {"-c", "4", "-d", "1.5s", "--metrics-url", "none", NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	sim_child_stop(&f->sim);
 	engine_run(f->e);
 	const struct stats *s = f->e->stats;
@@ -283,7 +237,7 @@ static void test_dead_server_backoff(void **state)
 /* Unreachable server: probe fails with a message naming the URL. */
 static void test_unreachable(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	const char *argv[] = {"infertop", "-q", "http://127.0.0.1:1", NULL};
 	assert_int_equal(cli_parse(&f->cfg, 3, (char **)argv), CLI_RUN);
 	f->loop = ev_loop_new(EVFLAG_AUTO);

@@ -25,17 +25,12 @@
 #include "infertop/report.h"
 #include "infertop/sim.h"
 #include "infertop/slo.h"
+#include "enginefix.h"
 
 #define MS CLOCK_NS_PER_MS
 #define SEC CLOCK_NS_PER_S
 
 /* ---- helpers ---------------------------------------------------------- */
-
-static const char *bin(void)
-{
-	const char *b = getenv("INFERTOP_BIN");
-	return b ? b : "./infertop";
-}
 
 /* cli_parse on "infertop --no-tui -q ARGS... URL" into cfg. */
 static enum cli_result parse_args(struct config *cfg, const char **tail, const char *url)
@@ -554,16 +549,9 @@ static void test_arrival_constant(void **state)
 
 /* ---- plans against the simulator ---------------------------------------- */
 
-struct fixture {
-	struct sim_child sim;
-	struct config cfg;
-	struct ev_loop *loop;
-	struct engine *e;
-};
-
 static int setup(void **state)
 {
-	struct fixture *f = calloc(1, sizeof *f);
+	struct enginefix *f = calloc(1, sizeof *f);
 	if (!f)
 		return -1;
 	*state = f;
@@ -572,39 +560,17 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-	engine_free(f->e);
-	if (f->loop)
-		ev_loop_destroy(f->loop);
-	cli_free(&f->cfg);
-	if (f->sim.pid > 0)
-		sim_child_stop(&f->sim);
+	struct enginefix *f = *state;
+	enginefix_free(f);
 	free(f);
 	return 0;
 }
 
 /* A fixed-timing simulator: TTFT ttft, one token every itl. */
-static void start_sim(struct fixture *f, const char *ttft, const char *itl)
+static void start_sim(struct enginefix *f, const char *ttft, const char *itl)
 {
 	const char *args[] = {"--timing", "fixed", "--ttft", ttft, "--itl", itl, NULL};
-	char err[256];
-	if (sim_spawn(bin(), args, &f->sim, err, sizeof err) != 0)
-		fail_msg("sim_spawn: %s", err);
-}
-
-static void make_engine(struct fixture *f, const char **args)
-{
-	char url[64];
-	snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", f->sim.port);
-	assert_int_equal(parse_args(&f->cfg, args, url), CLI_RUN);
-	f->loop = ev_loop_new(EVFLAG_AUTO);
-	assert_non_null(f->loop);
-	char err[256];
-	f->e = engine_new(&f->cfg, f->loop, err, sizeof err);
-	if (!f->e)
-		fail_msg("engine_new: %s", err);
-	if (engine_probe(f->e, err, sizeof err) != 0)
-		fail_msg("engine_probe: %s", err);
+	enginefix_sim(f, args);
 }
 
 static size_t timeline(const struct engine *e, struct plan_event *ev, size_t cap)
@@ -662,10 +628,10 @@ static void on_tick_sample(struct engine *e, void *ud, int64_t now)
  * = 65 ms. */
 static void test_stages_on_time(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	start_sim(f, "20ms", "5ms");
 	const char *args[] = {"--stages", "1s@c=2, 1s@c=6, 2s@c=1..9", "--output-tokens", "10", NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	struct sampler smp = {0};
 	f->e->on_tick = on_tick_sample;
 	f->e->on_tick_ud = &smp;
@@ -728,10 +694,10 @@ static void test_stages_on_time(void **state)
  * of the rate, (10 + 50) / 2 * 2 s = 60 over the ramp. */
 static void test_rate_ramp(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	start_sim(f, "5ms", "1ms");
 	const char *args[] = {"--stages", "2s@r=10..50", "--arrival", "constant", "--output-tokens", "4", NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	struct sampler smp = {0};
 	f->e->on_tick = on_tick_sample;
 	f->e->on_tick_ud = &smp;
@@ -758,10 +724,10 @@ static void test_rate_ramp(void **state)
  * step ends in it), load and throughput rising with c. */
 static void test_sweep_steps(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	start_sim(f, "20ms", "5ms");
 	const char *args[] = {"--sweep", "c=1,2,4,8", "--stage-duration", "1s", "--output-tokens", "10", NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	engine_run(f->e);
 	const struct engine *e = f->e;
 	const struct plan_step_result *r;
@@ -792,11 +758,11 @@ static void test_sweep_steps(void **state)
  * between the two measured rates, each achieved. */
 static void test_sweep_rate_auto(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	start_sim(f, "20ms", "5ms");
 	const char *args[] = {"--sweep", "rate=auto:3", "--stage-duration", "1s", "-c", "2", "--output-tokens", "10",
 			      NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	engine_run(f->e);
 	const struct plan_step_result *r;
 	size_t n = plan_steps(f->e->plan, &r);
@@ -827,10 +793,10 @@ static void test_sweep_rate_auto(void **state)
 static void run_slo(void **state, const char *slo, uint64_t *met_all, uint64_t *met_ttft, uint64_t *met_tpot,
 		    uint64_t *completed, double *goodput)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	start_sim(f, "50ms", "10ms");
 	const char *args[] = {"-c", "4", "-n", "24", "--output-tokens", "8", "--slo", slo, NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	engine_run(f->e);
 	const struct slo *s = plan_slo(f->e->plan);
 	assert_non_null(s);
@@ -861,7 +827,7 @@ static void test_goodput_all(void **state)
 	run_slo(state, "ttft=60ms", &all, &ttft, &tpot, &done, &gp);
 	assert_int_equal(all, 24);
 	assert_int_equal(ttft, 24);
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	double dur = plan_measured_seconds(f->e->plan, f->e->t_start, f->e->t_end);
 	assert_true(fabs(gp - 24 / dur) < 1e-9);
 	/* The JSON carries vLLM's key. */
@@ -889,11 +855,11 @@ static void test_goodput_mixed(void **state)
 /* --warmup N: the first N requests to end are left out, exactly. */
 static void test_warmup_count(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	start_sim(f, "10ms", "2ms");
 	const char *args[] = {"-c", "2", "-n", "30", "--warmup", "10", "--output-tokens", "5", "--slo", "e2e=1s",
 			      NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	engine_run(f->e);
 	const struct engine *e = f->e;
 	assert_int_equal(e->stats->run_c.completed, 20);
@@ -905,10 +871,10 @@ static void test_warmup_count(void **state)
 /* --warmup TIME with -d: the measured part is -d long, after the warmup. */
 static void test_warmup_time(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	start_sim(f, "10ms", "2ms");
 	const char *args[] = {"-c", "2", "-d", "800ms", "--warmup", "400ms", "--output-tokens", "5", NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	engine_run(f->e);
 	const struct engine *e = f->e;
 	double w = event_at(e, PLAN_EV_WARMUP_END, 0), d = event_at(e, PLAN_EV_DONE, 0);
@@ -927,10 +893,10 @@ static void test_warmup_time(void **state)
 /* --cooldown: after the last stage the load goes on, out of the figures. */
 static void test_cooldown(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	start_sim(f, "10ms", "2ms");
 	const char *args[] = {"--stages", "700ms@c=3", "--cooldown", "500ms", "--output-tokens", "5", NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	engine_run(f->e);
 	const struct engine *e = f->e;
 	const struct plan_step_result *r;
@@ -990,10 +956,10 @@ static void on_tick_manual(struct engine *e, void *ud, int64_t now)
 
 static void test_manual_override(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	start_sim(f, "10ms", "2ms");
 	const char *args[] = {"--stages", "1s@c=2, 1s@c=4", "--output-tokens", "5", NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	struct manual_ctl m = {0};
 	f->e->on_tick = on_tick_manual;
 	f->e->on_tick_ud = &m;
@@ -1045,11 +1011,11 @@ static void test_manual_override(void **state)
  * per-model figures say so. */
 static void test_models_run(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	start_sim(f, "2ms", "1ms");
 	const char *args[] = {"-c", "8", "-n", "400", "--output-tokens", "3", "--models", "infertop-sim,absent",
 			      "--traffic-split", "0.75,0.25", NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	engine_run(f->e);
 	const struct models *m = plan_models(f->e->plan);
 	assert_non_null(m);
@@ -1072,11 +1038,11 @@ static void test_models_run(void **state)
 /* A matrix row per step, each with the scenario's lengths, in the JSON. */
 static void test_matrix_run(void **state)
 {
-	struct fixture *f = *state;
+	struct enginefix *f = *state;
 	start_sim(f, "5ms", "1ms");
 	const char *args[] = {"--matrix", "--scenario", "summarization", "--sweep", "c=1,2", "--stage-duration", "1s",
 			      NULL};
-	make_engine(f, args);
+	enginefix_engine(f, args);
 	engine_run(f->e);
 	const struct plan_step_result *r;
 	assert_int_equal(plan_steps(f->e->plan, &r), 2);
