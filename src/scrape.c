@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "infertop/scrape.h"
+#include "infertop/redact.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -169,10 +170,11 @@ static enum server_status get_status(const struct target *tg)
 static void set_url(struct target *tg, const char *url)
 {
 	struct server_state *o = tg->s->out;
+	/* What is shown and saved; the request itself keeps the full URL. */
 	if (tg->gpu)
-		scopy(o->gpu_url, sizeof o->gpu_url, url);
+		redact_url(url, o->gpu_url, sizeof o->gpu_url);
 	else
-		scopy(o->url, sizeof o->url, url);
+		redact_url(url, o->url, sizeof o->url);
 }
 
 static void start(struct target *tg, int64_t now)
@@ -273,9 +275,11 @@ static void on_failure(struct target *tg, const char *msg, int64_t now)
 	if (tg->gpu) {
 		o->gpu_failures++;
 		scopy(o->gpu_error, sizeof o->gpu_error, msg);
+		redact_userinfo(o->gpu_error);
 	} else {
 		o->failures++;
 		scopy(o->last_error, sizeof o->last_error, msg);
+		redact_userinfo(o->last_error);
 	}
 	if (tg->ever_ok && tg->fails < SCRAPE_STALE_AFTER) {
 		set_status(tg, SERVER_STALE);
@@ -534,7 +538,7 @@ struct scrape *scrape_new(struct ev_loop *loop, struct http *http, const struct 
 		m->locked = m->nurls == 1;
 		m->enabled = true;
 		out->status = SERVER_PENDING;
-		scopy(out->url, sizeof out->url, m->urls[0]);
+		redact_url(m->urls[0], out->url, sizeof out->url);
 		snprintf(out->detected, sizeof out->detected, "%s", want == PROFILE_AUTO ? "" : profile_name(want));
 	}
 	if (cfg->gpu_metrics_url) {
@@ -546,7 +550,7 @@ struct scrape *scrape_new(struct ev_loop *loop, struct http *http, const struct 
 		g->locked = true;
 		g->enabled = true;
 		out->gpu_status = SERVER_PENDING;
-		scopy(out->gpu_url, sizeof out->gpu_url, g->urls[0]);
+		redact_url(g->urls[0], out->gpu_url, sizeof out->gpu_url);
 	}
 	out->nwatch = (int)cfg->nwatch_metrics;
 	for (size_t i = 0; i < cfg->nwatch_metrics && i < SERVER_MAX_WATCH; i++)
@@ -584,10 +588,9 @@ static void target_stop(struct target *tg)
 		else
 			snprintf(msg, sizeof msg, "the run ended before the first scrape");
 		set_status(tg, SERVER_DOWN);
-		if (tg->gpu)
-			snprintf(s->out->gpu_error, sizeof s->out->gpu_error, "%s", msg);
-		else
-			snprintf(s->out->last_error, sizeof s->out->last_error, "%s", msg);
+		char *dst = tg->gpu ? s->out->gpu_error : s->out->last_error;
+		snprintf(dst, sizeof s->out->last_error, "%s", msg);
+		redact_userinfo(dst);
 	}
 }
 

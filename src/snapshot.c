@@ -5,6 +5,7 @@
  * the writer's forked child too, on the child's copy of the memory. */
 
 #include "infertop/snapshot.h"
+#include "infertop/redact.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -28,49 +29,6 @@ static void copy_str(char *dst, size_t cap, const char *src)
 	snprintf(dst, cap, "%s", src ? src : "");
 }
 
-void snapshot_sanitize_url(const char *url, char *dst, size_t cap)
-{
-	if (!cap)
-		return;
-	dst[0] = '\0';
-	if (!url)
-		return;
-	/* Query strings carry keys on some gateways (?key=, ?api_key=): they
-	 * go with the password. */
-	size_t end = strcspn(url, "?#");
-	const char *sep = strstr(url, "://");
-	size_t auth = sep && (size_t)(sep - url) < end ? (size_t)(sep - url) + 3 : 0;
-	size_t hostend = auth + strcspn(url + auth, "/?#");
-	const char *at = NULL;
-	for (size_t i = auth; i < hostend; i++)
-		if (url[i] == '@')
-			at = url + i;
-	size_t w = 0;
-	for (size_t i = 0; i < end && w + 1 < cap; i++) {
-		if (at && i >= auth && url + i <= at)
-			continue;
-		dst[w++] = url[i];
-	}
-	dst[w] = '\0';
-}
-
-/* Every "scheme://user:password@" inside text loses its user:password@. */
-static void scrub_userinfo(char *t)
-{
-	char *p = t;
-	while ((p = strstr(p, "://"))) {
-		char *host = p + 3;
-		size_t n = strcspn(host, "/?# \t\n\"'");
-		char *at = NULL;
-		for (size_t i = 0; i < n; i++)
-			if (host[i] == '@')
-				at = host + i;
-		if (at)
-			memmove(host, at + 1, strlen(at + 1) + 1);
-		p = host;
-	}
-}
-
 /* The scraper's block names the URLs it read, and its errors may quote
  * them: no credentials may reach a file. */
 static void scrub_server(cJSON *j)
@@ -80,12 +38,12 @@ static void scrub_server(cJSON *j)
 			if (c->string && strcmp(c->string, "url") == 0) {
 				char *clean = malloc(strlen(c->valuestring) + 1);
 				if (clean) {
-					snapshot_sanitize_url(c->valuestring, clean, strlen(c->valuestring) + 1);
+					redact_url(c->valuestring, clean, strlen(c->valuestring) + 1);
 					strcpy(c->valuestring, clean);
 					free(clean);
 				}
 			} else {
-				scrub_userinfo(c->valuestring);
+				redact_userinfo(c->valuestring);
 			}
 		} else if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
 			scrub_server(c);
@@ -143,7 +101,7 @@ static cJSON *options_object(const struct engine *e)
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
 		return NULL;
-	snapshot_sanitize_url(c->url, url, sizeof url);
+	redact_url(c->url, url, sizeof url);
 	put_str(o, "url", url);
 	cJSON_AddStringToObject(o, "api", c->api == OAI_CHAT ? "chat" : "completions");
 	put_str(o, "model", e->model ? e->model : c->model);
@@ -185,13 +143,13 @@ static cJSON *options_object(const struct engine *e)
 	put_str(o, "output", c->output_path);
 	cJSON_AddBoolToObject(o, "quiet", c->quiet);
 	if (c->metrics_url && strcmp(c->metrics_url, "none") != 0)
-		snapshot_sanitize_url(c->metrics_url, url, sizeof url);
+		redact_url(c->metrics_url, url, sizeof url);
 	else
 		copy_str(url, sizeof url, c->metrics_url);
 	put_str(o, "metrics_url", url);
 	put_num(o, "metrics_interval_s", (double)c->metrics_interval_ns / 1e9);
 	put_str(o, "server", c->server);
-	snapshot_sanitize_url(c->gpu_metrics_url, url, sizeof url);
+	redact_url(c->gpu_metrics_url, url, sizeof url);
 	put_str(o, "gpu_metrics_url", url);
 	add_str_array(o, "watch_metrics", c->watch_metrics, c->nwatch_metrics);
 	put_str(o, "arrival", c->arrival);
@@ -409,7 +367,7 @@ int snapshot_from_engine(struct snapshot *s, const struct engine *e, int64_t now
 	if (gethostname(s->host, sizeof s->host) != 0)
 		s->host[0] = '\0';
 	s->host[sizeof s->host - 1] = '\0';
-	snapshot_sanitize_url(c->url, s->target_url, sizeof s->target_url);
+	redact_url(c->url, s->target_url, sizeof s->target_url);
 	copy_str(s->model, sizeof s->model, e->model ? e->model : c->model);
 	if (e->server)
 		copy_str(s->server_detected, sizeof s->server_detected, e->server->detected);
@@ -455,7 +413,7 @@ int snapshot_from_engine(struct snapshot *s, const struct engine *e, int64_t now
 	memcpy(s->errors, st->errors, sizeof s->errors);
 	memcpy(s->last_msg, st->last_msg, sizeof s->last_msg);
 	for (int k = 0; k < ERR_NKINDS; k++)
-		scrub_userinfo(s->last_msg[k]);
+		redact_userinfo(s->last_msg[k]);
 	memcpy(s->http_codes, st->http_codes, sizeof s->http_codes);
 	for (int m = 0; m < STAT_NMETRICS; m++) {
 		s->run[m] = st->run[m];

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "infertop/cli.h"
+#include "infertop/redact.h"
 #include "infertop/clock.h"
 #include "infertop/engine.h"
 #include "infertop/hist.h"
@@ -260,11 +261,11 @@ static void test_sanitize_url(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char out[256];
-		snapshot_sanitize_url(cases[i].in, out, sizeof out);
+		redact_url(cases[i].in, out, sizeof out);
 		assert_string_equal(out, cases[i].out);
 	}
 	char tiny[5];
-	snapshot_sanitize_url("http://u:p@host", tiny, sizeof tiny);
+	redact_url("http://u:p@host", tiny, sizeof tiny);
 	assert_string_equal(tiny, "http");
 }
 

@@ -98,9 +98,6 @@ struct snapshot {
 
 const char *snapshot_reason_name(enum snapshot_reason r);
 
-/* Copies into dst (cap bytes, always terminated) the URL with any
- * user:password@, query and fragment removed. */
-void snapshot_sanitize_url(const char *url, char *dst, size_t cap);
 
 /* Fills s from a live engine at now_ns (CLOCK_MONOTONIC). Histograms are
  * borrowed: s is valid while the engine is and untouched. Reads
