@@ -100,7 +100,7 @@ finish() { # kill what is left of a session
 
 # Widgets and layout only read: no clock, no stats or load writes.
 grep -nE 'clock_now_ns|clock_gettime|stats_(record|request_done|tick|window_reset)|load_(set|pause|stop)|engine_(stop|abort)' \
-	"$INFERTOP_SRCDIR"/src/w_*.c "$INFERTOP_SRCDIR"/src/widget.c "$INFERTOP_SRCDIR"/src/layout.c
+	"$INFERTOP_SRCDIR"/src/ui/w_*.c "$INFERTOP_SRCDIR"/src/ui/widget.c "$INFERTOP_SRCDIR"/src/ui/layout.c
 [ $? -ne 0 ]
 check "drawing code reads no clock and changes nothing" $?
 

@@ -1,0 +1,66 @@
+#ifndef INFERTOP_COMMAND_H
+#define INFERTOP_COMMAND_H
+
+/*
+ * The engine's command interface: the only way anything outside the engine
+ * changes a run. A key on the dashboard, a control-API POST (--listen), a
+ * fleet fan-out and a signal all call these and get the same status back,
+ * so the screen, the API and the log describe a change the same way.
+ *
+ * Every command fills *out (when not NULL) with a one-line message meant
+ * for people ("concurrency 32", "the run is over") and records the change,
+ * with its source, as the engine's last command: the dashboard shows it
+ * ("load set to 32 by API") whoever issued it.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct engine;
+
+enum cmd_source {
+	CMD_SRC_KEY,        /* the dashboard's keys */
+	CMD_SRC_API,        /* the control API (--listen, serve) */
+	CMD_SRC_FLEET,      /* a fleet's fan-out (arrives through the API) */
+	CMD_SRC_SIGNAL,     /* SIGINT, SIGTERM, SIGHUP, SIGUSR1 */
+	CMD_SRC_PLAN,       /* stages and sweeps */
+	CMD_SRC_N
+};
+
+enum cmd_status {
+	CMD_OK = 0,         /* done */
+	CMD_UNCHANGED,      /* valid, but nothing to do (already paused, same target) */
+	CMD_REFUSED,        /* not now: the run is stopping or over, a plan holds the load */
+	CMD_INVALID,        /* a value out of range or of the wrong kind */
+	CMD_FAILED,         /* tried and failed (e.g. a snapshot could not start) */
+	CMD_STATUS_N
+};
+
+#define CMD_MSG_MAX 160
+#define CMD_PATH_MAX 4096
+
+struct cmd_result {
+	enum cmd_status status;
+	char msg[CMD_MSG_MAX];
+	char path[CMD_PATH_MAX];   /* engine_cmd_snapshot: the file being written */
+};
+
+/* Stable lower-case names ("key", "api", ...; "ok", "refused", ...), for
+ * messages, JSON and logs. */
+const char *cmd_source_name(enum cmd_source s);
+const char *cmd_status_name(enum cmd_status s);
+
+/* Closed loop with n users (switches an open loop to closed). */
+enum cmd_status engine_cmd_set_concurrency(struct engine *e, long n, enum cmd_source src, struct cmd_result *out);
+/* Open loop at r requests/s (switches a closed loop to open). */
+enum cmd_status engine_cmd_set_rate(struct engine *e, double r, enum cmd_source src, struct cmd_result *out);
+/* No new requests; in-flight ones finish. */
+enum cmd_status engine_cmd_pause(struct engine *e, enum cmd_source src, struct cmd_result *out);
+enum cmd_status engine_cmd_resume(struct engine *e, enum cmd_source src, struct cmd_result *out);
+/* Starts writing a snapshot in the background; out->path names the file. */
+enum cmd_status engine_cmd_snapshot(struct engine *e, enum cmd_source src, struct cmd_result *out);
+/* Graceful stop, as the first Ctrl-C: no new requests, --grace to drain,
+ * then the run ends and its result is written. */
+enum cmd_status engine_cmd_stop(struct engine *e, enum cmd_source src, struct cmd_result *out);
+
+#endif
