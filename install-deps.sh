@@ -1,0 +1,20 @@
+#!/bin/sh
+# Installs every Debian package infertop needs to build and to run its whole
+# test suite (the real-server test and the Prometheus test included). Works
+# as root and as a user with sudo. .ci/run and the README both call it, so
+# the list lives here once.
+set -eu
+if [ "$(id -u)" -eq 0 ]; then
+	as_root=
+elif command -v sudo >/dev/null 2>&1; then
+	as_root=sudo
+else
+	echo "install-deps.sh: run as root or install sudo" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$as_root apt-get update -qq
+$as_root apt-get install -y -qq --no-install-recommends \
+	build-essential autoconf automake pkg-config clang \
+	libev-dev libcurl4-openssl-dev libncurses-dev libcjson-dev \
+	libmicrohttpd-dev libcmocka-dev tmux jq procps ca-certificates >/dev/null
