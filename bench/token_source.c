@@ -1,0 +1,464 @@
+/*
+ * token_source: an exact-timing streaming source for the per-token cost
+ * benchmark (bench/token_cost.sh). It answers POST .../completions with an
+ * OpenAI-shaped SSE stream in which every token is its own write() (its own
+ * HTTP chunk), the way a real server under load sends them: the first token
+ * TTFT after the request, then one every ITL, then a usage chunk and
+ * [DONE]. Keep-alive: the next request may follow on the same connection.
+ *
+ * The simulator (infertop sim) could play this role, but libmicrohttpd
+ * coalesces what it has ready and rescans suspended connections on every
+ * resume, so at 1,000 streams its own lateness would dominate. This source
+ * is one epoll loop over a deadline heap, and it measures itself: every
+ * write's lateness against its schedule goes into a histogram printed at
+ * exit, so a late source is never blamed on the client.
+ *
+ *   token_source [-t TOKENS] [-f TTFT_MS] [-i ITL_MS] [-l FILE]
+ * It listens on a free loopback port and prints "port N" on stdout; SIGTERM
+ * or SIGINT ends it and prints its own lateness (stderr, and FILE if given).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_FD 65536
+#define IN_CAP 8192
+#define OUT_CAP 16384
+#define LAG_BUCKETS 100000          /* 1 µs each, up to 100 ms */
+
+struct conn {
+	int streaming;                  /* 0: reading a request */
+	int chat;
+	int tokens_sent;
+	int64_t due;                    /* next token, CLOCK_MONOTONIC ns */
+	size_t heap_pos;
+	size_t in_len;
+	char in[IN_CAP];
+	size_t out_len, out_off;        /* bytes the kernel did not take yet */
+	char *out;
+};
+
+static struct conn *conns[MAX_FD];
+static int heap[MAX_FD];
+static size_t heap_n;
+static uint64_t lag_hist[LAG_BUCKETS + 1];
+static uint64_t writes, short_writes, requests;
+static int64_t lag_max;
+static volatile sig_atomic_t stop_flag;
+static int n_tokens = 100;
+static int64_t ttft_ns = 10000000, itl_ns = 10000000;
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A binary min-heap of streaming fds keyed by their next due time. */
+static void heap_swap(size_t a, size_t b)
+{
+	int t = heap[a];
+	heap[a] = heap[b];
+	heap[b] = t;
+	conns[heap[a]]->heap_pos = a;
+	conns[heap[b]]->heap_pos = b;
+}
+
+static void heap_up(size_t i)
+{
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (conns[heap[p]]->due <= conns[heap[i]]->due)
+			break;
+		heap_swap(i, p);
+		i = p;
+	}
+}
+
+static void heap_down(size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < heap_n && conns[heap[l]]->due < conns[heap[m]]->due)
+			m = l;
+		if (r < heap_n && conns[heap[r]]->due < conns[heap[m]]->due)
+			m = r;
+		if (m == i)
+			break;
+		heap_swap(i, m);
+		i = m;
+	}
+}
+
+static void heap_push(int fd)
+{
+	heap[heap_n] = fd;
+	conns[fd]->heap_pos = heap_n;
+	heap_up(heap_n++);
+}
+
+static void heap_remove(int fd)
+{
+	size_t i = conns[fd]->heap_pos;
+	heap_n--;
+	if (i != heap_n) {
+		heap_swap(i, heap_n);
+		heap_down(i);
+		heap_up(i);
+	}
+}
+
+static void conn_close(int ep, int fd)
+{
+	struct conn *c = conns[fd];
+	if (c->streaming)
+		heap_remove(fd);
+	epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+	close(fd);
+	free(c->out);
+	free(c);
+	conns[fd] = NULL;
+}
+
+/* One write per call, as a server flushing one token does. What the kernel
+ * does not take waits for EPOLLOUT (and is counted: it distorts timing). */
+static int conn_send(int ep, int fd, const char *buf, size_t len)
+{
+	struct conn *c = conns[fd];
+	if (c->out_len > c->out_off) {
+		if (c->out_len + len > OUT_CAP)
+			return -1;
+		memcpy(c->out + c->out_len, buf, len);
+		c->out_len += len;
+		return 0;
+	}
+	ssize_t w = write(fd, buf, len);
+	writes++;
+	if (w < 0 && errno != EAGAIN)
+		return -1;
+	if (w < 0)
+		w = 0;
+	if ((size_t)w < len) {
+		short_writes++;
+		if (!c->out && !(c->out = malloc(OUT_CAP)))
+			return -1;
+		memcpy(c->out, buf + w, len - (size_t)w);
+		c->out_len = len - (size_t)w;
+		c->out_off = 0;
+		struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.fd = fd};
+		epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev);
+	}
+	return 0;
+}
+
+/* Frames an SSE event as one HTTP/1.1 chunk. */
+static int send_event(int ep, int fd, const char *event)
+{
+	char buf[1024];
+	size_t el = strlen(event);
+	int n = snprintf(buf, sizeof buf, "%zx\r\n%s\r\n", el, event);
+	if (n < 0 || (size_t)n >= sizeof buf)
+		return -1;
+	return conn_send(ep, fd, buf, (size_t)n);
+}
+
+static void record_lag(int64_t lag)
+{
+	if (lag < 0)
+		lag = 0;
+	if (lag > lag_max)
+		lag_max = lag;
+	int64_t us = lag / 1000;
+	lag_hist[us < LAG_BUCKETS ? us : LAG_BUCKETS]++;
+}
+
+static int send_token(int ep, int fd)
+{
+	struct conn *c = conns[fd];
+	char ev[512];
+	if (c->chat)
+		snprintf(ev, sizeof ev, "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\","
+			 "\"created\":0,\"model\":\"bench\",\"choices\":[{\"index\":0,\"delta\":"
+			 "{\"content\":\" tok\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+	else
+		snprintf(ev, sizeof ev, "data: {\"id\":\"cmpl-1\",\"object\":\"text_completion\","
+			 "\"created\":0,\"model\":\"bench\",\"choices\":[{\"index\":0,\"text\":\" tok\","
+			 "\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+	return send_event(ep, fd, ev);
+}
+
+static int send_end(int ep, int fd)
+{
+	char buf[1024];
+	int n = snprintf(buf, sizeof buf,
+			 "data: {\"id\":\"cmpl-1\",\"object\":\"%s\",\"created\":0,\"model\":\"bench\","
+			 "\"choices\":[],\"usage\":{\"prompt_tokens\":16,\"completion_tokens\":%d,"
+			 "\"total_tokens\":%d}}\n\n",
+			 conns[fd]->chat ? "chat.completion.chunk" : "text_completion",
+			 n_tokens, n_tokens + 16);
+	if (n < 0 || send_event(ep, fd, buf) < 0)
+		return -1;
+	if (send_event(ep, fd, "data: [DONE]\n\n") < 0)
+		return -1;
+	return conn_send(ep, fd, "0\r\n\r\n", 5);
+}
+
+static int respond_plain(int ep, int fd, const char *status, const char *body)
+{
+	char buf[1024];
+	int n = snprintf(buf, sizeof buf,
+			 "HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+			 status, strlen(body), body);
+	return conn_send(ep, fd, buf, (size_t)n);
+}
+
+/* A whole request in c->in: answer it. Returns bytes consumed, 0 when the
+ * request is still incomplete, -1 on a protocol error. */
+static long handle_request(int ep, int fd)
+{
+	struct conn *c = conns[fd];
+	char *end = memmem(c->in, c->in_len, "\r\n\r\n", 4);
+	if (!end)
+		return c->in_len >= IN_CAP ? -1 : 0;
+	size_t head = (size_t)(end - c->in) + 4;
+	size_t body = 0;
+	for (char *p = c->in; p < end; p++) {
+		if (*p == '\n' && strncasecmp(p + 1, "content-length:", 15) == 0) {
+			body = strtoul(p + 16, NULL, 10);
+			break;
+		}
+	}
+	if (head + body > IN_CAP)
+		return -1;
+	if (c->in_len < head + body)
+		return 0;
+	requests++;
+	int is_post = strncmp(c->in, "POST ", 5) == 0;
+	char *line_end = memchr(c->in, '\r', head);
+	int completions = is_post && memmem(c->in, (size_t)(line_end - c->in), "completions", 11);
+	if (completions) {
+		c->chat = memmem(c->in, (size_t)(line_end - c->in), "/chat/", 6) != NULL;
+		const char *h = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+				"Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n";
+		if (conn_send(ep, fd, h, strlen(h)) < 0)
+			return -1;
+		c->streaming = 1;
+		c->tokens_sent = 0;
+		c->due = now_ns() + ttft_ns;
+		heap_push(fd);
+	} else if (strncmp(c->in, "GET /v1/models ", 15) == 0) {
+		if (respond_plain(ep, fd, "200 OK",
+				  "{\"object\":\"list\",\"data\":[{\"id\":\"bench\",\"object\":\"model\"}]}") < 0)
+			return -1;
+	} else if (respond_plain(ep, fd, "404 Not Found", "{}") < 0) {
+		return -1;
+	}
+	return (long)(head + body);
+}
+
+static void on_readable(int ep, int fd)
+{
+	struct conn *c = conns[fd];
+	for (;;) {
+		ssize_t r = read(fd, c->in + c->in_len, IN_CAP - c->in_len);
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+			conn_close(ep, fd);
+			return;
+		}
+		if (r < 0)
+			break;
+		c->in_len += (size_t)r;
+		if (c->in_len == IN_CAP)
+			break;
+	}
+	/* A stream in progress answers its next request only when it is done. */
+	while (!c->streaming && c->in_len) {
+		long used = handle_request(ep, fd);
+		if (used < 0) {
+			conn_close(ep, fd);
+			return;
+		}
+		if (used == 0)
+			break;
+		memmove(c->in, c->in + used, c->in_len - (size_t)used);
+		c->in_len -= (size_t)used;
+	}
+}
+
+static void on_writable(int ep, int fd)
+{
+	struct conn *c = conns[fd];
+	ssize_t w = write(fd, c->out + c->out_off, c->out_len - c->out_off);
+	if (w < 0 && errno != EAGAIN) {
+		conn_close(ep, fd);
+		return;
+	}
+	if (w > 0)
+		c->out_off += (size_t)w;
+	if (c->out_off == c->out_len) {
+		c->out_off = c->out_len = 0;
+		struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+		epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev);
+	}
+}
+
+static void fire_due(int ep)
+{
+	int64_t now = now_ns();
+	while (heap_n && conns[heap[0]]->due <= now) {
+		int fd = heap[0];
+		struct conn *c = conns[fd];
+		record_lag(now - c->due);
+		if (send_token(ep, fd) < 0) {
+			conn_close(ep, fd);
+			continue;
+		}
+		if (++c->tokens_sent >= n_tokens) {
+			heap_remove(fd);
+			c->streaming = 0;
+			if (send_end(ep, fd) < 0) {
+				conn_close(ep, fd);
+				continue;
+			}
+			on_readable(ep, fd);  /* a request already waiting */
+		} else {
+			c->due += itl_ns;
+			heap_down(0);
+		}
+		now = now_ns();
+	}
+}
+
+static double lag_quantile(double q)
+{
+	uint64_t total = 0, seen = 0;
+	for (size_t i = 0; i <= LAG_BUCKETS; i++)
+		total += lag_hist[i];
+	if (!total)
+		return 0;
+	for (size_t i = 0; i <= LAG_BUCKETS; i++) {
+		seen += lag_hist[i];
+		if ((double)seen >= q * (double)total)
+			return (double)(i + 1) / 1000.0;
+	}
+	return (double)lag_max / 1e6;
+}
+
+static void print_report(FILE *f)
+{
+	fprintf(f, "source: %llu requests, %llu writes (%llu short), lateness p50 %.3f ms "
+		"p99 %.3f ms p99.9 %.3f ms max %.3f ms\n",
+		(unsigned long long)requests, (unsigned long long)writes,
+		(unsigned long long)short_writes, lag_quantile(0.5), lag_quantile(0.99),
+		lag_quantile(0.999), (double)lag_max / 1e6);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *log_path = NULL;
+	int opt;
+	while ((opt = getopt(argc, argv, "t:f:i:l:")) != -1) {
+		switch (opt) {
+		case 't': n_tokens = atoi(optarg); break;
+		case 'f': ttft_ns = (int64_t)(atof(optarg) * 1e6); break;
+		case 'i': itl_ns = (int64_t)(atof(optarg) * 1e6); break;
+		case 'l': log_path = optarg; break;
+		default:
+			fprintf(stderr, "usage: token_source [-t TOKENS] [-f TTFT_MS] [-i ITL_MS] [-l FILE]\n");
+			return 2;
+		}
+	}
+	if (n_tokens < 1 || ttft_ns < 0 || itl_ns < 0) {
+		fprintf(stderr, "token_source: tokens must be >= 1 and times >= 0\n");
+		return 2;
+	}
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	int ls = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	int one = 1;
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof a;
+	if (bind(ls, (struct sockaddr *)&a, sizeof a) < 0 || listen(ls, 4096) < 0 ||
+	    getsockname(ls, (struct sockaddr *)&a, &al) < 0) {
+		perror("token_source: listen");
+		return 1;
+	}
+	printf("port %d\n", ntohs(a.sin_port));
+	fflush(stdout);
+
+	int ep = epoll_create1(0);
+	struct epoll_event lev = {.events = EPOLLIN, .data.fd = ls};
+	epoll_ctl(ep, EPOLL_CTL_ADD, ls, &lev);
+	struct epoll_event evs[256];
+	while (!stop_flag) {
+		struct timespec ts, *tp = NULL;
+		if (heap_n) {
+			int64_t wait = conns[heap[0]]->due - now_ns();
+			if (wait < 0)
+				wait = 0;
+			ts.tv_sec = wait / 1000000000;
+			ts.tv_nsec = wait % 1000000000;
+			tp = &ts;
+		}
+		int n = epoll_pwait2(ep, evs, 256, tp, NULL);
+		if (n < 0 && errno != EINTR) {
+			perror("token_source: epoll");
+			return 1;
+		}
+		for (int i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+			if (fd == ls) {
+				int cfd;
+				while ((cfd = accept4(ls, NULL, NULL, SOCK_NONBLOCK)) >= 0) {
+					if (cfd >= MAX_FD || !(conns[cfd] = calloc(1, sizeof **conns))) {
+						close(cfd);
+						continue;
+					}
+					setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+					struct epoll_event ev = {.events = EPOLLIN, .data.fd = cfd};
+					epoll_ctl(ep, EPOLL_CTL_ADD, cfd, &ev);
+				}
+				continue;
+			}
+			if (!conns[fd])
+				continue;
+			if (evs[i].events & EPOLLOUT)
+				on_writable(ep, fd);
+			if (conns[fd] && (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+				on_readable(ep, fd);
+		}
+		fire_due(ep);
+	}
+	print_report(stderr);
+	if (log_path) {
+		FILE *f = fopen(log_path, "w");
+		if (f) {
+			print_report(f);
+			fclose(f);
+		}
+	}
+	return 0;
+}
