@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 struct http_sock {
 	ev_io io;
@@ -17,6 +19,7 @@ struct http {
 	ev_timer timer;
 	int running;
 	long sockets;
+	long keepalive_s;              /* the server's idle limit, as last told */
 };
 
 static void http_drain(struct http *h)
@@ -152,4 +155,39 @@ void http_set_cache(struct http *h, long connections)
 long http_sockets(const struct http *h)
 {
 	return h->sockets;
+}
+
+long http_keepalive_parse(const char *value, size_t len)
+{
+	/* "timeout=5, max=100": parameters in any order, any case. */
+	for (size_t i = 0; i + 8 <= len; i++) {
+		if ((i > 0 && value[i - 1] != ' ' && value[i - 1] != ',' && value[i - 1] != '\t') ||
+		    strncasecmp(value + i, "timeout=", 8) != 0)
+			continue;
+		long n = 0;
+		size_t j = i + 8;
+		if (j >= len || value[j] < '0' || value[j] > '9')
+			return -1;
+		for (; j < len && value[j] >= '0' && value[j] <= '9'; j++) {
+			if (n > 86400)
+				return -1;
+			n = n * 10 + (value[j] - '0');
+		}
+		return n;
+	}
+	return -1;
+}
+
+void http_note_keepalive(struct http *h, long timeout_s)
+{
+	if (timeout_s >= 0)
+		h->keepalive_s = timeout_s;
+}
+
+long http_reuse_limit(const struct http *h)
+{
+	long t = h->keepalive_s > 0 ? h->keepalive_s : HTTP_KEEPALIVE_DEFAULT_S;
+	/* A second under the server's limit: its clock started when it sent
+	 * the last byte, ours when we read it. */
+	return t > 1 ? t - 1 : 1;
 }

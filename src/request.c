@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "infertop/clock.h"
 #include "infertop/openai.h"
@@ -114,6 +115,17 @@ static size_t request_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
+/* Only the Keep-Alive header matters here: it tells how long the server
+ * keeps an idle connection open. */
+static size_t request_on_header(char *line, size_t size, size_t nitems, void *ud)
+{
+	struct request *r = ud;
+	size_t n = size * nitems;
+	if (n > 11 && strncasecmp(line, "keep-alive:", 11) == 0)
+		http_note_keepalive(r->ctx->http, http_keepalive_parse(line + 11, n - 11));
+	return n;
+}
+
 /* curl pulls the body when it writes the request to the socket: the exact
  * send time, after any connect and after any wait inside the client. */
 static size_t request_on_read(char *buf, size_t size, size_t nitems, void *ud)
@@ -160,14 +172,44 @@ static enum err_kind classify_curl(CURLcode rc)
 	}
 }
 
+/* The connection died before a single byte of answer: the server closed a
+ * kept-alive connection as the request went out (every real server closes
+ * idle ones on its own schedule), so the request never reached its model.
+ * curl's own resend may land on another such connection from the pool;
+ * this one goes out once more on a connection of its own. */
+static bool request_died_unanswered(struct request *r, CURLcode rc)
+{
+	if (r->retried || r->t_first_event != 0 || r->status_known || r->errbody_len)
+		return false;
+	if (rc != CURLE_GOT_NOTHING && rc != CURLE_SEND_ERROR && rc != CURLE_RECV_ERROR)
+		return false;
+	long header_bytes = 0;
+	curl_easy_getinfo(r->easy, CURLINFO_HEADER_SIZE, &header_bytes);
+	return header_bytes == 0;
+}
+
+static int request_resend(struct request *r)
+{
+	r->retried = true;
+	r->ctx->stats->connection_retries++;
+	r->body_off = 0;
+	r->curl_err[0] = '\0';
+	sse_reset(&r->sse);
+	r->t_send = clock_now_ns();
+	curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 1L);
+	return http_add(r->ctx->http, r->easy);
+}
+
 static void request_finish(struct request *r, CURLcode rc)
 {
 	const struct request_ctx *ctx = r->ctx;
-	if (!r->status_known)
-		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
 	long connects = 0;
 	if (curl_easy_getinfo(r->easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0)
 		ctx->stats->connections += (uint64_t)connects;
+	if (rc != CURLE_OK && request_died_unanswered(r, rc) && request_resend(r) == 0)
+		return;
+	if (!r->status_known)
+		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
 	struct req_result res = {0};
 	res.http_code = (int)r->status;
 	if (rc != CURLE_OK && !r->failed) {
@@ -239,6 +281,8 @@ struct request *request_new(const struct request_ctx *ctx)
 	curl_easy_setopt(e, CURLOPT_READDATA, r);
 	curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, request_on_seek);
 	curl_easy_setopt(e, CURLOPT_SEEKDATA, r);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, request_on_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)&r->xfer);
 	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->curl_err);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -278,6 +322,11 @@ int request_start(struct request *r, char *body, size_t len, int64_t t_intended)
 	r->usage_completion = r->usage_prompt = -1;
 	r->status = 0;
 	r->status_known = r->done_seen = r->failed = false;
+	if (r->retried && !r->ctx->new_connection)
+		curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 0L);
+	r->retried = false;
+	/* Not reused past the server's idle limit (see http.h). */
+	curl_easy_setopt(r->easy, CURLOPT_MAXAGE_CONN, http_reuse_limit(r->ctx->http));
 	r->msg[0] = '\0';
 	r->curl_err[0] = '\0';
 	r->n_itl = 0;

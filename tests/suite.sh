@@ -2,7 +2,8 @@
 # Builds infertop twice (ASan+UBSan, then optimised with -Werror), runs every
 # test in both, replays the fuzz corpora, and ends with one line:
 # "N passed, N failed". Usage: tests/suite.sh [--quick] (--quick: optimised
-# build only, no distcheck, no libFuzzer runs).
+# build only, no distcheck, no libFuzzer runs). It also runs infertop against
+# a real llama-server (tests/real/run.sh; REAL=0 leaves that out).
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 quick=0
@@ -81,6 +82,23 @@ if [ $quick = 0 ]; then
 	build_and_check asan --enable-werror --enable-sanitizers CFLAGS="-O1 -g"
 fi
 build_and_check release --enable-werror CFLAGS="-O2 -g"
+
+# A real llama.cpp server (built once into a cache outside the tree): not
+# part of `make check`, so distcheck needs no llama.cpp. REAL=0 leaves it
+# out of a local run, and says so.
+if [ "${REAL:-1}" = 0 ]; then
+	notes+=("the real-server test was left out (REAL=0)")
+elif [ -x "$src/build/release/infertop" ]; then
+	step "real llama-server: tests/real/run.sh"
+	INFERTOP_BIN=$src/build/release/infertop "$src/tests/real/run.sh" 2>&1 | tee "$src/build/release/real.out"
+	passed=$((passed + $(grep -c '^PASS: real' "$src/build/release/real.out")))
+	real_failed=$(grep -c '^FAIL: real' "$src/build/release/real.out")
+	if [ "$real_failed" -eq 0 ] && ! grep -q '^real: [0-9]* passed, 0 failed' "$src/build/release/real.out"; then
+		real_failed=1   # ended without its summary: it crashed
+	fi
+	failed=$((failed + real_failed))
+	[ "$real_failed" -eq 0 ] || notes+=("the real-server test failed")
+fi
 
 if [ $quick = 0 ] && command -v clang >/dev/null; then
 	step "libFuzzer: each target for ${FUZZ_SECONDS:-15}s"

@@ -23,4 +23,18 @@ void http_remove(struct http *h, CURL *easy);
 void http_set_cache(struct http *h, long connections);
 long http_sockets(const struct http *h);
 
+/* Keep-alive: servers close idle connections on their own schedule
+ * (uvicorn and llama.cpp after 5 s) and a request sent on one just closed
+ * dies unanswered. Connections idle longer than the server's limit are not
+ * reused: the limit comes from a `Keep-Alive: timeout=N` response header
+ * when a server sends one, else this default (uvicorn's and llama.cpp's),
+ * less a second of margin. */
+#define HTTP_KEEPALIVE_DEFAULT_S 5
+/* The seconds of "timeout=N" in a Keep-Alive header's value, or -1. */
+long http_keepalive_parse(const char *value, size_t len);
+/* Records a server's idle limit (from its Keep-Alive header). */
+void http_note_keepalive(struct http *h, long timeout_s);
+/* How long a connection may sit idle and still be reused, in seconds. */
+long http_reuse_limit(const struct http *h);
+
 #endif

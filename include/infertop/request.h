@@ -54,6 +54,7 @@ struct request {
 	bool status_known;
 	bool done_seen;
 	bool failed;
+	bool retried;                  /* resent once on a fresh connection */
 	enum err_kind err;
 	char msg[STATS_MSG_MAX];
 	size_t n_itl;

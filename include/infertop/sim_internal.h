@@ -66,6 +66,12 @@ struct sim_opts {
 	unsigned fail_kinds;	/* bit (1u << enum sim_fault) */
 	uint64_t seed;
 	long max_tokens_default;
+	/* Connection habits of real servers (llama.cpp's HTTP layer, uvicorn):
+	 * each closes keep-alive connections on its own schedule, and a
+	 * request sent on one just closed dies unanswered. */
+	long conn_idle_s;		/* close connections idle this long (0: never) */
+	long conn_max_requests;		/* drop the request after N on one connection */
+	int conn_close_silently;	/* close after each response, no header says so */
 	int verbose;
 };
 
@@ -183,6 +189,7 @@ struct sim_server {
 	struct sim_rng rng;
 	uint64_t next_id;
 	long nconn;			/* open client connections */
+	uint64_t conn_drops;		/* requests dropped by --conn-max-requests */
 	struct sim_rq *live;		/* list of all requests */
 	long nlive;
 	int64_t started_wall;		/* time(NULL) at start, for /v1/models */

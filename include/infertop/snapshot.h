@@ -68,7 +68,7 @@ struct snapshot {
 
 	struct stats_counters run_c, win_c;
 	double win_seconds;
-	uint64_t started, max_in_flight, connections;
+	uint64_t started, max_in_flight, connections, connection_retries;
 	uint64_t tokens_from_usage, tokens_from_chunks;
 	uint64_t errors[ERR_NKINDS];
 	char last_msg[ERR_NKINDS][STATS_MSG_MAX];

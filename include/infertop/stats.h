@@ -83,6 +83,8 @@ struct stats {
 	uint64_t in_flight;
 	uint64_t max_in_flight;
 	uint64_t connections;         /* TCP connections opened (reuse keeps this flat) */
+	uint64_t connection_retries;  /* requests resent on a fresh connection after the
+	                               * server closed a kept-alive one under them */
 	uint64_t tokens_from_usage;   /* requests whose count came from usage */
 	uint64_t tokens_from_chunks;
 	uint64_t errors[ERR_NKINDS];

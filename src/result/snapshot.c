@@ -408,6 +408,7 @@ int snapshot_from_engine(struct snapshot *s, const struct engine *e, int64_t now
 	s->started = st->started;
 	s->max_in_flight = st->max_in_flight;
 	s->connections = st->connections;
+	s->connection_retries = st->connection_retries;
 	s->tokens_from_usage = st->tokens_from_usage;
 	s->tokens_from_chunks = st->tokens_from_chunks;
 	memcpy(s->errors, st->errors, sizeof s->errors);

@@ -358,6 +358,7 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 	put_u64(it, "output_chunks", s->run_c.chunks);
 	put_u64(it, "started", s->started);
 	put_u64(it, "connections_opened", s->connections);
+	put_u64(it, "connection_retry", s->connection_retries);
 	put_u64(it, "max_in_flight", s->max_in_flight);
 	cJSON_AddStringToObject(it, "stop_reason", s->stop_reason);
 	cJSON_AddStringToObject(it, "definitions", definitions);
@@ -873,6 +874,7 @@ int snapshot_parse(struct snapshot *s, const char *text, size_t len, char *err, 
 	s->tokens_from_chunks = get_u64(&r, it, "requests_counted_from_chunks");
 	s->started = get_u64(&r, it, "started");
 	s->connections = get_u64(&r, it, "connections_opened");
+	s->connection_retries = get_u64(&r, it, "connection_retry");
 	s->max_in_flight = get_u64(&r, it, "max_in_flight");
 
 	const cJSON *cn = obj(it, "counters");
@@ -1076,6 +1078,7 @@ int snapshot_merge(struct snapshot *dst, const struct snapshot *const *src, size
 		/* Peaks need not coincide: the sum is an upper bound. */
 		dst->max_in_flight += s->max_in_flight;
 		dst->connections += s->connections;
+		dst->connection_retries += s->connection_retries;
 		dst->tokens_from_usage += s->tokens_from_usage;
 		dst->tokens_from_chunks += s->tokens_from_chunks;
 		for (int k = 0; k < ERR_NKINDS; k++) {

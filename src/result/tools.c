@@ -216,6 +216,10 @@ static void report_text(FILE *out, const char *file, const struct snapshot *s)
 	fprintf(out, "%-28s %14s\n", "goodput", "- (no SLOs given)");
 	fprintf(out, "%-28s %14" PRIu64 " (peak %" PRIu64 ", connections opened %" PRIu64 ")\n", "requests started",
 		s->started, s->max_in_flight, s->connections);
+	if (s->connection_retries)
+		fprintf(out, "%-28s %14" PRIu64 " (the server closed a kept-alive connection under them;\n"
+			"%-28s %14s  resent once on a fresh one, not failures)\n",
+			"connection retries", s->connection_retries, "", "");
 	int nchanges = cJSON_GetArraySize(s->load_changes);
 	if (nchanges > 0) {
 		fprintf(out, "\nLoad changes:\n");

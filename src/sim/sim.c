@@ -54,6 +54,12 @@ void sim_usage(FILE *out)
 	      "                            malformed, stall, slow-headers (default all)\n"
 	      "  --seed N                  random seed for output lengths and faults (default 1)\n"
 	      "  --max-tokens-default N    output limit when a request has none (default 256)\n"
+	      "  --conn-idle-timeout T     close keep-alive connections idle this long (whole\n"
+	      "                            seconds, at least 1; default: never)\n"
+	      "  --conn-max-requests N     a connection serves N requests; the next one sent\n"
+	      "                            on it is dropped unanswered and the connection closed\n"
+	      "  --conn-close-silently     close each connection after its response, without\n"
+	      "                            a Connection: close header\n"
 	      "  --verbose                 log requests and errors to stderr\n"
 	      "  -h, --help                show this help\n"
 	      "\n"
@@ -86,6 +92,9 @@ enum {
 	OPT_FAIL_KINDS,
 	OPT_SEED,
 	OPT_MAX_TOKENS_DEFAULT,
+	OPT_CONN_IDLE,
+	OPT_CONN_MAX_REQ,
+	OPT_CONN_CLOSE_SILENTLY,
 	OPT_VERBOSE,
 };
 
@@ -106,6 +115,9 @@ static const struct option long_opts[] = {
 	{ "fail-kinds", required_argument, NULL, OPT_FAIL_KINDS },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "max-tokens-default", required_argument, NULL, OPT_MAX_TOKENS_DEFAULT },
+	{ "conn-idle-timeout", required_argument, NULL, OPT_CONN_IDLE },
+	{ "conn-max-requests", required_argument, NULL, OPT_CONN_MAX_REQ },
+	{ "conn-close-silently", no_argument, NULL, OPT_CONN_CLOSE_SILENTLY },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -284,6 +296,23 @@ int sim_opts_parse(int argc, char **argv, struct sim_opts *o)
 		case OPT_MAX_TOKENS_DEFAULT:
 			if (parse_count("max-tokens-default", v, 1, 1L << 30, &o->max_tokens_default))
 				rc = 2;
+			break;
+		case OPT_CONN_IDLE: {
+			int64_t ns;
+			if (parse_dur("conn-idle-timeout", v, &ns))
+				rc = 2;
+			else if (ns < CLOCK_NS_PER_S || ns > 86400 * CLOCK_NS_PER_S)
+				rc = bad("conn-idle-timeout", v, "expected 1s to 24h (libmicrohttpd counts whole seconds)");
+			else
+				o->conn_idle_s = (long)((ns + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S);
+			break;
+		}
+		case OPT_CONN_MAX_REQ:
+			if (parse_count("conn-max-requests", v, 1, 1L << 30, &o->conn_max_requests))
+				rc = 2;
+			break;
+		case OPT_CONN_CLOSE_SILENTLY:
+			o->conn_close_silently = 1;
 			break;
 		case OPT_VERBOSE:
 			o->verbose = 1;

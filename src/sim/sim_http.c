@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -140,14 +141,33 @@ static void rq_free(struct sim_rq *rq)
 	free(rq);
 }
 
+/* What the simulator keeps per connection (MHD's socket context). */
+struct sim_conn {
+	long served;			/* requests taken on this connection */
+};
+
+static struct sim_conn *conn_state(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	struct sim_server *s = cls;
-	(void)conn;
 	struct sim_rq *rq = *con_cls;
 	if (!rq)
 		return;
+	/* Shut down under MHD's feet: the client sees the close only after
+	 * it has the whole answer, and no header warned it. */
+	if (s->opt.conn_close_silently && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (ci)
+			shutdown(ci->connect_fd, SHUT_RDWR);
+	}
 	if (s->opt.verbose && rq->id)
 		fprintf(stderr, "infertop sim: request %llu: %s after %d of %d tokens\n",
 			(unsigned long long)rq->id,
@@ -160,10 +180,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
-	(void)socket_context;
 	struct sim_server *s = cls;
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
 		s->nconn++;
+		/* Without it the connection just goes uncounted: no limit applies. */
+		*socket_context = calloc(1, sizeof(struct sim_conn));
 		/* Every token is a small write that must leave at once. */
 		const union MHD_ConnectionInfo *ci =
 			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -173,6 +194,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		}
 	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
 		s->nconn--;
+		free(*socket_context);
+		*socket_context = NULL;
 	}
 }
 
@@ -311,6 +334,12 @@ static enum MHD_Result begin(struct sim_server *s, struct sim_rq *rq)
 			return MHD_NO;
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+		if (s->opt.conn_idle_s) {
+			/* As servers with an idle limit commonly say it. */
+			char ka[40];
+			snprintf(ka, sizeof ka, "timeout=%ld", s->opt.conn_idle_s);
+			MHD_add_response_header(r, "Keep-Alive", ka);
+		}
 		enum MHD_Result ret = MHD_queue_response(rq->conn, MHD_HTTP_OK, r);
 		MHD_destroy_response(r);
 		if (ret != MHD_YES)
@@ -607,6 +636,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct sim_server *s = cls;
 	struct sim_rq *rq = *con_cls;
 	if (!rq) {
+		struct sim_conn *sc = conn_state(conn);
+		if (sc && s->opt.conn_max_requests && sc->served >= s->opt.conn_max_requests) {
+			/* As a server that closed the connection just as this
+			 * request was sent: no answer, the connection dies. */
+			s->conn_drops++;
+			return MHD_NO;
+		}
+		if (sc)
+			sc->served++;
 		rq = rq_new(s, conn);
 		if (!rq)
 			return MHD_NO;
@@ -695,7 +733,7 @@ int sim_http_start(struct sim_server *s)
 				  s->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
 				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
 				  MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT,
-				  0u, MHD_OPTION_END);
+				  (unsigned)s->opt.conn_idle_s, MHD_OPTION_END);
 	if (!s->mhd) {
 		fputs("infertop sim: cannot start the HTTP server (libmicrohttpd)\n", stderr);
 		return -1;

@@ -318,6 +318,9 @@ char *sim_metrics_render(const struct sim_server *s, size_t *len)
 		snprintf(kind, sizeof kind, "kind=\"%s\"", sim_fault_name((enum sim_fault)k));
 		sample(&c, "infertop_sim_faults_total", "", kind, (double)s->st.faults[k]);
 	}
+	head(&c, "infertop_sim_connection_drops_total", "counter",
+	     "Requests dropped unanswered by --conn-max-requests, by infertop sim.");
+	sample(&c, "infertop_sim_connection_drops_total", "", NULL, (double)s->conn_drops);
 	histogram(&c, "infertop_sim_send_lag_seconds",
 		  "Time from a chunk's scheduled time to its hand-over to the socket, by infertop sim.",
 		  &s->st.lag);
