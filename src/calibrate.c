@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infertop/redact.h"
+#include "infertop/url.h"
+
 /* Calibration asks the server's own tokenizer (POST /tokenize: vLLM, the
  * sim; llama.cpp reads "content") for the tokens of a sample of the
  * dataset's text, and of the sample twice over, and fits
@@ -178,8 +181,9 @@ static int fit_prefix(struct dataset *d, struct tok *t)
 	return 0;
 }
 
-int dataset_calibrate(struct dataset *d, const char *base_url, struct curl_slist *headers, const char *model,
-		      bool insecure, char *err, size_t errcap)
+int dataset_calibrate(struct dataset *d, const char *base_url, struct curl_slist *headers,
+		      const char *const *secrets, const char *model, bool insecure, char *err,
+		      size_t errcap)
 {
 	if (errcap)
 		err[0] = '\0';
@@ -198,16 +202,18 @@ int dataset_calibrate(struct dataset *d, const char *base_url, struct curl_slist
 		memcpy(b + al + 1, a, al + 1);
 	}
 	struct tok t = {.headers = headers, .model = model, .messages = d->api == OAI_CHAT};
-	size_t ul = strlen(base_url);
-	t.url = malloc(ul + sizeof "/tokenize");
+	size_t ucap = strlen(base_url) + sizeof "/tokenize" + 64;
+	t.url = malloc(ucap);
 	t.c = curl_easy_init();
 	int rc = -1;
 	if (!a || !b || !t.url || !t.c) {
 		snprintf(err, errcap, "out of memory");
 		goto out;
 	}
-	memcpy(t.url, base_url, ul);
-	memcpy(t.url + ul, "/tokenize", sizeof "/tokenize");
+	if (url_join(base_url, "/tokenize", t.url, ucap) != 0) {
+		snprintf(err, errcap, "cannot build the /tokenize URL");
+		goto out;
+	}
 	curl_easy_setopt(t.c, CURLOPT_URL, t.url);
 	curl_easy_setopt(t.c, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(t.c, CURLOPT_WRITEFUNCTION, on_data);
@@ -236,6 +242,9 @@ int dataset_calibrate(struct dataset *d, const char *base_url, struct curl_slist
 		goto out;
 	}
 	if (ta < 0 || tb < 0) {
+		/* The server's words go into the description, which is shown
+		 * and saved: scrubbed first. */
+		redact_secrets(t.why, secrets);
 		rc = fallback(d, t.status == 404 ? "no /tokenize (HTTP 404)" : t.why, err, errcap);
 		goto out;
 	}

@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "infertop/clock.h"
+#include "infertop/redact.h"
 #include "infertop/units.h"
+#include "infertop/url.h"
 
 enum {
 	OPT_API = 256,
@@ -57,6 +59,8 @@ enum {
 	OPT_TRAFFIC_SPLIT,
 	OPT_SLO,
 };
+
+#define CLI_SHORT "m:c:r:n:d:H:ko:qhV"
 
 static const struct option cli_options[] = {
 	{"model", required_argument, NULL, 'm'},
@@ -228,8 +232,115 @@ void cli_usage(FILE *out)
 
 static int cli_error(const char *opt, const char *val, const char *want)
 {
-	fprintf(stderr, "infertop: invalid value '%s' for %s: %s\n", val, opt, want);
+	/* A key pasted in the wrong place is not repeated on the screen. */
+	if (redact_looks_secret(val))
+		fprintf(stderr, "infertop: invalid value for %s (not shown: it looks like a secret): %s\n",
+			opt, want);
+	else
+		fprintf(stderr, "infertop: invalid value '%s' for %s: %s\n", val, opt, want);
 	return -1;
+}
+
+/* Levenshtein distance, capped: for "did you mean". */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 40 || lb > 40)
+		return 99;
+	size_t row[41];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cur = row[j];
+			size_t sub = prev + (a[i - 1] != b[j - 1]);
+			size_t del = row[j] + 1, ins = row[j - 1] + 1;
+			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+static const struct option *long_option(const char *name, size_t len)
+{
+	for (const struct option *o = cli_options; o->name; o++)
+		if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+			return o;
+	return NULL;
+}
+
+/* getopt_long takes any unambiguous prefix of a long option, so
+ * `--api-key sk-...` became `--api-key-env sk-...`: the key taken as a
+ * variable name, then saved and printed. Long options must be written
+ * whole here; a near miss gets "did you mean". Values are never echoed. */
+static int cli_check_long_names(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0)
+			break;
+		if (a[0] != '-' || a[1] == '\0')
+			continue;
+		if (a[1] != '-') {
+			/* Short options: skip the value of the one that takes it. */
+			for (const char *p = a + 1; *p; p++) {
+				const char *spec = strchr(CLI_SHORT, *p);
+				if (spec && spec[1] == ':') {
+					if (!p[1])
+						i++;
+					break;
+				}
+			}
+			continue;
+		}
+		const char *name = a + 2;
+		size_t len = strcspn(name, "=");
+		const struct option *o = long_option(name, len);
+		if (o) {
+			if (o->has_arg == required_argument && !name[len])
+				i++;
+			continue;
+		}
+		if ((len == 7 && strncmp(name, "api-key", 7) == 0) || (len == 3 && strncmp(name, "key", 3) == 0)) {
+			fprintf(stderr, "infertop: there is no --%.*s option: a key on the command line is "
+				"visible to every user in `ps`.\nPut it in the environment instead: "
+				"export OPENAI_API_KEY=... (or name another variable with --api-key-env VAR).\n",
+				(int)len, name);
+			return -1;
+		}
+		const struct option *best = NULL;
+		size_t best_d = 99;
+		int prefixed = 0;
+		for (const struct option *c = cli_options; c->name; c++) {
+			if (strncmp(c->name, name, len) == 0) {
+				prefixed++;
+				best = c;
+				best_d = 0;
+			}
+		}
+		if (!prefixed) {
+			char want[64];
+			snprintf(want, sizeof want, "%.*s", (int)(len < 63 ? len : 63), name);
+			for (const struct option *c = cli_options; c->name; c++) {
+				size_t d = edit_distance(c->name, want);
+				if (d < best_d) {
+					best_d = d;
+					best = c;
+				}
+			}
+		}
+		if (best && (prefixed == 1 || (!prefixed && best_d <= 2)))
+			fprintf(stderr, "infertop: unknown option '--%.*s'; did you mean --%s?\n", (int)len, name,
+				best->name);
+		else
+			fprintf(stderr, "infertop: unknown option '--%.*s'\n", (int)len, name);
+		fprintf(stderr, "Try 'infertop --help'.\n");
+		return -1;
+	}
+	return 0;
 }
 
 static int set_str(char **dst, const char *v)
@@ -257,21 +368,19 @@ static int push_str(char ***arr, size_t *n, const char *v)
 	return 0;
 }
 
-/* Accepts "http://host:port", "http://host:port/", "http://host:port/v1"
- * and "…/v1/": endpoints are appended by the engine. */
+/* Accepts "http://host:port", "…/", "…/v1" and "…/v1/", with a query kept
+ * for every request (Azure's ?api-version=): see url.h. */
 static int normalize_url(struct config *cfg, const char *u)
 {
-	if (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) {
-		fprintf(stderr, "infertop: URL must start with http:// or https://: %s\n", u);
+	char err[160], shown[512];
+	char *base = url_base_parse(u, err, sizeof err);
+	if (!base) {
+		redact_url(u, shown, sizeof shown);
+		fprintf(stderr, "infertop: bad URL %s: %s\n", shown, err);
 		return -1;
 	}
-	if (set_str(&cfg->url, u) != 0)
-		return -1;
-	size_t n = strlen(cfg->url);
-	while (n > 0 && cfg->url[n - 1] == '/')
-		cfg->url[--n] = '\0';
-	if (n >= 3 && strcmp(cfg->url + n - 3, "/v1") == 0)
-		cfg->url[n - 3] = '\0';
+	free(cfg->url);
+	cfg->url = base;
 	return 0;
 }
 
@@ -424,13 +533,31 @@ static int parse_one(struct config *cfg, int c, const char *arg, const char *nam
 		return set_str(&cfg->extra_body, arg);
 	}
 	case 'H':
+		/* CR or LF would start a header (or a request) of their own. */
+		for (const char *p = arg; *p; p++)
+			if ((unsigned char)*p < 0x20 && *p != '\t') {
+				fprintf(stderr, "infertop: invalid value for %s: control characters (CR, LF, ...) "
+					"are not allowed in a header\n", name);
+				return -1;
+			}
 		if (!strchr(arg, ':') || arg[0] == ':')
 			return cli_error(name, arg, "expected 'Name: value'");
 		if (push_str(&cfg->headers, &cfg->nheaders, arg) != 0)
 			return -1;
 		return 0;
-	case OPT_API_KEY_ENV:
+	case OPT_API_KEY_ENV: {
+		/* A variable's name, never a key: it is saved and shown. */
+		bool ok = (arg[0] == '_' || (arg[0] >= 'A' && arg[0] <= 'Z') || (arg[0] >= 'a' && arg[0] <= 'z')) &&
+			  strlen(arg) <= 128;
+		for (const char *p = arg; ok && *p; p++)
+			ok = *p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9');
+		if (!ok) {
+			fprintf(stderr, "infertop: --api-key-env takes the NAME of an environment variable "
+				"(letters, digits, _), e.g. --api-key-env MY_KEY; the value was not shown\n");
+			return -1;
+		}
 		return set_str(&cfg->api_key_env, arg);
+	}
 	case 'k':
 		cfg->insecure = true;
 		return 0;
@@ -551,7 +678,9 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 	optind = 1;
 	opterr = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "m:c:r:n:d:H:ko:qhV", cli_options, NULL)) != -1) {
+	if (cli_check_long_names(argc, argv) != 0)
+		return CLI_EXIT_USAGE;
+	while ((c = getopt_long(argc, argv, CLI_SHORT, cli_options, NULL)) != -1) {
 		char name[40];
 		if (c == 'h') {
 			cli_usage(stdout);

@@ -12,10 +12,12 @@
 #include "infertop/dataset.h"
 #include "infertop/dist.h"
 #include "infertop/http.h"
+#include "infertop/redact.h"
 #include "infertop/reqlog.h"
 #include "infertop/sampler.h"
 #include "infertop/scrape.h"
 #include "infertop/snapshot.h"
+#include "infertop/url.h"
 
 #define ENGINE_TICK_S 0.25
 
@@ -252,6 +254,18 @@ static char *str_printf(const char *a, const char *b)
 	return s;
 }
 
+/* An endpoint on the target, its query kept (url.h). */
+static char *engine_url(const char *base, const char *path)
+{
+	size_t cap = strlen(base) + strlen(path) + 64;
+	char *u = malloc(cap);
+	if (u && url_join(base, path, u, cap) != 0) {
+		free(u);
+		u = NULL;
+	}
+	return u;
+}
+
 static int engine_build_headers(struct engine *e)
 {
 	struct curl_slist *h = NULL, *t;
@@ -267,12 +281,22 @@ static int engine_build_headers(struct engine *e)
 		if (!line)
 			goto fail;
 		t = curl_slist_append(h, line);
-		/* The key lives only inside curl's list from here on. */
 		memset(line, 0, strlen(line));
 		free(line);
 		if (!t)
 			goto fail;
 		h = t;
+		/* Kept only to scrub it from what a server echoes back. */
+		size_t n = 0;
+		while (e->secrets[n])
+			n++;
+		char **more = realloc(e->secrets, (n + 2) * sizeof *more);
+		if (!more)
+			goto fail;
+		e->secrets = more;
+		if (!(more[n] = strdup(key)))
+			goto fail;
+		more[n + 1] = NULL;
 	}
 	for (size_t i = 0; i < e->cfg->nheaders; i++) {
 		if (!(t = curl_slist_append(h, e->cfg->headers[i])))
@@ -295,12 +319,14 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	}
 	e->cfg = cfg;
 	e->loop = loop;
-	e->endpoint = str_printf(cfg->url, cfg->api == OAI_CHAT ? "/v1/chat/completions" : "/v1/completions");
+	e->endpoint = engine_url(cfg->url, cfg->api == OAI_CHAT ? "/v1/chat/completions" : "/v1/completions");
 	e->http = http_new(loop);
 	e->stats = stats_new(cfg->window_ns, clock_now_ns());
 	e->series = series_new();
 	e->snap = snapshot_writer_new(e);
-	if (!e->endpoint || !e->http || !e->stats || !e->series || !e->snap || engine_build_headers(e) != 0) {
+	e->secrets = url_secrets(cfg->url);
+	if (!e->endpoint || !e->http || !e->stats || !e->series || !e->snap || !e->secrets ||
+	    engine_build_headers(e) != 0) {
 		snprintf(err, errcap, "out of memory while setting up");
 		engine_free(e);
 		return NULL;
@@ -346,6 +372,7 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	e->rctx.stats = e->stats;
 	e->rctx.endpoint = e->endpoint;
 	e->rctx.headers = e->headers;
+	e->rctx.secrets = (const char *const *)e->secrets;
 	e->rctx.timeout_ms = (long)(cfg->timeout_ns / CLOCK_NS_PER_MS);
 	e->rctx.insecure = cfg->insecure;
 	e->rctx.new_connection = cfg->new_connection;
@@ -410,6 +437,7 @@ void engine_free(struct engine *e)
 	curl_slist_free_all(e->headers);
 	cJSON_Delete(e->extra_body);
 	free(e->endpoint);
+	url_secrets_free(e->secrets);
 	free(e->model);
 	free(e);
 }
@@ -433,7 +461,7 @@ static size_t probe_write(char *ptr, size_t size, size_t nmemb, void *ud)
 
 int engine_probe(struct engine *e, char *err, size_t errcap)
 {
-	char *url = str_printf(e->cfg->url, "/v1/models");
+	char *url = engine_url(e->cfg->url, "/v1/models");
 	CURL *c = curl_easy_init();
 	struct probe_buf *b = calloc(1, sizeof *b);
 	int rc = -1;
@@ -442,6 +470,10 @@ int engine_probe(struct engine *e, char *err, size_t errcap)
 		goto out;
 	}
 	char cerr[CURL_ERROR_SIZE] = "";
+	/* Messages name the URL without credentials or query values. */
+	char shown[1024], base[1024];
+	redact_url(url, shown, sizeof shown);
+	redact_url(e->cfg->url, base, sizeof base);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, e->headers);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, probe_write);
@@ -455,7 +487,7 @@ int engine_probe(struct engine *e, char *err, size_t errcap)
 	}
 	CURLcode cc = curl_easy_perform(c);
 	if (cc != CURLE_OK) {
-		snprintf(err, errcap, "cannot reach %s: %s", e->cfg->url, cerr[0] ? cerr : curl_easy_strerror(cc));
+		snprintf(err, errcap, "cannot reach %s: %s", base, cerr[0] ? cerr : curl_easy_strerror(cc));
 		goto out;
 	}
 	long status = 0;
@@ -464,7 +496,7 @@ int engine_probe(struct engine *e, char *err, size_t errcap)
 		char m[160];
 		oai_error_body_message(b->data, b->len, m, sizeof m);
 		snprintf(err, errcap, "%s refused the request (HTTP %ld: %s); set the key with $%s or --api-key-env",
-			 url, status, m, e->cfg->api_key_env ? e->cfg->api_key_env : "OPENAI_API_KEY");
+			 shown, status, m, e->cfg->api_key_env ? e->cfg->api_key_env : "OPENAI_API_KEY");
 		goto out;
 	}
 	if (e->model) {
@@ -472,12 +504,12 @@ int engine_probe(struct engine *e, char *err, size_t errcap)
 		goto out;
 	}
 	if (status != 200) {
-		snprintf(err, errcap, "GET %s answered HTTP %ld; give the model with -m/--model", url, status);
+		snprintf(err, errcap, "GET %s answered HTTP %ld; give the model with -m/--model", shown, status);
 		goto out;
 	}
 	char id[256];
 	if (oai_models_first_id(b->data, b->len, id, sizeof id) != 0) {
-		snprintf(err, errcap, "GET %s listed no model; give the model with -m/--model", url);
+		snprintf(err, errcap, "GET %s listed no model; give the model with -m/--model", shown);
 		goto out;
 	}
 	if (!(e->model = strdup(id))) {
@@ -486,6 +518,8 @@ int engine_probe(struct engine *e, char *err, size_t errcap)
 	}
 	rc = 0;
 out:
+	if (rc != 0)
+		redact_secrets(err, (const char *const *)e->secrets);
 	if (c)
 		curl_easy_cleanup(c);
 	free(b);
@@ -494,7 +528,8 @@ out:
 		/* Prompt lengths in the server's own tokens; a server without
 		 * /tokenize leaves the estimate (noted in the description). */
 		char note[256];
-		if (dataset_calibrate(e->dataset, e->cfg->url, e->headers, e->model, e->cfg->insecure, note,
+		if (dataset_calibrate(e->dataset, e->cfg->url, e->headers, (const char *const *)e->secrets,
+				      e->model, e->cfg->insecure, note,
 				      sizeof note) != 0) {
 			snprintf(err, errcap, "out of memory while calibrating prompt lengths");
 			rc = -1;

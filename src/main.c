@@ -14,6 +14,7 @@
 #include "infertop/dataset.h"
 #include "infertop/engine.h"
 #include "infertop/plan.h"
+#include "infertop/redact.h"
 #include "infertop/report.h"
 #include "infertop/sim.h"
 #include "infertop/snapshot.h"
@@ -153,7 +154,9 @@ static int run(struct config *cfg)
 			snprintf(mode, sizeof mode, "rate %.4g req/s", cfg->rate);
 		else
 			snprintf(mode, sizeof mode, "concurrency %ld", cfg->concurrency);
-		fprintf(stderr, "infertop %s: %s, model %s, %s, %s\n", PACKAGE_VERSION, e->endpoint,
+		char shown[1024];
+		redact_url(e->endpoint, shown, sizeof shown);
+		fprintf(stderr, "infertop %s: %s, model %s, %s, %s\n", PACKAGE_VERSION, shown,
 			e->model, mode, dataset_describe(e->dataset));
 	}
 	h.next_progress = clock_now_ns() + cfg->interval_ns;

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "infertop/profile.h"
+#include "infertop/url.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -190,42 +191,14 @@ const char *profile_metrics_path(int id)
 
 static int join_url(const char *base, const char *path, char *out)
 {
-	size_t n = strlen(base);
-	while (n > 0 && base[n - 1] == '/')
-		n--;
-	int w = snprintf(out, PROFILE_URL_MAX, "%.*s%s", (int)n, base, path);
-	return w >= 0 && w < PROFILE_URL_MAX ? 0 : -1;
+	return url_join(base, path, out, PROFILE_URL_MAX);
 }
 
 /* Triton serves the API on one port (8000 HTTP/KServe, 9000 for the
  * OpenAI frontend) and metrics on 8002, with no path prefix. */
 static int triton_url(const char *base, char *out)
 {
-	const char *auth = strstr(base, "://");
-	if (!auth)
-		return -1;
-	auth += 3;
-	size_t alen = strcspn(auth, "/?#");
-	/* Skip user:password@, then the host: [v6] or a name up to ':'. */
-	const char *host = auth;
-	for (const char *p = auth; p < auth + alen; p++)
-		if (*p == '@')
-			host = p + 1;
-	const char *hend;
-	if (*host == '[') {
-		hend = memchr(host, ']', (size_t)(auth + alen - host));
-		if (!hend)
-			return -1;
-		hend++;
-	} else {
-		hend = host;
-		while (hend < auth + alen && *hend != ':')
-			hend++;
-	}
-	if (hend == host)
-		return -1;
-	int w = snprintf(out, PROFILE_URL_MAX, "%.*s:8002/metrics", (int)(hend - base), base);
-	return w >= 0 && w < PROFILE_URL_MAX ? 0 : -1;
+	return url_on_port(base, "8002", "/metrics", out, PROFILE_URL_MAX);
 }
 
 int profile_default_urls(int id, const char *base, char urls[][PROFILE_URL_MAX], int cap)

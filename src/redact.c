@@ -2,6 +2,7 @@
 
 #include "infertop/redact.h"
 
+#include <ctype.h>
 #include <string.h>
 
 void redact_url(const char *url, char *dst, size_t cap)
@@ -44,4 +45,68 @@ void redact_userinfo(char *t)
 			memmove(host, at + 1, strlen(at + 1) + 1);
 		p = host;
 	}
+}
+
+static int token_char(int c)
+{
+	return isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '+' || c == '/' ||
+	       c == '=';
+}
+
+/* Replaces [p, p + n) by "***" inside the string t. */
+static char *splice_stars(char *p, size_t n)
+{
+	memcpy(p, "***", 3);
+	memmove(p + 3, p + n, strlen(p + n) + 1);
+	return p + 3;
+}
+
+void redact_secrets(char *t, const char *const *secrets)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; secrets && secrets[i]; i++) {
+		size_t kl = strlen(secrets[i]);
+		if (kl < 3)
+			continue;
+		char *p = t;
+		while ((p = strstr(p, secrets[i])))
+			p = splice_stars(p, kl);
+	}
+	for (char *p = t; (p = strstr(p, "Bearer ")) != NULL;) {
+		p += 7;
+		size_t n = 0;
+		while (token_char((unsigned char)p[n]))
+			n++;
+		if (n > 3 || (n == 3 && memcmp(p, "***", 3) != 0))
+			p = splice_stars(p, n);
+		else
+			p += n;
+	}
+	for (char *p = t; (p = strstr(p, "sk-")) != NULL;) {
+		size_t n = 3;
+		while (token_char((unsigned char)p[n]))
+			n++;
+		if (n >= 11 && (p == t || !token_char((unsigned char)p[-1])))
+			p = splice_stars(p + 3, n - 3);
+		else
+			p += 3;
+	}
+	redact_userinfo(t);
+}
+
+int redact_looks_secret(const char *s)
+{
+	if (!s)
+		return 0;
+	if (strncmp(s, "sk-", 3) == 0 || strncmp(s, "Bearer ", 7) == 0 || strstr(s, "Authorization"))
+		return 1;
+	size_t n = 0, alpha = 0, digit = 0;
+	for (; s[n]; n++) {
+		if (!token_char((unsigned char)s[n]))
+			return 0;
+		alpha += isalpha((unsigned char)s[n]) != 0;
+		digit += isdigit((unsigned char)s[n]) != 0;
+	}
+	return n >= 20 && alpha && digit;
 }

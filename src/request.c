@@ -9,6 +9,7 @@
 
 #include "infertop/clock.h"
 #include "infertop/openai.h"
+#include "infertop/redact.h"
 
 /* Events larger than this are dropped and counted (a sane chunk is < 4 KiB). */
 #define REQUEST_MAX_EVENT (1u << 20)
@@ -23,6 +24,9 @@ static void request_fail(struct request *r, enum err_kind kind, const char *msg,
 		len = sizeof r->msg - 1;
 	memcpy(r->msg, msg, len);
 	r->msg[len] = '\0';
+	/* The one place a request's error text is recorded: the summary, the
+	 * result file, snapshots and the request log all take it from here. */
+	redact_secrets(r->msg, r->ctx->secrets);
 }
 
 static void request_failf(struct request *r, enum err_kind kind, const char *msg)

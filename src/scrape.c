@@ -13,6 +13,7 @@
 
 #include "infertop/clock.h"
 #include "infertop/profile.h"
+#include "infertop/url.h"
 
 #define BODY_INITIAL (64u << 10)
 #define ROUND_ERR_MAX 400
@@ -126,32 +127,16 @@ static void scopy(char *dst, size_t cap, const char *src)
 }
 
 /* "scheme://authority", lowercased, for the same-origin test. */
+/* Paths on the target's origin are shown short; see url.h. */
 static void origin_of(const char *url, char *out, size_t cap)
 {
-	const char *p = strstr(url, "://");
-	size_t n = p ? (size_t)(p + 3 - url) : 0;
-	if (p)
-		n += strcspn(p + 3, "/?#");
-	else
-		n = strlen(url);
-	if (n >= cap)
-		n = cap - 1;
-	for (size_t i = 0; i < n; i++)
-		out[i] = (char)tolower((unsigned char)url[i]);
-	out[n] = '\0';
+	if (url_origin(url, out, cap) != 0)
+		out[0] = '\0';
 }
 
 static bool starts_with_ci(const char *s, const char *prefix)
 {
 	return strncasecmp(s, prefix, strlen(prefix)) == 0;
-}
-
-static const char *path_of(const char *url)
-{
-	const char *p = strstr(url, "://");
-	p = p ? p + 3 : url;
-	const char *slash = strchr(p, '/');
-	return slash ? slash : url;
 }
 
 static void set_status(struct target *tg, enum server_status st)
@@ -318,9 +303,13 @@ static void round_note(struct target *tg, const char *msg)
 	const char *u = tg->urls[tg->cur];
 	origin_of(tg->urls[0], o0, sizeof o0);
 	origin_of(u, o, sizeof o);
+	char shown[PROFILE_URL_MAX];
+	if (strcmp(o0, o) != 0 || url_path(u, shown, sizeof shown) != 0)
+		redact_url(u, shown, sizeof shown);
+	else if (strchr(shown, '?'))
+		*strchr(shown, '?') = '\0';   /* query values may be keys */
 	size_t n = strlen(tg->round_err);
-	snprintf(tg->round_err + n, sizeof tg->round_err - n, "%s%s: %s", n ? "; " : "",
-		 strcmp(o0, o) == 0 ? path_of(u) : u, msg);
+	snprintf(tg->round_err + n, sizeof tg->round_err - n, "%s%s: %s", n ? "; " : "", shown, msg);
 }
 
 static void on_done(struct http_xfer *x, CURLcode rc)
@@ -525,8 +514,9 @@ struct scrape *scrape_new(struct ev_loop *loop, struct http *http, const struct 
 		} else {
 			m->nurls = profile_default_urls(want, cfg->url ? cfg->url : "", m->urls, PROFILE_MAX_CANDIDATES);
 			if (m->nurls < 1) {
-				snprintf(err, errcap, "cannot build a metrics URL from %s; give --metrics-url",
-					 cfg->url ? cfg->url : "(no URL)");
+				char shown[PROFILE_URL_MAX];
+				redact_url(cfg->url ? cfg->url : "(no URL)", shown, sizeof shown);
+				snprintf(err, errcap, "cannot build a metrics URL from %s; give --metrics-url", shown);
 				scrape_free(s);
 				return NULL;
 			}

@@ -69,7 +69,7 @@ static struct dataset *calibrated(struct config *cfg, const char *const *args, i
 	char url[64];
 	snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
 	struct curl_slist *h = json_headers();
-	assert_int_equal(dataset_calibrate(d, url, h, model, false, note, cap), 0);
+	assert_int_equal(dataset_calibrate(d, url, h, NULL, model, false, note, cap), 0);
 	curl_slist_free_all(h);
 	return d;
 }

@@ -53,8 +53,11 @@ struct dataset *dataset_open(const struct config *cfg, char *err, size_t errcap)
  * to fit the server's token counts. Returns 0 also when it falls back to
  * the estimate (the reason is then in err, and in dataset_describe());
  * -1 only when out of memory. */
+/* secrets (NULL-terminated, may be NULL) are scrubbed from what the server
+ * answers before it reaches err (redact.h). */
 int dataset_calibrate(struct dataset *d, const char *base_url, struct curl_slist *headers,
-		      const char *model, bool insecure, char *err, size_t errcap);
+		      const char *const *secrets, const char *model, bool insecure, char *err,
+		      size_t errcap);
 
 /* The next request body (malloc'd JSON, *len its length) for the API,
  * model and options in base; max_tokens comes from the dataset (or

@@ -50,6 +50,8 @@ struct engine {
 	char *endpoint;
 	char *model;
 	struct curl_slist *headers;
+	char **secrets;                /* key, URL password and query values: scrubbed
+	                                * from whatever a server echoes (redact.h) */
 	struct oai_request_opts ropts;
 	struct cJSON *extra_body;
 	struct rng prompt_rng;

@@ -13,5 +13,16 @@ void redact_url(const char *url, char *dst, size_t cap);
 /* Every "scheme://user:password@" inside text (an error message quoting a
  * URL) loses its user:password@, in place. */
 void redact_userinfo(char *text);
+/* Scrubs, in place, what a server may echo back of a request: every
+ * occurrence of each string in `secrets` (NULL-terminated: the API key,
+ * the URL's password and query values; entries under 3 bytes are left),
+ * the token after "Bearer ", and "sk-" style tokens. Each becomes "***"
+ * (text only shrinks). Also drops URL credentials. Every string from the
+ * network goes through this before it is recorded. */
+void redact_secrets(char *text, const char *const *secrets);
+/* True when a string looks like a credential (an "sk-" or "Bearer" token,
+ * or a long run of letters and digits mixed): such a value is never echoed
+ * in a message. */
+int redact_looks_secret(const char *s);
 
 #endif

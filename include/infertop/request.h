@@ -23,6 +23,7 @@ struct request_ctx {
 	struct stats *stats;
 	const char *endpoint;          /* full URL of the completions endpoint */
 	struct curl_slist *headers;
+	const char *const *secrets;    /* scrubbed from recorded errors (redact.h) */
 	long timeout_ms;
 	bool insecure;
 	bool new_connection;

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""A hostile little server for tests/secrets.sh: it lists one model, then
+answers every other request with an error body that echoes the request line
+and its Authorization header back, as some gateways do. Every request line
+and header is appended to the file named by argv[1]; the port goes to
+stdout."""
+import json
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LOG = open(sys.argv[1], "a", buffering=1)
+
+
+class Echo(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, status, obj):
+        body = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def handle_any(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        if n:
+            self.rfile.read(n)
+        LOG.write(self.requestline + "\n" + str(self.headers) + "\n")
+        if self.command == "GET" and self.path.startswith("/v1/models"):
+            self.reply(200, {"object": "list", "data": [{"id": "m", "object": "model"}]})
+            return
+        echo = "bad request %s; Authorization: %s" % (
+            self.requestline, self.headers.get("Authorization"))
+        self.reply(400, {"error": {"message": echo, "type": "invalid_request_error"}})
+
+    do_GET = handle_any
+    do_POST = handle_any
+
+
+srv = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+print(srv.server_address[1], flush=True)
+srv.serve_forever()

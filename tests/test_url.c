@@ -1,0 +1,119 @@
+/* URLs built with libcurl's URL API (url.h) and what is scrubbed before
+ * anything is shown or saved (redact.h). */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "infertop/redact.h"
+#include "infertop/url.h"
+
+static void base_is(const char *in, const char *want)
+{
+	char err[160];
+	char *b = url_base_parse(in, err, sizeof err);
+	if (!want) {
+		assert_null(b);
+		assert_true(err[0] != '\0');
+		return;
+	}
+	assert_non_null(b);
+	assert_string_equal(b, want);
+	free(b);
+}
+
+static void test_base(void **state)
+{
+	(void)state;
+	base_is("http://127.0.0.1:8000", "http://127.0.0.1:8000");
+	base_is("http://127.0.0.1:8000/", "http://127.0.0.1:8000");
+	base_is("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000");
+	base_is("http://127.0.0.1:8000/v1/", "http://127.0.0.1:8000");
+	base_is("https://gw.example/openai/v1", "https://gw.example/openai");
+	base_is("https://x.openai.azure.com/openai/deployments/d/v1?api-version=2024-06-01",
+		"https://x.openai.azure.com/openai/deployments/d?api-version=2024-06-01");
+	base_is("http://[::1]:8000/v1", "http://[::1]:8000");
+	base_is("http://u:p@h:1/v1#frag", "http://u:p@h:1");
+	base_is("ftp://h/", NULL);
+	base_is("127.0.0.1:8000", NULL);
+	base_is("http://", NULL);
+}
+
+static void test_join(void **state)
+{
+	(void)state;
+	char out[256];
+	assert_int_equal(url_join("http://h:1", "/v1/models", out, sizeof out), 0);
+	assert_string_equal(out, "http://h:1/v1/models");
+	assert_int_equal(url_join("http://h:1/?api-version=7", "/v1/chat/completions", out, sizeof out), 0);
+	assert_string_equal(out, "http://h:1/v1/chat/completions?api-version=7");
+	assert_int_equal(url_join("https://g/p/q?a=1&b=2", "/tokenize", out, sizeof out), 0);
+	assert_string_equal(out, "https://g/p/q/tokenize?a=1&b=2");
+	assert_int_equal(url_join("http://h:1", "/v1/models", out, 10), -1);
+	assert_int_equal(url_on_port("http://u:p@[::1]:8000/x?k=1", "8002", "/metrics", out, sizeof out), 0);
+	assert_string_equal(out, "http://u:p@[::1]:8002/metrics");
+	assert_int_equal(url_origin("HTTP://u:p@Host:9/a?b", out, sizeof out), 0);
+	assert_string_equal(out, "http://host:9");
+	assert_int_equal(url_path("http://h/metrics?x=1", out, sizeof out), 0);
+	assert_string_equal(out, "/metrics?x=1");
+}
+
+static void test_secrets(void **state)
+{
+	(void)state;
+	char **s = url_secrets("http://bob:pw%21x@h/v1?api-version=2024&sig=a%2Bb&flag");
+	assert_non_null(s);
+	int have_pw = 0, have_sig = 0, have_dec = 0;
+	for (size_t i = 0; s[i]; i++) {
+		have_pw |= strcmp(s[i], "pw%21x") == 0 || strcmp(s[i], "pw!x") == 0;
+		have_sig |= strcmp(s[i], "a%2Bb") == 0;
+		have_dec |= strcmp(s[i], "a+b") == 0;
+	}
+	assert_true(have_pw && have_sig && have_dec);
+
+	char t[256] = "HTTP 401: bad key sk-test-KEY0123456789 in Authorization: Bearer tok.en_1 for "
+		      "http://bob:pw@h/v1?sig=a%2Bb (sig a+b)";
+	redact_secrets(t, (const char *const *)s);
+	url_secrets_free(s);
+	assert_null(strstr(t, "KEY0123456789"));
+	assert_null(strstr(t, "tok.en_1"));
+	assert_null(strstr(t, "bob:pw@"));
+	assert_null(strstr(t, "a%2Bb"));
+	assert_null(strstr(t, "a+b"));
+	assert_non_null(strstr(t, "HTTP 401: bad key"));
+
+	const char *key[] = {"plainkey42", NULL};
+	char u[64] = "echo: plainkey42 plainkey42";
+	redact_secrets(u, key);
+	assert_string_equal(u, "echo: *** ***");
+	char v[32] = "Bearer ***";
+	redact_secrets(v, NULL);
+	assert_string_equal(v, "Bearer ***");
+	char w[32] = "task-runner sk-ok";   /* short sk- words are not keys */
+	redact_secrets(w, NULL);
+	assert_string_equal(w, "task-runner sk-ok");
+
+	assert_true(redact_looks_secret("sk-abc"));
+	assert_true(redact_looks_secret("Bearer x"));
+	assert_true(redact_looks_secret("a1b2c3d4e5f6g7h8i9j0k"));
+	assert_false(redact_looks_secret("8"));
+	assert_false(redact_looks_secret("10m"));
+	assert_false(redact_looks_secret("ttft=500ms,tpot=50ms"));
+	assert_false(redact_looks_secret("/tmp/some/long/path/to/file.json"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_base),
+		cmocka_unit_test(test_join),
+		cmocka_unit_test(test_secrets),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
