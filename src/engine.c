@@ -208,12 +208,18 @@ static void engine_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)loop;
 	(void)revents;
 	struct engine *e = w->data;
+	/* A closed terminal or a dropped SSH session (SIGHUP) must not cost
+	 * the run: it stops as SIGTERM does and finishes without the screen. */
+	if (w->signum == SIGHUP)
+		e->hung_up = true;
 	if (++e->interrupts == 1) {
-		if (!e->cfg->quiet)
+		if (!e->cfg->quiet && !e->hung_up)
 			fprintf(stderr, "infertop: stopping: in-flight requests get %.0fs to finish "
 					"(press Ctrl-C again to abort them)\n",
 				(double)e->cfg->grace_ns / 1e9);
-		engine_stop(e, w->signum == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+		engine_stop(e, w->signum == SIGINT    ? "interrupted (SIGINT)"
+			       : w->signum == SIGHUP ? "hangup (SIGHUP): the terminal closed"
+						     : "terminated (SIGTERM)");
 	} else {
 		engine_abort(e, "interrupted twice");
 	}
@@ -390,7 +396,8 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 
 	ev_signal_init(&e->sigint, engine_on_signal, SIGINT);
 	ev_signal_init(&e->sigterm, engine_on_signal, SIGTERM);
-	e->sigint.data = e->sigterm.data = e;
+	ev_signal_init(&e->sighup, engine_on_signal, SIGHUP);
+	e->sigint.data = e->sigterm.data = e->sighup.data = e;
 	ev_timer_init(&e->tick, engine_on_tick, ENGINE_TICK_S, ENGINE_TICK_S);
 	ev_timer_init(&e->grace, engine_on_grace, 0., 0.);
 	ev_timer_init(&e->duration, engine_on_duration, 0., 0.);
@@ -410,6 +417,7 @@ void engine_free(struct engine *e)
 	if (e->loop) {
 		ev_signal_stop(e->loop, &e->sigint);
 		ev_signal_stop(e->loop, &e->sigterm);
+		ev_signal_stop(e->loop, &e->sighup);
 		ev_timer_stop(e->loop, &e->tick);
 		ev_timer_stop(e->loop, &e->grace);
 		ev_timer_stop(e->loop, &e->duration);
@@ -555,6 +563,7 @@ void engine_run(struct engine *e)
 
 	ev_signal_start(e->loop, &e->sigint);
 	ev_signal_start(e->loop, &e->sigterm);
+	ev_signal_start(e->loop, &e->sighup);
 	ev_timer_start(e->loop, &e->tick);
 	snapshot_writer_start(e->snap);
 	if (cfg->duration_ns > 0 && !plan_owns_duration(e->plan)) {
@@ -581,6 +590,7 @@ void engine_run(struct engine *e)
 		ev_run(e->loop, 0);
 	ev_signal_stop(e->loop, &e->sigint);
 	ev_signal_stop(e->loop, &e->sigterm);
+	ev_signal_stop(e->loop, &e->sighup);
 }
 
 int64_t engine_elapsed(const struct engine *e, int64_t now_ns)

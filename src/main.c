@@ -161,14 +161,27 @@ static int run(struct config *cfg)
 	}
 	h.next_progress = clock_now_ns() + cfg->interval_ns;
 	engine_run(e);
+	/* The -o result is the final snapshot, written when the run ends, not
+	 * when the user gets round to leaving the dashboard. */
+	int rc = -1;
 	if (u) {
-		ui_wait_quit(u);
+		char saved[1200] = "";
+		if (!e->hung_up) {
+			rc = snapshot_write_final(e, stderr) == 0 ? 0 : 1;
+			if (cfg->output_path)
+				snprintf(saved, sizeof saved, rc == 0 ? "result saved to %s" : "could not save %s",
+					 cfg->output_path);
+		}
+		ui_wait_quit(u, saved);
 		ui_stop(u); /* the terminal is back before the summary */
 		ui_free(u);
 	}
+	/* From here on nothing waits for the terminal: a hangup now must not
+	 * cut the summary or the result short. */
+	signal(SIGHUP, SIG_IGN);
 	report_summary(stdout, e);
-	/* The -o result is the final snapshot. */
-	int rc = snapshot_write_final(e, stderr) == 0 ? 0 : 1;
+	if (rc < 0)
+		rc = snapshot_write_final(e, stderr) == 0 ? 0 : 1;
 	if (rc == 0 && cfg->have_max_error_rate) {
 		uint64_t failed = stats_errors_total(e->stats);
 		uint64_t ended = failed + e->stats->run_c.completed;

@@ -338,6 +338,43 @@ screen_all | grep -q -- "- Steps -"
 check "sweep: the steps table in the summary" $?
 finish
 
+# ---------------------------------------------------------------- run 6
+# The terminal goes away (tmux kill-session, a dropped SSH session): SIGHUP
+# stops the run as SIGTERM does, and it finishes headless with its result.
+start 100 30 "$INFERTOP_BIN" --demo -c 2 --output-tokens 8 -d 60s --grace 1s -o "$tmp/hup.json"
+wait_for "hangup: dashboard up" "Latency" 20
+pid=$(pgrep -P "$(T display-message -p -t tui '#{pane_pid}')" infertop | head -1)
+T kill-session -t tui
+i=0
+while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do i=$((i + 1)); sleep 0.1; done
+[ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null && jq -e '.completed > 0' "$tmp/hup.json" >/dev/null &&
+	jq -e '.infertop.state.stop_reason | test("SIGHUP")' "$tmp/hup.json" >/dev/null
+check "hangup: kill-session leaves a valid -o file" $?
+
+# ---------------------------------------------------------------- run 7
+# A -n run that ends with the dashboard open writes -o at the end of the
+# run, not when q is pressed later, and the screen says where it went.
+start 160 30 "$INFERTOP_BIN" --demo -c 2 -n 6 --output-tokens 4 -o "$tmp/end.json"
+wait_for "end of run: the screen says where the result went" "result saved to .*end\.json" 20
+[ -s "$tmp/end.json" ] && ! dead && jq -e '.completed == 6' "$tmp/end.json" >/dev/null
+check "end of run: -o is there while the dashboard is still open" $?
+T send-keys -t tui q
+wait_exit 10 && [ "$(exit_status)" = 0 ]
+check "end of run: q exits 0" $?
+finish
+
+# ---------------------------------------------------------------- run 8
+# A terminal that cannot place the cursor gets a notice and a headless run,
+# not a blank screen.
+start 100 30 TERM=dumb "$INFERTOP_BIN" --demo -c 2 -n 4 --output-tokens 4
+wait_exit 20 && [ "$(exit_status)" = 0 ]
+check "TERM=dumb: the run ends by itself, exit 0" $?
+T capture-pane -p -J -S - -t tui | grep -Eq "cannot place the cursor.*running headless"
+check "TERM=dumb: a one-line notice" $?
+screen_all | grep -Eq "Successful requests: +4"
+check "TERM=dumb: the summary is printed" $?
+finish
+
 if ls "$tmp"/asan* "$tmp"/ubsan* >/dev/null 2>&1; then
 	cat "$tmp"/asan* "$tmp"/ubsan* 2>/dev/null
 	check "no sanitizer reports" 1

@@ -57,7 +57,8 @@ struct engine {
 	struct rng prompt_rng;
 	struct dataset *dataset;    /* prompt source, see dataset.h */
 
-	ev_signal sigint, sigterm;
+	ev_signal sigint, sigterm, sighup;
+	bool hung_up;                   /* SIGHUP: the terminal is gone */
 	ev_timer tick, grace, duration;
 	ev_timer retry;             /* refill after connection failures */
 	int64_t backoff_ns;         /* 0 while the server accepts connections */

@@ -30,7 +30,9 @@ int ui_start(struct ui *u, char *err, size_t errcap);
 /* After engine_run: keeps the final screen until q (or a signal). Returns
  * at once when the user already asked to quit (q, Ctrl-C) or the screen
  * is not up. */
-void ui_wait_quit(struct ui *u);
+/* After the run: waits for q (or a signal), the status line saying the run
+ * is over and `saved` (where the result went; may be empty). */
+void ui_wait_quit(struct ui *u, const char *saved);
 /* Restores the terminal and replays what was written to stderr meanwhile.
  * Idempotent. */
 void ui_stop(struct ui *u);

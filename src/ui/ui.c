@@ -53,7 +53,7 @@ struct ui {
 	bool ascii, colour;
 	ev_io input;
 	ev_timer frame;
-	ev_signal winch, sigint, sigterm;
+	ev_signal winch, sigint, sigterm, sighup;
 	ev_io errpipe;
 	int idle_reads;
 
@@ -213,7 +213,8 @@ static void apply_theme(struct ui *u)
 
 static void draw(struct ui *u, int64_t now)
 {
-	if (!u->started || u->stopped)
+	/* After a hangup the terminal is gone: nothing more is written to it. */
+	if (!u->started || u->stopped || u->e->hung_up)
 		return;
 	int rows, cols;
 	getmaxyx(stdscr, rows, cols);
@@ -544,6 +545,18 @@ int ui_start(struct ui *u, char *err, size_t errcap)
 		return -1;
 	}
 	set_term(u->scr);
+	/* TERM=dumb and its kind cannot place the cursor: the dashboard would
+	 * be a blank screen, so the run goes headless instead. */
+	const char *cup = tigetstr("cup");
+	if (!cup || cup == (char *)-1) {
+		const char *t = getenv("TERM");
+		endwin();
+		delscreen(u->scr);
+		u->scr = NULL;
+		snprintf(err, errcap, "the terminal (TERM=%s) cannot place the cursor, so there is no dashboard",
+			 t ? t : "unset");
+		return -1;
+	}
 	cbreak(); /* Ctrl-C stays a signal: the engine's graceful stop */
 	noecho();
 	nonl();
@@ -592,27 +605,31 @@ int ui_start(struct ui *u, char *err, size_t errcap)
 	ev_signal_start(u->loop, &u->winch);
 	ev_signal_init(&u->sigint, on_quit_signal, SIGINT);
 	ev_signal_init(&u->sigterm, on_quit_signal, SIGTERM);
-	u->sigint.data = u->sigterm.data = u;
+	ev_signal_init(&u->sighup, on_quit_signal, SIGHUP);
+	u->sigint.data = u->sigterm.data = u->sighup.data = u;
 	resize(u);
 	return 0;
 }
 
-void ui_wait_quit(struct ui *u)
+void ui_wait_quit(struct ui *u, const char *saved)
 {
 	if (!u || !u->started || u->stopped || u->quit_requested || u->e->interrupts > 0)
 		return;
 	u->waiting = true;
-	char reason[256];
-	snprintf(reason, sizeof reason, "run finished (%s): q quits and prints the summary",
-		 u->e->stop_reason ? u->e->stop_reason : "done");
+	char reason[512];
+	snprintf(reason, sizeof reason, "run finished (%s)%s%s: q quits and prints the summary",
+		 u->e->stop_reason ? u->e->stop_reason : "done", saved && *saved ? "; " : "",
+		 saved ? saved : "");
 	set_status(u, THEME_R_WARN, 0, "%s", reason);
 	ev_signal_start(u->loop, &u->sigint);
 	ev_signal_start(u->loop, &u->sigterm);
+	ev_signal_start(u->loop, &u->sighup);
 	draw(u, clock_now_ns());
 	while (!u->quit_requested && ev_is_active(&u->input))
 		ev_run(u->loop, EVRUN_ONCE);
 	ev_signal_stop(u->loop, &u->sigint);
 	ev_signal_stop(u->loop, &u->sigterm);
+	ev_signal_stop(u->loop, &u->sighup);
 	u->waiting = false;
 }
 
@@ -627,6 +644,7 @@ void ui_stop(struct ui *u)
 	ev_signal_stop(u->loop, &u->winch);
 	ev_signal_stop(u->loop, &u->sigint);
 	ev_signal_stop(u->loop, &u->sigterm);
+	ev_signal_stop(u->loop, &u->sighup);
 	endwin();
 	delscreen(u->scr);
 	u->scr = NULL;
