@@ -226,7 +226,8 @@ void cli_usage(FILE *out)
 "  output_tokens come from usage.completion_tokens, else the chunk count.\n"
 "\n"
 "Exit status: 0 done, 1 result not written, 2 bad options or server\n"
-"unreachable at start, 3 error share above --max-error-rate.\n",
+"unreachable at start, 3 error share above --max-error-rate, 4 no request\n"
+"succeeded.\n",
 	      out);
 }
 

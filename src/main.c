@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 #include <ev.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +183,12 @@ static int run(struct config *cfg)
 	report_summary(stdout, e);
 	if (rc < 0)
 		rc = snapshot_write_final(e, stderr) == 0 ? 0 : 1;
+	/* Nothing succeeded: the figures describe no server behaviour at all,
+	 * and a script must not take the run for a pass. */
+	if (rc == 0 && e->stats->run_c.completed == 0 && stats_errors_total(e->stats) > 0) {
+		fprintf(stderr, "infertop: no request succeeded (%" PRIu64 " failed)\n", stats_errors_total(e->stats));
+		rc = 4;
+	}
 	if (rc == 0 && cfg->have_max_error_rate) {
 		uint64_t failed = stats_errors_total(e->stats);
 		uint64_t ended = failed + e->stats->run_c.completed;

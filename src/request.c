@@ -292,6 +292,10 @@ struct request *request_new(const struct request_ctx *ctx)
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
 	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	/* Asks for an uncompressed stream (a compressor would hold tokens
+	 * back) and decodes one sent anyway, rather than report it as a
+	 * broken stream. */
+	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "identity");
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, ctx->timeout_ms);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, ctx->timeout_ms < 30000 ? ctx->timeout_ms : 30000L);
 	if (ctx->insecure) {

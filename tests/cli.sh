@@ -78,9 +78,10 @@ done
 kill -INT $pid
 wait $pid
 st=$?
-[ $st -eq 0 ] && grep -q '"stop_reason":[[:space:]]*"interrupted (SIGINT)"' "$tmp/abort.json" &&
+# Nothing ever succeeded there, so the exit status says so (4).
+[ $st -eq 4 ] && grep -q '"stop_reason":[[:space:]]*"interrupted (SIGINT)"' "$tmp/abort.json" &&
 	grep -A1 '"aborted"' "$tmp/abort.json" | grep -q '"count":[[:space:]]*3'
-check "second SIGINT: aborts in-flight requests, result written" $?
+check "second SIGINT: aborts in-flight requests, result written, exit 4" $?
 
 # --max-error-rate: a broken server fails the run with exit 3 (CI gates).
 "$INFERTOP_BIN" --demo --sim-arg --fail-rate --sim-arg 0.5 --sim-arg --fail-kinds --sim-arg 500 \
@@ -89,6 +90,12 @@ check "second SIGINT: aborts in-flight requests, result written" $?
 check "--max-error-rate exceeded: exit 3" $?
 "$INFERTOP_BIN" --demo -c 4 -n 20 --output-tokens 4 -q --max-error-rate 0.1 >/dev/null 2>&1
 check "--max-error-rate not exceeded: exit 0" $?
+
+# No request succeeded: its own exit status, the result still written.
+"$INFERTOP_BIN" --demo --sim-arg --fail-rate --sim-arg 1 --sim-arg --fail-kinds --sim-arg 500 \
+	-c 2 -n 10 --output-tokens 4 -q -o "$tmp/none.json" >/dev/null 2>"$tmp/err7"
+[ $? -eq 4 ] && grep -q "no request succeeded (10 failed)" "$tmp/err7" && [ -s "$tmp/none.json" ]
+check "nothing succeeded: exit 4, result written" $?
 
 echo "cli: $fails failed"
 exit "$fails"

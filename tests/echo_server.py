@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""A hostile little server for tests/secrets.sh: it lists one model, then
-answers every other request with an error body that echoes the request line
-and its Authorization header back, as some gateways do. Every request line
-and header is appended to the file named by argv[1]; the port goes to
-stdout."""
+"""A hostile little server for the tests: it lists one model, then answers
+every other request with an error body that echoes the request line and its
+Authorization header back, as some gateways do (tests/secrets.sh). With
+--gzip it streams completions instead, gzip-compressed whatever the client
+asked for (tests/hostile.sh). Every request line and header is appended to
+the file named by argv[1]; the port goes to stdout."""
+import gzip
 import json
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOG = open(sys.argv[1], "a", buffering=1)
+GZIP = "--gzip" in sys.argv[2:]
 
 
 class Echo(BaseHTTPRequestHandler):
@@ -32,6 +35,21 @@ class Echo(BaseHTTPRequestHandler):
         LOG.write(self.requestline + "\n" + str(self.headers) + "\n")
         if self.command == "GET" and self.path.startswith("/v1/models"):
             self.reply(200, {"object": "list", "data": [{"id": "m", "object": "model"}]})
+            return
+        if GZIP and self.command == "POST" and "completions" in self.path:
+            chunk = {"id": "c", "object": "chat.completion.chunk", "model": "m",
+                     "choices": [{"index": 0, "delta": {"content": " tok"}}]}
+            usage = {"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": [],
+                     "usage": {"prompt_tokens": 5, "completion_tokens": 4, "total_tokens": 9}}
+            sse = "".join("data: %s\n\n" % json.dumps(chunk) for _ in range(4))
+            sse += "data: %s\n\ndata: [DONE]\n\n" % json.dumps(usage)
+            body = gzip.compress(sse.encode())
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
             return
         echo = "bad request %s; Authorization: %s" % (
             self.requestline, self.headers.get("Authorization"))

@@ -265,6 +265,15 @@ static void test_lookup_order(void **state)
 	assert_string_equal(dirs[0], p);
 	assert_string_equal(dirs[1], themes);
 	assert_non_null(strstr(dirs[2], "/themes"));
+
+	/* A binary run from its build tree finds the source's themes with
+	 * nothing set (--theme and the t key). */
+	unsetenv("INFERTOP_THEMES_DIR");
+	char all[THEME_DIRS_MAX][4096];
+	size_t nd = theme_dirs(all, THEME_DIRS_MAX);
+	assert_string_equal(all[nd - 1], SRC_THEMESDIR);
+	assert_int_equal(theme_find("dracula", p, sizeof p), 0);
+	assert_non_null(strstr(p, "dracula.theme"));
 }
 
 static void test_colour_mapping(void **state)

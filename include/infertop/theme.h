@@ -87,8 +87,10 @@ int theme_parse(struct theme *t, const char *text, const char *file, char *err, 
 int theme_load_file(struct theme *t, const char *path, char *err, size_t errcap);
 
 /* The directories searched, in order: $XDG_CONFIG_HOME/infertop/themes (or
- * ~/.config/...), $INFERTOP_THEMES_DIR (an uninstalled source tree),
- * PKGDATADIR/themes. Returns how many were written. */
+ * ~/.config/...), $INFERTOP_THEMES_DIR, PKGDATADIR/themes, and the source
+ * tree's themes/ (a binary run from its build tree). Returns how many were
+ * written. */
+#define THEME_DIRS_MAX 4
 size_t theme_dirs(char dirs[][4096], size_t max);
 /* Path of NAME.theme in the first directory holding it (a NAME with a "/"
  * is a path). 0, or -1 if none. */

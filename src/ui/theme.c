@@ -271,6 +271,12 @@ size_t theme_dirs(char dirs[][4096], size_t max)
 		snprintf(dirs[n++], 4096, "%s", src);
 	if (n < max)
 		snprintf(dirs[n++], 4096, "%s/themes", PKGDATADIR);
+#ifdef SRC_THEMESDIR
+	/* Run from the build tree, before `make install`: the source's themes
+	 * (a stale path in an installed binary, looked in last). */
+	if (n < max)
+		snprintf(dirs[n++], 4096, "%s", SRC_THEMESDIR);
+#endif
 	return n;
 }
 
@@ -292,8 +298,8 @@ int theme_find(const char *name, char *path, size_t cap)
 	}
 	if (!valid_name(name))
 		return -1;
-	char dirs[3][4096];
-	size_t n = theme_dirs(dirs, 3);
+	char dirs[THEME_DIRS_MAX][4096];
+	size_t n = theme_dirs(dirs, THEME_DIRS_MAX);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(path, cap, "%s/%s.theme", dirs[i], name);
 		if (access(path, R_OK) == 0)
@@ -311,10 +317,14 @@ int theme_load(struct theme *t, const char *name, char *err, size_t errcap)
 		theme_default(t);
 		if (strcmp(name, "default") == 0)
 			return 0;
-		char dirs[3][4096];
-		size_t n = theme_dirs(dirs, 3);
-		snprintf(err, errcap, "theme \"%s\" not found (looked in %s%s%s%s%s); using the default theme", name,
-			 dirs[0], n > 1 ? ", " : "", n > 1 ? dirs[1] : "", n > 2 ? ", " : "", n > 2 ? dirs[2] : "");
+		char dirs[THEME_DIRS_MAX][4096];
+		size_t n = theme_dirs(dirs, THEME_DIRS_MAX);
+		char where[1024] = "";
+		for (size_t i = 0; i < n; i++) {
+			size_t w = strlen(where);
+			snprintf(where + w, sizeof where - w, "%s%s", i ? ", " : "", dirs[i]);
+		}
+		snprintf(err, errcap, "theme \"%s\" not found (looked in %s); using the default theme", name, where);
 		return -1;
 	}
 	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
@@ -336,8 +346,8 @@ size_t theme_list(char names[][THEME_NAME_MAX], size_t max)
 	if (max == 0)
 		return 0;
 	snprintf(names[n++], THEME_NAME_MAX, "default");
-	char dirs[3][4096];
-	size_t nd = theme_dirs(dirs, 3);
+	char dirs[THEME_DIRS_MAX][4096];
+	size_t nd = theme_dirs(dirs, THEME_DIRS_MAX);
 	for (size_t i = 0; i < nd; i++) {
 		DIR *d = opendir(dirs[i]);
 		if (!d)
