@@ -49,6 +49,7 @@ static void request_on_output(struct request *r)
 	}
 	r->t_last_token = now;
 	r->chunks++;
+	stats_chunk_arrived(r->ctx->stats);
 }
 
 static int request_on_event(void *ud, const struct sse_event *ev)

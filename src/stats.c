@@ -104,6 +104,7 @@ static void counters_sub(struct stats_counters *a, const struct stats_counters *
 	a->output_tokens -= b->output_tokens;
 	a->input_tokens -= b->input_tokens;
 	a->chunks -= b->chunks;
+	a->streamed -= b->streamed;
 }
 
 static void counters_add(struct stats_counters *a, const struct stats_counters *b)
@@ -113,6 +114,18 @@ static void counters_add(struct stats_counters *a, const struct stats_counters *
 	a->output_tokens += b->output_tokens;
 	a->input_tokens += b->input_tokens;
 	a->chunks += b->chunks;
+	a->streamed += b->streamed;
+}
+
+double stats_tokens_per_chunk(const struct stats *s)
+{
+	const struct stats_counters *c = &s->all_c;
+	return c->chunks ? (double)c->output_tokens / (double)c->chunks : 1.0;
+}
+
+double stats_live_tokens(const struct stats *s, const struct stats_counters *c)
+{
+	return (double)c->streamed * stats_tokens_per_chunk(s);
 }
 
 static void stats_rotate(struct stats *s)

@@ -17,6 +17,7 @@
 #include "infertop/clock.h"
 #include "infertop/engine.h"
 #include "infertop/hist.h"
+#include "infertop/series.h"
 #include "infertop/sim.h"
 #include "enginefix.h"
 
@@ -235,6 +236,44 @@ static void test_dead_server_backoff(void **state)
 }
 
 /* Unreachable server: probe fails with a message naming the URL. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* A steady load draws a flat output tok/s line: 8 users in step, each
+ * request 1.5 s long, used to land 1,200 tokens in every other 1 s sample
+ * (1200, 0, 1200, 0) because tokens were counted when a request ended. */
+static void test_flat_tok_rate(void **state)
+{
+	struct enginefix *f = *state;
+	const char *sim[] = {"--timing", "fixed", "--ttft", "10ms", "--itl", "10ms", NULL};
+	enginefix_sim(f, sim);
+	const char *args[] = {"-c", "8", "-d", "6s", "--output-tokens", "150", "--metrics-url", "none", NULL};
+	enginefix_engine(f, args);
+	engine_run(f->e);
+	double v[6];
+	int64_t t0;
+	size_t n = series_read(f->e->series, SER_OUT_TOK_S, 0, v, 6, &t0);
+	assert_true(n >= 5);
+	/* The first second ramps up, the last drains: the middle must be flat. */
+	double mid[4] = {0}, sorted[4];
+	size_t m = 0;
+	for (size_t i = 1; i + 1 < n && m < 4; i++)
+		mid[m++] = v[i];
+	assert_true(m >= 3);
+	memcpy(sorted, mid, sizeof mid);
+	qsort(sorted, m, sizeof *sorted, cmp_double);
+	double median = sorted[m / 2], truth = 8 * 100.0;
+	for (size_t i = 0; i < m; i++) {
+		if (!(mid[i] > 0.85 * median && mid[i] < 1.15 * median))
+			fail_msg("output tok/s sample %zu is %.0f, median %.0f (truth %.0f)", i, mid[i], median, truth);
+	}
+	if (!(median > 0.85 * truth && median < 1.15 * truth))
+		fail_msg("output tok/s median %.0f, truth %.0f", median, truth);
+}
+
 static void test_unreachable(void **state)
 {
 	struct enginefix *f = *state;
@@ -260,6 +299,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_open_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dead_server_backoff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreachable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flat_tok_rate, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	curl_global_cleanup();

@@ -18,7 +18,7 @@ struct sampler {
 	bool started;
 	int64_t next_ns;            /* next point due */
 	int64_t prev_ns;            /* time of the previous counter reading */
-	uint64_t prev_completed, prev_failed, prev_out_tokens;
+	uint64_t prev_completed, prev_failed, prev_streamed;
 	uint32_t seen_events;       /* load events already turned into markers */
 	bool prev_paused;
 	int prev_state;

@@ -48,6 +48,10 @@ struct stats_counters {
 	uint64_t output_tokens;
 	uint64_t input_tokens;
 	uint64_t chunks;
+	/* Output chunks counted the moment they arrive, from every request
+	 * (the fields above move only when a request ends): live rates come
+	 * from these, so a steady load draws a flat line, not a saw-tooth. */
+	uint64_t streamed;
 };
 
 /* What one finished request contributes. Times in ns; < 0 = not reached. */
@@ -126,5 +130,21 @@ void stats_reset_run(struct stats *s, int64_t now_ns);
 void stats_freeze_run(struct stats *s);
 const char *stats_metric_name(enum stat_metric m);
 const char *stats_err_name(enum err_kind k);
+
+/* One output chunk has just arrived (the hot path: four increments). */
+static inline void stats_chunk_arrived(struct stats *s)
+{
+	s->all_c.streamed++;
+	s->win_c.streamed++;
+	s->slice_c[s->cur].streamed++;
+	if (!s->run_frozen)
+		s->run_c.streamed++;
+}
+/* Output tokens per chunk over the finished requests (usage over chunks:
+ * llama.cpp merges byte pieces, some servers batch tokens), 1 before any;
+ * turns streamed chunks into a live token count. */
+double stats_tokens_per_chunk(const struct stats *s);
+/* The live output token count of a counter set. */
+double stats_live_tokens(const struct stats *s, const struct stats_counters *c);
 
 #endif

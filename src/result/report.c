@@ -31,7 +31,7 @@ void report_progress(FILE *out, const struct engine *e, int64_t now_ns)
 		"%.2f req/s | %.0f out tok/s | TTFT p50 %.1f p99 %.1f ms | ITL p50 %.2f p99 %.2f ms",
 		el, s->in_flight, s->run_c.completed, errors, ended ? 100.0 * (double)errors / (double)ended : 0.0,
 		win > 0 ? (double)s->win_c.completed / win : 0.0,
-		win > 0 ? (double)s->win_c.output_tokens / win : 0.0,
+		win > 0 ? stats_live_tokens(s, &s->win_c) / win : 0.0,
 		us_to_ms(hist_percentile(ttft, 50)), us_to_ms(hist_percentile(ttft, 99)),
 		us_to_ms(hist_percentile(itl, 50)), us_to_ms(hist_percentile(itl, 99)));
 	if (e->server) {

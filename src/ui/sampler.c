@@ -73,7 +73,7 @@ void series_sample(struct series *s, const struct engine *e, int64_t now_ns)
 		p->prev_ns = now_ns;
 		p->prev_completed = st->all_c.completed;
 		p->prev_failed = st->all_c.failed;
-		p->prev_out_tokens = st->all_c.output_tokens;
+		p->prev_streamed = st->all_c.streamed;
 		p->prev_state = (int)ENGINE_RUNNING;
 	}
 	mark_events(s, p, e, now_ns);
@@ -83,7 +83,7 @@ void series_sample(struct series *s, const struct engine *e, int64_t now_ns)
 	double v[SER_N];
 	double dt = (double)(now_ns - p->prev_ns) / 1e9;
 	if (dt > 0) {
-		v[SER_OUT_TOK_S] = (double)(st->all_c.output_tokens - p->prev_out_tokens) / dt;
+		v[SER_OUT_TOK_S] = (double)(st->all_c.streamed - p->prev_streamed) * stats_tokens_per_chunk(st) / dt;
 		v[SER_REQ_S] = (double)(st->all_c.completed - p->prev_completed) / dt;
 		v[SER_ERRORS] = (double)(st->all_c.failed - p->prev_failed) / dt;
 	} else {
@@ -101,7 +101,7 @@ void series_sample(struct series *s, const struct engine *e, int64_t now_ns)
 	p->prev_ns = now_ns;
 	p->prev_completed = st->all_c.completed;
 	p->prev_failed = st->all_c.failed;
-	p->prev_out_tokens = st->all_c.output_tokens;
+	p->prev_streamed = st->all_c.streamed;
 	/* Stay on the one-second grid of the first point; after a stall, skip
 	 * the missed seconds (they read as a gap). */
 	int64_t late = now_ns - p->next_ns;

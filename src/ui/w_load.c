@@ -92,9 +92,9 @@ void w_load_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 	s = push(segs, &n, "", "", " req/s", " req/s", THEME_R_VALUE, 5);
 	rate_value(s->value, sizeof s->value, (double)st->win_c.completed, win, d);
 	s = push(segs, &n, "", "", " out tok/s", " out t/s", THEME_R_VALUE, 7);
-	rate_value(s->value, sizeof s->value, (double)st->win_c.output_tokens, win, d);
+	rate_value(s->value, sizeof s->value, stats_live_tokens(st, &st->win_c), win, d);
 	s = push(segs, &n, "", "", " total tok/s", " tot t/s", THEME_R_VALUE, 4);
-	rate_value(s->value, sizeof s->value, (double)(st->win_c.output_tokens + st->win_c.input_tokens), win, d);
+	rate_value(s->value, sizeof s->value, stats_live_tokens(st, &st->win_c) + (double)st->win_c.input_tokens, win, d);
 	if (plan_slo(e->plan)) {
 		/* Requests meeting every --slo, per second over the window. */
 		s = push(segs, &n, "goodput ", "good ", " req/s", "/s", THEME_R_GOOD, 6);
