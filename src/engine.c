@@ -73,11 +73,53 @@ static void engine_check_end(struct engine *e)
 	ev_break(e->loop, EVBREAK_ONE);
 }
 
-/* A server that refuses connections fails each request at once; refilling
- * at once would spin the loop (thousands of errors a second). Back off,
- * 50 ms doubling to 1 s, until a request gets through again. */
+/* A server that refuses connections, or answers 429 / 503, fails each
+ * request at once; refilling at once would hammer it (thousands of errors a
+ * second) and measure nothing. Every user (closed loop) or arrival (open
+ * loop) waits: for the server's Retry-After when it sends one, else 50 ms
+ * doubling to 1 s for refusals and to 10 s for 429/503, with +-25% jitter
+ * so users do not come back in step, until a request gets through. */
 #define ENGINE_BACKOFF_MIN_NS (50 * CLOCK_NS_PER_MS)
 #define ENGINE_BACKOFF_MAX_NS CLOCK_NS_PER_S
+#define ENGINE_BACKOFF_HTTP_MAX_NS (10 * CLOCK_NS_PER_S)
+
+/* 0 for a refused connection, the status for 429/503, -1: no backoff. */
+static int engine_backoff_code(const struct req_result *res)
+{
+	if (res->ok)
+		return -1;
+	if (res->err == ERR_CONNECT)
+		return 0;
+	if (res->err == ERR_HTTP && (res->http_code == 429 || res->http_code == 503))
+		return res->http_code;
+	return -1;
+}
+
+static void engine_back_off(struct engine *e, int code, int64_t retry_after_ns)
+{
+	/* One step per round of refusals, not per refused request. */
+	if (ev_is_active(&e->retry))
+		return;
+	int64_t wait;
+	if (retry_after_ns >= 0) {
+		wait = retry_after_ns > 10 * CLOCK_NS_PER_MS ? retry_after_ns : 10 * CLOCK_NS_PER_MS;
+	} else {
+		int64_t cap = code ? ENGINE_BACKOFF_HTTP_MAX_NS : ENGINE_BACKOFF_MAX_NS;
+		e->backoff_ns = e->backoff_ns ? e->backoff_ns * 2 : ENGINE_BACKOFF_MIN_NS;
+		if (e->backoff_ns > cap)
+			e->backoff_ns = cap;
+		/* xorshift64: jitter only, seeded from --seed. */
+		e->jitter ^= e->jitter << 13;
+		e->jitter ^= e->jitter >> 7;
+		e->jitter ^= e->jitter << 17;
+		double f = 0.75 + 0.5 * (double)(e->jitter >> 11) / 9007199254740992.0;
+		wait = (int64_t)((double)e->backoff_ns * f);
+	}
+	e->backoff_code = code;
+	load_backoff(&e->load, true);
+	ev_timer_set(&e->retry, (double)wait / 1e9, 0.);
+	ev_timer_start(e->loop, &e->retry);
+}
 
 static void engine_on_request_done(void *ud, struct request *r, const struct req_result *res)
 {
@@ -87,20 +129,12 @@ static void engine_on_request_done(void *ud, struct request *r, const struct req
 	list_unlink(&e->live, r);
 	list_push(&e->spare, r);
 	plan_request_done(e->plan, model, res, clock_now_ns());
-	if (!res->ok && res->err == ERR_CONNECT) {
-		/* One step per round of refusals, not per refused request. */
-		if (!ev_is_active(&e->retry)) {
-			e->backoff_ns = e->backoff_ns ? e->backoff_ns * 2 : ENGINE_BACKOFF_MIN_NS;
-			if (e->backoff_ns > ENGINE_BACKOFF_MAX_NS)
-				e->backoff_ns = ENGINE_BACKOFF_MAX_NS;
-			ev_timer_set(&e->retry, (double)e->backoff_ns / 1e9, 0.);
-			ev_timer_start(e->loop, &e->retry);
-		}
-	} else if (res->ok) {
+	int code = engine_backoff_code(res);
+	if (code >= 0)
+		engine_back_off(e, code, res->retry_after_ns);
+	else if (res->ok)
 		e->backoff_ns = 0;
-	}
-	if (!ev_is_active(&e->retry))
-		load_on_done(&e->load);
+	load_on_done(&e->load);   /* starts nothing while backing off */
 	engine_check_end(e);
 }
 
@@ -109,7 +143,7 @@ static void engine_on_retry(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)loop;
 	(void)revents;
 	struct engine *e = w->data;
-	load_on_done(&e->load);
+	load_backoff(&e->load, false);
 	engine_check_end(e);
 }
 
@@ -402,6 +436,7 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	ev_timer_init(&e->grace, engine_on_grace, 0., 0.);
 	ev_timer_init(&e->duration, engine_on_duration, 0., 0.);
 	ev_timer_init(&e->retry, engine_on_retry, 0., 0.);
+	e->jitter = cfg->seed * 0x9E3779B97F4A7C15ULL + 1;
 	e->tick.data = e->grace.data = e->duration.data = e->retry.data = e;
 	return e;
 }

@@ -191,3 +191,37 @@ long http_reuse_limit(const struct http *h)
 	 * the last byte, ours when we read it. */
 	return t > 1 ? t - 1 : 1;
 }
+
+int64_t http_retry_after_parse(const char *value, size_t len, time_t now_unix)
+{
+	char buf[64];
+	while (len && (*value == ' ' || *value == '\t')) {
+		value++;
+		len--;
+	}
+	while (len && (value[len - 1] == '\r' || value[len - 1] == '\n' || value[len - 1] == ' '))
+		len--;
+	if (!len || len >= sizeof buf)
+		return -1;
+	memcpy(buf, value, len);
+	buf[len] = '\0';
+	int64_t s = -1;
+	if (buf[0] >= '0' && buf[0] <= '9') {
+		char *end;
+		long long v = strtoll(buf, &end, 10);
+		if (*end || v < 0)
+			return -1;
+		s = v;
+	} else {
+		/* IMF-fixdate, as RFC 9110 sends it: "Sun, 06 Nov 1994 08:49:37 GMT". */
+		struct tm tm = {0};
+		char *end = strptime(buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+		if (!end || *end)
+			return -1;
+		time_t at = timegm(&tm);
+		s = at > now_unix ? (int64_t)(at - now_unix) : 0;
+	}
+	if (s > HTTP_RETRY_AFTER_MAX_S)
+		s = HTTP_RETRY_AFTER_MAX_S;
+	return s * 1000000000LL;
+}

@@ -34,7 +34,7 @@ bool load_exhausted(const struct load *l)
 
 static bool load_can_start(const struct load *l)
 {
-	return !l->paused && !l->held && !load_exhausted(l);
+	return !l->paused && !l->held && !l->backing_off && !load_exhausted(l);
 }
 
 static int load_start_one(struct load *l, int64_t t_intended)
@@ -93,7 +93,8 @@ static void load_drain_pending(struct load *l)
 static void load_schedule(struct load *l)
 {
 	ev_timer_stop(l->loop, &l->arrival_timer);
-	if (l->mode != LOAD_OPEN || !load_can_start(l))
+	/* Arrivals go on during a backoff: they queue. */
+	if (l->mode != LOAD_OPEN || l->paused || l->held || load_exhausted(l))
 		return;
 	int64_t now = clock_now_ns();
 	double delay = (double)(l->next_intended - now) / 1e9;
@@ -168,8 +169,9 @@ static void load_on_arrival(struct ev_loop *loop, ev_timer *w, int revents)
 	int64_t now = clock_now_ns();
 	/* The loop may wake late; every arrival already due starts now with
 	 * its own intended time, so lateness shows up as queue time. */
-	while (l->mode == LOAD_OPEN && load_can_start(l) && l->next_intended <= now) {
-		if (l->pending_len == 0 && load_under_cap(l)) {
+	while (l->mode == LOAD_OPEN && !l->paused && !l->held && !load_exhausted(l) &&
+	       l->next_intended <= now) {
+		if (!l->backing_off && l->pending_len == 0 && load_under_cap(l)) {
 			if (load_start_one(l, l->next_intended) != 0 && pending_push(l, l->next_intended) != 0)
 				l->dropped++;
 		} else if (pending_push(l, l->next_intended) != 0) {
@@ -335,6 +337,13 @@ void load_stop(struct load *l)
 	l->stopped = true;
 	l->pending_len = 0;
 	ev_timer_stop(l->loop, &l->arrival_timer);
+}
+
+void load_backoff(struct load *l, bool on)
+{
+	l->backing_off = on;
+	if (!on)
+		load_on_done(l);
 }
 
 void load_on_done(struct load *l)

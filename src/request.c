@@ -120,14 +120,16 @@ static size_t request_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-/* Only the Keep-Alive header matters here: it tells how long the server
- * keeps an idle connection open. */
+/* Keep-Alive tells how long the server keeps an idle connection open;
+ * Retry-After how long it wants the client to wait (429, 503). */
 static size_t request_on_header(char *line, size_t size, size_t nitems, void *ud)
 {
 	struct request *r = ud;
 	size_t n = size * nitems;
 	if (n > 11 && strncasecmp(line, "keep-alive:", 11) == 0)
 		http_note_keepalive(r->ctx->http, http_keepalive_parse(line + 11, n - 11));
+	else if (n > 12 && strncasecmp(line, "retry-after:", 12) == 0)
+		r->retry_after_ns = http_retry_after_parse(line + 12, n - 12, time(NULL));
 	return n;
 }
 
@@ -217,6 +219,7 @@ static void request_finish(struct request *r, CURLcode rc)
 		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
 	struct req_result res = {0};
 	res.http_code = (int)r->status;
+	res.retry_after_ns = r->retry_after_ns;
 	if (rc != CURLE_OK && !r->failed) {
 		const char *m = r->curl_err[0] ? r->curl_err : curl_easy_strerror(rc);
 		enum err_kind k = classify_curl(rc);
@@ -331,6 +334,7 @@ int request_start(struct request *r, char *body, size_t len, int64_t t_intended)
 	r->usage_completion = r->usage_prompt = -1;
 	r->status = 0;
 	r->status_known = r->done_seen = r->failed = false;
+	r->retry_after_ns = -1;
 	if (r->retried && !r->ctx->new_connection)
 		curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 0L);
 	r->retried = false;

@@ -274,6 +274,24 @@ static void test_flat_tok_rate(void **state)
 		fail_msg("output tok/s median %.0f, truth %.0f", median, truth);
 }
 
+/* A server that answers every request 429 with Retry-After: 1 gets about
+ * one request per user per second, not thousands a second. */
+static void test_retry_after(void **state)
+{
+	struct enginefix *f = *state;
+	const char *sim[] = {"--fail-rate", "1", "--fail-kinds", "429", NULL};
+	enginefix_sim(f, sim);
+	const char *args[] = {"-c", "4", "-d", "3s", "--output-tokens", "4", "--metrics-url", "none", NULL};
+	enginefix_engine(f, args);
+	engine_run(f->e);
+	const struct stats *s = f->e->stats;
+	/* Rounds at 0, 1 and 2 s (and perhaps one at the 3 s edge). */
+	if (s->started < 8 || s->started > 16)
+		fail_msg("%llu requests in 3 s from 4 users told to wait 1 s", (unsigned long long)s->started);
+	assert_int_equal(s->errors[ERR_HTTP], s->started - s->in_flight);
+	assert_int_equal(s->http_codes[429], s->errors[ERR_HTTP]);
+}
+
 static void test_unreachable(void **state)
 {
 	struct enginefix *f = *state;
@@ -300,6 +318,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dead_server_backoff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreachable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flat_tok_rate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retry_after, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	curl_global_cleanup();

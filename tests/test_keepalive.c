@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <ev.h>
@@ -54,6 +55,28 @@ static void test_keepalive_parse(void **state)
 	assert_int_equal(ka(" xtimeout=5"), -1);     /* another parameter's name */
 	assert_int_equal(ka(" timeout=99999999999999999999"), -1);
 	assert_int_equal(http_keepalive_parse("timeout=5", 8), -1); /* length is honoured */
+}
+
+static int64_t ra(const char *v, time_t now)
+{
+	return http_retry_after_parse(v, strlen(v), now);
+}
+
+static void test_retry_after_parse(void **state)
+{
+	(void)state;
+	const int64_t S = 1000000000LL;
+	assert_true(ra(" 1\r\n", 0) == 1 * S);
+	assert_true(ra("120", 0) == 120 * S);
+	assert_true(ra(" 0", 0) == 0);
+	assert_true(ra(" 99999", 0) == HTTP_RETRY_AFTER_MAX_S * S);
+	assert_true(ra(" -5", 0) == -1);
+	assert_true(ra(" soon", 0) == -1);
+	assert_true(ra("", 0) == -1);
+	/* An HTTP date 30 s after now; one in the past means now. */
+	assert_true(ra(" Sun, 06 Nov 1994 08:49:37 GMT\r\n", 784111747) == 30 * S);
+	assert_true(ra(" Sun, 06 Nov 1994 08:49:37 GMT", 784111800) == 0);
+	assert_true(ra(" Sun, 06 Nov 1994 08:49:37", 784111747) == -1);
 }
 
 /* Every connection serves one request; the next one sent on it is dropped
@@ -117,6 +140,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_keepalive_parse),
+		cmocka_unit_test(test_retry_after_parse),
 		cmocka_unit_test_setup_teardown(test_dropped_on_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_closed_silently, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_limit_learned, setup, teardown),

@@ -62,6 +62,8 @@ struct engine {
 	ev_timer tick, grace, duration;
 	ev_timer retry;             /* refill after connection failures */
 	int64_t backoff_ns;         /* 0 while the server accepts connections */
+	int backoff_code;           /* why: 0 refused connections, else 429/503 */
+	uint64_t jitter;            /* backoff jitter state */
 	int interrupts;
 	enum engine_state state;
 	int64_t t_start;

@@ -3,6 +3,8 @@
 
 #include <curl/curl.h>
 #include <ev.h>
+#include <stdint.h>
+#include <time.h>
 
 /* libcurl's multi interface driven by libev: one ev_io per socket curl
  * asks for, one ev_timer for curl's timeout. Every transfer stores a
@@ -32,6 +34,11 @@ long http_sockets(const struct http *h);
 #define HTTP_KEEPALIVE_DEFAULT_S 5
 /* The seconds of "timeout=N" in a Keep-Alive header's value, or -1. */
 long http_keepalive_parse(const char *value, size_t len);
+/* A Retry-After header's value ("120" seconds, or an HTTP date, read
+ * against now_unix): the wait in ns, capped at HTTP_RETRY_AFTER_MAX_S;
+ * -1 when unreadable. */
+#define HTTP_RETRY_AFTER_MAX_S 300
+int64_t http_retry_after_parse(const char *value, size_t len, time_t now_unix);
 /* Records a server's idle limit (from its Keep-Alive header). */
 void http_note_keepalive(struct http *h, long timeout_s);
 /* How long a connection may sit idle and still be reused, in seconds. */

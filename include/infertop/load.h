@@ -55,6 +55,7 @@ struct load {
 	long max_concurrency;      /* open-loop cap, 0 = none */
 	bool paused;               /* by the user */
 	bool held;                 /* by a plan, between measured steps */
+	bool backing_off;          /* the server asked to wait (429, 503, refusals) */
 	bool stopped;
 	uint64_t limit;            /* max requests to start, 0 = none */
 	uint64_t started;
@@ -92,6 +93,10 @@ void load_set_rate(struct load *l, double rate);
 void load_pause(struct load *l, bool paused);
 /* No more starts, ever (stop conditions, Ctrl-C). Pending arrivals dropped. */
 void load_stop(struct load *l);
+/* The server asked the client to wait: no request starts until the
+ * backoff ends. Closed-loop users wait; open-loop arrivals keep their
+ * intended times and queue (their wait shows as client queue time). */
+void load_backoff(struct load *l, bool on);
 /* A request ended: closed loop refills, open loop drains the FIFO. */
 void load_on_done(struct load *l);
 uint32_t load_pending(const struct load *l);

@@ -56,6 +56,7 @@ struct request {
 	bool done_seen;
 	bool failed;
 	bool retried;                  /* resent once on a fresh connection */
+	int64_t retry_after_ns;        /* Retry-After of the answer, -1 if none */
 	enum err_kind err;
 	char msg[STATS_MSG_MAX];
 	size_t n_itl;

@@ -68,6 +68,7 @@ struct req_result {
 	bool tokens_from_usage;
 	int64_t prompt_tokens;   /* from usage; < 0 = unknown */
 	uint64_t chunks;         /* output-carrying chunks */
+	int64_t retry_after_ns;  /* the server's Retry-After; < 0 = none */
 };
 
 struct stats {

@@ -34,6 +34,12 @@ void report_progress(FILE *out, const struct engine *e, int64_t now_ns)
 		win > 0 ? stats_live_tokens(s, &s->win_c) / win : 0.0,
 		us_to_ms(hist_percentile(ttft, 50)), us_to_ms(hist_percentile(ttft, 99)),
 		us_to_ms(hist_percentile(itl, 50)), us_to_ms(hist_percentile(itl, 99)));
+	if (e->load.backing_off && e->state == ENGINE_RUNNING) {
+		if (e->backoff_code)
+			fprintf(out, " | backing off (%d)", e->backoff_code);
+		else
+			fprintf(out, " | backing off (connections refused)");
+	}
 	if (e->server) {
 		char b[160];
 		server_format_brief(e->server, b, sizeof b);

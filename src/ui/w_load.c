@@ -65,6 +65,13 @@ void w_load_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 		push(segs, &n, "draining", "draining", "", "", THEME_R_WARN, 9);
 	else if (l->paused && e->state == ENGINE_RUNNING)
 		push(segs, &n, "PAUSED", "PAUSED", "", "", THEME_R_WARN, 9);
+	else if (l->backing_off && e->state == ENGINE_RUNNING) {
+		s = push(segs, &n, "backing off ", "backoff ", "", "", THEME_R_WARN, 9);
+		if (e->backoff_code)
+			snprintf(s->value, sizeof s->value, "(%d)", e->backoff_code);
+		else
+			snprintf(s->value, sizeof s->value, "(refused)");
+	}
 	if (open) {
 		s = push(segs, &n, "rate ", "rate ", " req/s", "/s", THEME_R_VALUE, 10);
 		snprintf(s->value, sizeof s->value, "%.3g", l->rate);
