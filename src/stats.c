@@ -107,7 +107,7 @@ static void counters_sub(struct stats_counters *a, const struct stats_counters *
 	a->streamed -= b->streamed;
 }
 
-static void counters_add(struct stats_counters *a, const struct stats_counters *b)
+void stats_counters_add(struct stats_counters *a, const struct stats_counters *b)
 {
 	a->completed += b->completed;
 	a->failed += b->failed;
@@ -235,10 +235,10 @@ void stats_request_done(struct stats *s, const struct req_result *r)
 			stats_record(s, STAT_TPOT, (r->e2e_ns - r->ttft_ns) / (r->output_tokens - 1));
 	}
 	if (!s->run_frozen)
-		counters_add(&s->run_c, &add);
-	counters_add(&s->all_c, &add);
-	counters_add(&s->win_c, &add);
-	counters_add(&s->slice_c[s->cur], &add);
+		stats_counters_add(&s->run_c, &add);
+	stats_counters_add(&s->all_c, &add);
+	stats_counters_add(&s->win_c, &add);
+	stats_counters_add(&s->slice_c[s->cur], &add);
 }
 
 double stats_window_seconds(const struct stats *s, int64_t now_ns)

@@ -252,6 +252,10 @@ static void finish(struct stats *st, int out_tokens, bool ok)
 		.e2e_ns = 200 * CLOCK_NS_PER_MS, .output_tokens = out_tokens, .prompt_tokens = 10, .chunks = 1,
 	};
 	st->in_flight++;
+	/* Tokens arrive before the request ends (one chunk each here). */
+	for (int i = 0; i < out_tokens; i++)
+		stats_chunk_arrived(st);
+	r.chunks = out_tokens > 0 ? (uint64_t)out_tokens : 1;
 	stats_request_done(st, &r);
 }
 

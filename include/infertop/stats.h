@@ -145,6 +145,8 @@ static inline void stats_chunk_arrived(struct stats *s)
  * llama.cpp merges byte pieces, some servers batch tokens), 1 before any;
  * turns streamed chunks into a live token count. */
 double stats_tokens_per_chunk(const struct stats *s);
+/* a += b, every field (merges and the window's slices). */
+void stats_counters_add(struct stats_counters *a, const struct stats_counters *b);
 /* The live output token count of a counter set. */
 double stats_live_tokens(const struct stats *s, const struct stats_counters *c);
 

@@ -211,6 +211,7 @@ static cJSON *counters_object(const struct stats_counters *c)
 	put_u64(o, "output_tokens", c->output_tokens);
 	put_u64(o, "input_tokens", c->input_tokens);
 	put_u64(o, "output_chunks", c->chunks);
+	put_u64(o, "streamed_chunks", c->streamed);
 	return o;
 }
 
@@ -741,6 +742,7 @@ static void get_counters(struct rd *r, const cJSON *o, struct stats_counters *c)
 	c->output_tokens = get_u64(r, o, "output_tokens");
 	c->input_tokens = get_u64(r, o, "input_tokens");
 	c->chunks = get_u64(r, o, "output_chunks");
+	c->streamed = get_u64(r, o, "streamed_chunks");   /* 0 in older files */
 }
 
 /* A metric missing from the file (an older writer) reads as empty; one
@@ -974,15 +976,6 @@ out:
 
 /* ---- merge ---- */
 
-static void counters_add(struct stats_counters *a, const struct stats_counters *b)
-{
-	a->completed += b->completed;
-	a->failed += b->failed;
-	a->output_tokens += b->output_tokens;
-	a->input_tokens += b->input_tokens;
-	a->chunks += b->chunks;
-}
-
 static cJSON *source_summary(const struct snapshot *s)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -1072,8 +1065,8 @@ int snapshot_merge(struct snapshot *dst, const struct snapshot *const *src, size
 		dst->pending += s->pending;
 		dst->vllm_request_rate += s->vllm_request_rate;
 		dst->vllm_max_concurrency += s->vllm_max_concurrency;
-		counters_add(&dst->run_c, &s->run_c);
-		counters_add(&dst->win_c, &s->win_c);
+		stats_counters_add(&dst->run_c, &s->run_c);
+		stats_counters_add(&dst->win_c, &s->win_c);
 		dst->started += s->started;
 		/* Peaks need not coincide: the sum is an upper bound. */
 		dst->max_in_flight += s->max_in_flight;
