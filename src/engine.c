@@ -388,6 +388,11 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 		engine_free(e);
 		return NULL;
 	}
+	/* Found out now, not at the first snapshot an hour into the run. */
+	if (cfg->snapshot_dir && snapshot_dir_check(cfg->snapshot_dir, err, errcap) != 0) {
+		engine_free(e);
+		return NULL;
+	}
 	rng_seed(&e->prompt_rng, cfg->seed ^ 0x5eedULL);
 	/* A bad dataset file stops here, before anything is sent. */
 	if (!(e->dataset = dataset_open(cfg, err, errcap))) {

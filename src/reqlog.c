@@ -30,6 +30,7 @@ struct reqlog {
 	size_t len;
 	uint64_t buffered;       /* lines in buf */
 	bool torn;               /* the file ends inside a line (a failed write) */
+	bool failing;            /* the last write failed: said once, not each time */
 	struct reqlog_stats st;
 	char buf[REQLOG_BUF];
 };
@@ -145,12 +146,26 @@ int reqlog_flush(struct reqlog *l)
 	l->st.written_bytes += l->len;
 	l->len = 0;
 	l->buffered = 0;
+	if (l->failing) {
+		l->failing = false;
+		fprintf(stderr, "infertop: request log: writing again (%llu lines were lost)\n",
+			(unsigned long long)l->st.dropped);
+	}
 	return 0;
 lost:
 	l->st.write_errors++;
 	l->st.dropped += l->buffered;
 	l->len = 0;
 	l->buffered = 0;
+	/* Once when it starts failing and once when it recovers: a full disk
+	 * must not print a line every second. The count is in the summary,
+	 * the result and the dashboard's errors panel. */
+	if (!l->failing) {
+		l->failing = true;
+		fprintf(stderr, "infertop: request log: %s; its lines are dropped (and counted) until "
+				"writing works again\n",
+			l->st.last_error[0] ? l->st.last_error : "write failed");
+	}
 	return -1;
 }
 

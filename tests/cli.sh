@@ -97,5 +97,31 @@ check "--max-error-rate not exceeded: exit 0" $?
 [ $? -eq 4 ] && grep -q "no request succeeded (10 failed)" "$tmp/err7" && [ -s "$tmp/none.json" ]
 check "nothing succeeded: exit 4, result written" $?
 
+# A missing --snapshot-dir is found at start, like --request-log.
+"$INFERTOP_BIN" --demo -q --no-tui -n 2 --snapshot-dir "$tmp/no/such/dir" >/dev/null 2>"$tmp/err8"
+[ $? -eq 2 ] && grep -q -- "--snapshot-dir .*No such file" "$tmp/err8"
+check "missing --snapshot-dir: exit 2 at start" $?
+
+# A full disk under --request-log: one warning, not one per flush, and the
+# loss counted in the summary.
+"$INFERTOP_BIN" --demo --no-tui -c 2 -d 3s --output-tokens 4 --request-log /dev/full \
+	>"$tmp/out9" 2>"$tmp/err9"
+[ "$(grep -c 'request log: cannot write' "$tmp/err9")" -eq 1 ] &&
+	grep -Eq "^Request log: [1-9][0-9]* lines dropped \(cannot write /dev/full" "$tmp/out9"
+check "request log on a full disk: warned once, the loss in the summary" $?
+
+# Snapshots failing every second (their directory removed mid-run): said
+# once, not at every interval.
+mkdir "$tmp/snaps"
+"$INFERTOP_BIN" --demo --no-tui -c 2 -d 4s --output-tokens 4 --snapshot-dir "$tmp/snaps" \
+	--snapshot-every 1s --interval 200ms >/dev/null 2>"$tmp/err10" &
+pid=$!
+i=0
+while [ $i -lt 100 ] && ! grep -q "in-flight" "$tmp/err10" 2>/dev/null; do i=$((i + 1)); sleep 0.1; done
+rm -rf "$tmp/snaps"
+wait $pid
+[ "$(grep -c 'snapshot failed' "$tmp/err10")" -eq 1 ] && ! grep -q "snapshots still failing" "$tmp/err10"
+check "failing snapshots: said once ($(grep -c 'snapshot failed' "$tmp/err10") lines)" $?
+
 echo "cli: $fails failed"
 exit "$fails"

@@ -201,6 +201,9 @@ const struct snapshot_result *snapshot_last(const struct snapshot_writer *w);
 uint64_t snapshot_written(const struct snapshot_writer *w);
 uint64_t snapshot_failures(const struct snapshot_writer *w);
 
+/* --snapshot-dir must be a directory we can create files in: 0, or -1
+ * with the reason in err. */
+int snapshot_dir_check(const char *dir, char *err, size_t errcap);
 /* At the end of the run (synchronous: nothing is measured any more). The
  * final snapshot goes to -o when given, else to the snapshot directory when
  * snapshots were in use (--snapshot-dir, --snapshot-every, or one taken

@@ -658,6 +658,12 @@ void snapshot_print_summary(FILE *out, const struct snapshot *s)
 	}
 	fprintf(out, "Output tokens counted from: %s; stopped: %s\n", s->token_source,
 		s->stop_reason[0] ? s->stop_reason : "-");
+	const cJSON *dropped = s->request_log ? cJSON_GetObjectItemCaseSensitive(s->request_log, "dropped") : NULL;
+	if (cJSON_IsNumber(dropped) && dropped->valuedouble > 0) {
+		const cJSON *why = cJSON_GetObjectItemCaseSensitive(s->request_log, "last_error");
+		fprintf(out, "Request log: %.0f lines dropped (%s)\n", dropped->valuedouble,
+			cJSON_IsString(why) ? why->valuestring : "write errors");
+	}
 	if (s->plan_text)
 		fputs(s->plan_text, out);
 	fflush(out);

@@ -205,6 +205,8 @@ struct snapshot_writer {
 
 	struct snapshot_result last;
 	uint64_t written, failures, requests;
+	uint64_t failing;           /* failures in a row (said once, then each minute) */
+	int64_t failing_said_ns;
 	snapshot_done_fn fn;
 	void *ud;
 };
@@ -220,12 +222,25 @@ static void report(struct snapshot_writer *w, const struct snapshot_result *r)
 		w->fn(w->ud, r);
 		return;
 	}
+	/* A full disk fails every --snapshot-every: said when it starts, once
+	 * a minute while it lasts, and when it ends, not at every interval. */
+	int64_t now = clock_now_ns();
 	if (r->ok) {
+		if (w->failing)
+			fprintf(stderr, "infertop: snapshots are written again (%llu failed before)\n",
+				(unsigned long long)w->failing);
+		w->failing = 0;
 		if (!w->e->cfg->quiet)
 			fprintf(stderr, "infertop: snapshot written to %s\n", r->path);
-	} else {
-		fprintf(stderr, "infertop: snapshot failed: %s (the run goes on; the next snapshot tries again)\n",
-			r->error);
+	} else if (w->failing++ == 0 || now - w->failing_said_ns >= 60 * CLOCK_NS_PER_S) {
+		w->failing_said_ns = now;
+		if (w->failing == 1)
+			fprintf(stderr, "infertop: snapshot failed: %s (the run goes on; the next snapshot tries "
+					"again)\n",
+				r->error);
+		else
+			fprintf(stderr, "infertop: snapshots still failing (%llu in a row): %s\n",
+				(unsigned long long)w->failing, r->error);
 	}
 }
 
@@ -559,4 +574,22 @@ int snapshot_write_final(struct engine *e, FILE *log)
 	}
 	free(txt);
 	return rc;
+}
+
+int snapshot_dir_check(const char *dir, char *err, size_t errcap)
+{
+	struct stat st;
+	if (stat(dir, &st) != 0) {
+		snprintf(err, errcap, "--snapshot-dir %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errcap, "--snapshot-dir %s: not a directory", dir);
+		return -1;
+	}
+	if (access(dir, W_OK | X_OK) != 0) {
+		snprintf(err, errcap, "--snapshot-dir %s: cannot create files there (%s)", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "infertop/engine.h"
+#include "infertop/reqlog.h"
 #include "infertop/stats.h"
 #include "infertop/widget.h"
 
@@ -46,8 +47,16 @@ static void summary_line(WINDOW *w, const struct rect *r, int y, const struct da
 	const struct stats *st = d->e->stats;
 	unsigned long lab = wd_attr(d, THEME_R_LABEL), crit = wd_attr(d, THEME_R_CRIT);
 	int x = wd_put(w, r, y, 1, lab, "errors ");
+	/* Lines of --request-log lost to a full disk are data lost: said here
+	 * too, not only once on the status line. */
+	const struct reqlog_stats *rl = d->e->reqlog ? reqlog_stats(d->e->reqlog) : NULL;
 	if (n == 0) {
-		wd_put(w, r, y, x, wd_attr(d, THEME_R_GOOD), "none");
+		x = wd_put(w, r, y, x, wd_attr(d, THEME_R_GOOD), "none");
+		if (rl && rl->dropped) {
+			char b[64];
+			snprintf(b, sizeof b, "  request log: %llu lines dropped", (unsigned long long)rl->dropped);
+			wd_put(w, r, y, x, wd_attr(d, THEME_R_CRIT), b);
+		}
 		return;
 	}
 	char b[64];
@@ -58,6 +67,10 @@ static void summary_line(WINDOW *w, const struct rect *r, int y, const struct da
 		x = wd_put(w, r, y, x, lab, stats_err_name((enum err_kind)order[i]));
 		snprintf(b, sizeof b, " %llu", (unsigned long long)st->errors[order[i]]);
 		x = wd_put(w, r, y, x, wd_attr(d, THEME_R_VALUE), b);
+	}
+	if (rl && rl->dropped) {
+		snprintf(b, sizeof b, "  request log: %llu dropped", (unsigned long long)rl->dropped);
+		x = wd_put(w, r, y, x, wd_attr(d, THEME_R_CRIT), b);
 	}
 	x = wd_put(w, r, y, x + 2, wd_attr(d, THEME_R_BORDER), wd_vbar(d));
 	wd_put(w, r, y, x + 1, wd_attr(d, THEME_R_DIM), st->last_msg[order[0]]);
