@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/random.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "infertop/clock.h"
@@ -294,6 +296,21 @@ static char *str_printf(const char *a, const char *b)
 	return s;
 }
 
+/* 128 random bits: snapshots and the result of one run carry the same id,
+ * so merging a run with itself (or with its own snapshot) is caught. */
+static void engine_new_run_id(char out[33])
+{
+	unsigned char b[16];
+	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
+		/* No entropy yet (early boot): time and pid still tell runs apart. */
+		uint64_t x = (uint64_t)clock_now_ns() ^ ((uint64_t)getpid() << 32);
+		for (size_t i = 0; i < sizeof b; i++, x = x * 6364136223846793005ULL + 1442695040888963407ULL)
+			b[i] = (unsigned char)(x >> 56);
+	}
+	for (size_t i = 0; i < sizeof b; i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
 /* An endpoint on the target, its query kept (url.h). */
 static char *engine_url(const char *base, const char *path)
 {
@@ -359,6 +376,7 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	}
 	e->cfg = cfg;
 	e->loop = loop;
+	engine_new_run_id(e->run_id);
 	e->endpoint = engine_url(cfg->url, cfg->api == OAI_CHAT ? "/v1/chat/completions" : "/v1/completions");
 	e->http = http_new(loop);
 	e->stats = stats_new(cfg->window_ns, clock_now_ns());

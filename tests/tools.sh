@@ -87,7 +87,18 @@ done
 [ $st -eq 0 ] && [ $sums -eq 0 ]
 check "merge: every metric's count is the sum, min and max of the union" $?
 
-"$INFERTOP_BIN" merge "$tmp/a.json" "$tmp/a.json" -o "$tmp/aa.json" 2>/dev/null &&
+# The same run twice is refused: its requests would count twice.
+"$INFERTOP_BIN" merge "$tmp/a.json" "$tmp/a.json" -o "$tmp/same.json" 2>"$tmp/same.err"
+[ $? -eq 1 ] && grep -q "hold the same run" "$tmp/same.err" && [ ! -e "$tmp/same.json" ]
+check "merge: the same run twice is refused" $?
+"$INFERTOP_BIN" merge "$tmp/ab.json" "$tmp/b.json" -o "$tmp/same2.json" 2>"$tmp/same2.err"
+[ $? -eq 1 ] && grep -q "hold the same run" "$tmp/same2.err"
+check "merge: a merge with one of its own parts is refused" $?
+
+# Two runs alike in every figure (a copy under another run id): counts
+# double, the distribution keeps its shape.
+jq '.infertop.run.run_id = "0123456789abcdef0123456789abcdef"' "$tmp/a.json" >"$tmp/a2.json"
+"$INFERTOP_BIN" merge "$tmp/a.json" "$tmp/a2.json" -o "$tmp/aa.json" 2>/dev/null &&
 	"$INFERTOP_BIN" report --format csv "$tmp/aa.json" >"$tmp/aa.csv"
 st=$?
 same=0
@@ -100,7 +111,7 @@ for m in ttfb ttft itl tpot e2el queue; do
 	done
 done
 [ $st -eq 0 ] && [ $same -eq 0 ]
-check "merge of a run with itself: counts double, mean, min and max unchanged" $?
+check "merge of two identical runs: counts double, mean, min and max unchanged" $?
 
 # The merged file spans the union of both runs' time.
 ad=$(grep '"duration"' "$tmp/a.json" | head -1 | tr -dc '0-9.')

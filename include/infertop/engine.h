@@ -48,6 +48,7 @@ struct engine {
 	long cache_size;            /* connections curl keeps for reuse */
 
 	char *endpoint;
+	char run_id[33];               /* one per run: merge refuses the same run twice */
 	char *model;
 	struct curl_slist *headers;
 	char **secrets;                /* key, URL password and query values: scrubbed

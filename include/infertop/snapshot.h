@@ -40,6 +40,7 @@ struct snapshot {
 	enum snapshot_reason reason;
 	char version[32];
 	char host[256];
+	char run_id[33];            /* 128 random bits in hex; "" in older files */
 	char target_url[1024];      /* user:password@, query and fragment removed */
 	char model[256];
 	char server_detected[32];   /* scraper profile; "" when unknown */

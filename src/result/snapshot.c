@@ -364,6 +364,7 @@ int snapshot_from_engine(struct snapshot *s, const struct engine *e, int64_t now
 	s->reason = why;
 	s->nruns = 1;
 	copy_str(s->version, sizeof s->version, PACKAGE_VERSION);
+	copy_str(s->run_id, sizeof s->run_id, e->run_id);
 	if (gethostname(s->host, sizeof s->host) != 0)
 		s->host[0] = '\0';
 	s->host[sizeof s->host - 1] = '\0';

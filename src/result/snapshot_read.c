@@ -312,6 +312,7 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 
 	cJSON *run = cJSON_AddObjectToObject(it, "run");
 	put_str(run, "host", s->host);
+	put_str(run, "run_id", s->run_id);
 	put_utc(run, "start_utc", s->start_unix);
 	put_num(run, "start_unix", s->start_unix);
 	put_str(run, "target_url", s->target_url);
@@ -819,6 +820,7 @@ int snapshot_parse(struct snapshot *s, const char *text, size_t len, char *err, 
 
 	const cJSON *run = obj(it, "run");
 	get_str(run, "host", s->host, sizeof s->host);
+	get_str(run, "run_id", s->run_id, sizeof s->run_id);
 	s->start_unix = get_num(&r, run, "start_unix", 0);
 	get_str(run, "target_url", s->target_url, sizeof s->target_url);
 	get_str(run, "model", s->model, sizeof s->model);
@@ -988,6 +990,7 @@ static cJSON *source_summary(const struct snapshot *s)
 	if (!o)
 		return NULL;
 	cJSON_AddStringToObject(o, "host", s->host);
+	cJSON_AddStringToObject(o, "run_id", s->run_id);
 	cJSON_AddNumberToObject(o, "start_unix", s->start_unix);
 	cJSON_AddNumberToObject(o, "duration", s->duration);
 	cJSON_AddStringToObject(o, "target_url", s->target_url);
@@ -1001,6 +1004,52 @@ static cJSON *source_summary(const struct snapshot *s)
 	return o;
 }
 
+/* Whether run id `id` is input s's own or one of the runs s merged. */
+static bool snapshot_has_run(const struct snapshot *s, const char *id)
+{
+	if (!id[0])
+		return false;
+	if (strcmp(s->run_id, id) == 0)
+		return true;
+	const cJSON *src;
+	cJSON_ArrayForEach(src, s->sources)
+	{
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(src, "run_id");
+		if (cJSON_IsString(r) && strcmp(r->valuestring, id) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The same run twice (a file given twice, a run with its own snapshot, a
+ * merge with one of its parts) would count its requests twice. */
+static int merge_check_distinct(const struct snapshot *const *src, size_t n, char *err, size_t errcap)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *ids[1 + 64];
+		size_t k = 0;
+		if (src[i]->run_id[0])
+			ids[k++] = src[i]->run_id;
+		const cJSON *so;
+		cJSON_ArrayForEach(so, src[i]->sources)
+		{
+			const cJSON *r = cJSON_GetObjectItemCaseSensitive(so, "run_id");
+			if (k < sizeof ids / sizeof ids[0] && cJSON_IsString(r) && r->valuestring[0])
+				ids[k++] = r->valuestring;
+		}
+		for (size_t j = i + 1; j < n; j++)
+			for (size_t m = 0; m < k; m++)
+				if (snapshot_has_run(src[j], ids[m])) {
+					snprintf(err, errcap,
+						 "inputs %zu and %zu hold the same run (run_id %s): merging would "
+						 "count its requests twice",
+						 i + 1, j + 1, ids[m]);
+					return -1;
+				}
+	}
+	return 0;
+}
+
 int snapshot_merge(struct snapshot *dst, const struct snapshot *const *src, size_t n, char *err, size_t errcap)
 {
 	memset(dst, 0, sizeof *dst);
@@ -1008,6 +1057,8 @@ int snapshot_merge(struct snapshot *dst, const struct snapshot *const *src, size
 		snprintf(err, errcap, "nothing to merge");
 		return -1;
 	}
+	if (merge_check_distinct(src, n, err, errcap) != 0)
+		return -1;
 	if (alloc_hists(dst) != 0 || !(dst->sources = cJSON_CreateArray()))
 		goto oom;
 	const struct snapshot *first = src[0];
