@@ -87,19 +87,22 @@ fin=$(has "$tmp/s2" final)
 	grep -q "final snapshot written to $fin" "$tmp/err2"
 check "SIGTERM: exit 0, final snapshot in --snapshot-dir" $?
 
-# 3. A snapshot directory that does not exist: each failure is reported,
-#    the run finishes normally, -o still written.
+# 3. A snapshot directory that goes away during the run (a missing one is
+#    refused at start, tests/cli.sh): the failure is reported, the run
+#    finishes normally, -o still written.
+mkdir "$tmp/missing"
 "$INFERTOP_BIN" --demo -c 2 -n 200 --output-tokens 8 --no-tui --interval 200ms --snapshot-dir "$tmp/missing" \
 	-o "$tmp/final3.json" >"$tmp/out3" 2>"$tmp/err3" &
 pid=$!
 pids="$pids $pid"
 wait_for 'grep -q "^\[" "$tmp/err3"'
+rmdir "$tmp/missing"
 wait_for 'kill -USR1 $pid 2>/dev/null; grep -q "snapshot failed: " "$tmp/err3" || ! kill -0 $pid 2>/dev/null'
 wait $pid
 st=$?
 [ $st -eq 0 ] && grep -q "snapshot failed: cannot create a file in $tmp/missing" "$tmp/err3" &&
 	grep -q '"completed":[[:space:]]*200' "$tmp/final3.json" && [ ! -e "$tmp/missing" ]
-check "missing snapshot directory: reported, run goes on, exit 0" $?
+check "snapshot directory gone: reported, run goes on, exit 0" $?
 
 # 4. --request-log: one JSON line per request, outcomes as counted.
 "$INFERTOP_BIN" --demo --sim-arg --fail-rate --sim-arg 0.3 --sim-arg --fail-kinds --sim-arg 500 \
