@@ -218,6 +218,7 @@ static void request_finish(struct request *r, CURLcode rc)
 	if (!r->status_known)
 		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
 	struct req_result res = {0};
+	res.usage_tokens = -1;
 	res.http_code = (int)r->status;
 	res.retry_after_ns = r->retry_after_ns;
 	if (rc != CURLE_OK && !r->failed) {
@@ -249,6 +250,7 @@ static void request_finish(struct request *r, CURLcode rc)
 		res.ttft_ns = r->t_first_token - r->t_send;
 		res.e2e_ns = r->t_last_token - r->t_send;
 		res.tokens_from_usage = r->usage_completion >= 0;
+		res.usage_tokens = r->usage_completion;
 		res.output_tokens = res.tokens_from_usage ? r->usage_completion : (int64_t)r->chunks;
 		res.prompt_tokens = r->usage_prompt >= 0 ? r->usage_prompt : r->prompt_estimate;
 		res.chunks = r->chunks;

@@ -225,6 +225,15 @@ void stats_request_done(struct stats *s, const struct req_result *r)
 			else
 				s->tokens_from_chunks++;
 		}
+		/* One chunk may carry a few tokens (merged byte pieces,
+		 * speculative decoding), but not twice as many, and not half. */
+		if (!s->run_frozen && r->usage_tokens >= 0 &&
+		    ((uint64_t)r->usage_tokens > 2 * r->chunks + 1 || r->chunks > 2 * (uint64_t)r->usage_tokens + 1)) {
+			s->usage_mismatch++;
+			snprintf(s->usage_mismatch_msg, sizeof s->usage_mismatch_msg,
+				 "usage says %lld output tokens, the stream carried %llu chunks",
+				 (long long)r->usage_tokens, (unsigned long long)r->chunks);
+		}
 		stats_record(s, STAT_TTFB, r->ttfb_ns);
 		stats_record(s, STAT_TTFT, r->ttft_ns);
 		stats_record(s, STAT_E2E, r->e2e_ns);

@@ -12,6 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOG = open(sys.argv[1], "a", buffering=1)
 GZIP = "--gzip" in sys.argv[2:]
+# --usage-lies: plain streams whose usage claims ten times the chunks sent.
+LIES = "--usage-lies" in sys.argv[2:]
 
 
 class Echo(BaseHTTPRequestHandler):
@@ -36,17 +38,19 @@ class Echo(BaseHTTPRequestHandler):
         if self.command == "GET" and self.path.startswith("/v1/models"):
             self.reply(200, {"object": "list", "data": [{"id": "m", "object": "model"}]})
             return
-        if GZIP and self.command == "POST" and "completions" in self.path:
+        if (GZIP or LIES) and self.command == "POST" and "completions" in self.path:
             chunk = {"id": "c", "object": "chat.completion.chunk", "model": "m",
                      "choices": [{"index": 0, "delta": {"content": " tok"}}]}
             usage = {"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": [],
-                     "usage": {"prompt_tokens": 5, "completion_tokens": 4, "total_tokens": 9}}
+                     "usage": {"prompt_tokens": 5, "completion_tokens": 40 if LIES else 4,
+                               "total_tokens": 45 if LIES else 9}}
             sse = "".join("data: %s\n\n" % json.dumps(chunk) for _ in range(4))
             sse += "data: %s\n\ndata: [DONE]\n\n" % json.dumps(usage)
-            body = gzip.compress(sse.encode())
+            body = gzip.compress(sse.encode()) if GZIP else sse.encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Content-Encoding", "gzip")
+            if GZIP:
+                self.send_header("Content-Encoding", "gzip")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

@@ -24,4 +24,22 @@ st=$?
 check "an unasked gzip stream is decoded: 6 requests, 24 tokens, no error (exit $st)" $?
 grep -qi '^Accept-Encoding: identity' "$tmp/requests"
 check "requests ask for Accept-Encoding: identity" $?
+kill $srv
+srv=
+
+# A server whose usage claims ten times the tokens its stream carried: the
+# requests succeed, the mismatch is a warning, both counts are kept.
+: >"$tmp/port"
+$py "$here/echo_server.py" "$tmp/requests2" --usage-lies >"$tmp/port" 2>>"$tmp/server.err" &
+srv=$!
+i=0
+while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.05; done
+"$INFERTOP_BIN" --no-tui -c 2 -n 6 --output-tokens 4 --metrics-url none -o "$tmp/lies.json" \
+	"http://127.0.0.1:$(cat "$tmp/port")" >"$tmp/lies.out" 2>"$tmp/err"
+st=$?
+[ $st -eq 0 ] && jq -e '.completed == 6 and .total_output_tokens == 240 and .infertop.output_chunks == 24 and
+	.infertop.warnings.usage_vs_chunks.count == 6' "$tmp/lies.json" >/dev/null &&
+	grep -q "usage and chunk counts differ over 2x" "$tmp/lies.out"
+check "usage far from the chunk count: a warning, both counts kept (exit $st)" $?
+
 [ $fails -eq 0 ] || { cat "$tmp/err"; exit 1; }

@@ -71,6 +71,8 @@ struct snapshot {
 	double win_seconds;
 	uint64_t started, max_in_flight, connections, connection_retries;
 	uint64_t tokens_from_usage, tokens_from_chunks;
+	uint64_t usage_mismatch;            /* warning: usage vs chunks over 2x */
+	char usage_mismatch_msg[STATS_MSG_MAX];
 	uint64_t errors[ERR_NKINDS];
 	char last_msg[ERR_NKINDS][STATS_MSG_MAX];
 	uint64_t http_codes[STATS_HTTP_CODES];

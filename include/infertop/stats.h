@@ -69,6 +69,7 @@ struct req_result {
 	int64_t prompt_tokens;   /* from usage; < 0 = unknown */
 	uint64_t chunks;         /* output-carrying chunks */
 	int64_t retry_after_ns;  /* the server's Retry-After; < 0 = none */
+	int64_t usage_tokens;    /* usage.completion_tokens; < 0 = not sent */
 };
 
 struct stats {
@@ -91,6 +92,10 @@ struct stats {
 	uint64_t connection_retries;  /* requests resent on a fresh connection after the
 	                               * server closed a kept-alive one under them */
 	uint64_t tokens_from_usage;   /* requests whose count came from usage */
+	/* Succeeded, but usage.completion_tokens and the chunks disagree by
+	 * more than 2x: the server's count or its stream is suspect. */
+	uint64_t usage_mismatch;
+	char usage_mismatch_msg[STATS_MSG_MAX];
 	uint64_t tokens_from_chunks;
 	uint64_t errors[ERR_NKINDS];
 	uint64_t http_codes[STATS_HTTP_CODES];

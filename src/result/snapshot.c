@@ -412,6 +412,8 @@ int snapshot_from_engine(struct snapshot *s, const struct engine *e, int64_t now
 	s->connection_retries = st->connection_retries;
 	s->tokens_from_usage = st->tokens_from_usage;
 	s->tokens_from_chunks = st->tokens_from_chunks;
+	s->usage_mismatch = st->usage_mismatch;
+	copy_str(s->usage_mismatch_msg, sizeof s->usage_mismatch_msg, st->usage_mismatch_msg);
 	memcpy(s->errors, st->errors, sizeof s->errors);
 	memcpy(s->last_msg, st->last_msg, sizeof s->last_msg);
 	for (int k = 0; k < ERR_NKINDS; k++)

@@ -357,6 +357,15 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 		s->run_c.completed ? (double)s->run_c.input_tokens / (double)s->run_c.completed : 0);
 	put_u64(it, "requests_counted_from_usage", s->tokens_from_usage);
 	put_u64(it, "requests_counted_from_chunks", s->tokens_from_chunks);
+	{
+		/* Warnings: requests that succeeded with something odd. */
+		cJSON *w = cJSON_AddObjectToObject(it, "warnings");
+		if (w && s->usage_mismatch) {
+			cJSON *u = cJSON_AddObjectToObject(w, "usage_vs_chunks");
+			put_u64(u, "count", s->usage_mismatch);
+			cJSON_AddStringToObject(u, "last_message", s->usage_mismatch_msg);
+		}
+	}
 	put_u64(it, "output_chunks", s->run_c.chunks);
 	put_u64(it, "started", s->started);
 	put_u64(it, "connections_opened", s->connections);
@@ -659,6 +668,9 @@ void snapshot_print_summary(FILE *out, const struct snapshot *s)
 	}
 	fprintf(out, "Output tokens counted from: %s; stopped: %s\n", s->token_source,
 		s->stop_reason[0] ? s->stop_reason : "-");
+	if (s->usage_mismatch)
+		fprintf(out, "Warning: %" PRIu64 " requests' usage and chunk counts differ over 2x (last: %s)\n",
+			s->usage_mismatch, s->usage_mismatch_msg);
 	const cJSON *dropped = s->request_log ? cJSON_GetObjectItemCaseSensitive(s->request_log, "dropped") : NULL;
 	if (cJSON_IsNumber(dropped) && dropped->valuedouble > 0) {
 		const cJSON *why = cJSON_GetObjectItemCaseSensitive(s->request_log, "last_error");
@@ -882,6 +894,14 @@ int snapshot_parse(struct snapshot *s, const char *text, size_t len, char *err, 
 	}
 	s->tokens_from_usage = get_u64(&r, it, "requests_counted_from_usage");
 	s->tokens_from_chunks = get_u64(&r, it, "requests_counted_from_chunks");
+	{
+		const cJSON *w = obj(it, "warnings");
+		const cJSON *u = w ? cJSON_GetObjectItemCaseSensitive(w, "usage_vs_chunks") : NULL;
+		if (u) {
+			s->usage_mismatch = get_u64(&r, u, "count");
+			get_str(u, "last_message", s->usage_mismatch_msg, sizeof s->usage_mismatch_msg);
+		}
+	}
 	s->started = get_u64(&r, it, "started");
 	s->connections = get_u64(&r, it, "connections_opened");
 	s->connection_retries = get_u64(&r, it, "connection_retry");
@@ -1131,6 +1151,9 @@ int snapshot_merge(struct snapshot *dst, const struct snapshot *const *src, size
 		dst->connection_retries += s->connection_retries;
 		dst->tokens_from_usage += s->tokens_from_usage;
 		dst->tokens_from_chunks += s->tokens_from_chunks;
+		dst->usage_mismatch += s->usage_mismatch;
+		if (s->usage_mismatch)
+			snprintf(dst->usage_mismatch_msg, sizeof dst->usage_mismatch_msg, "%s", s->usage_mismatch_msg);
 		for (int k = 0; k < ERR_NKINDS; k++) {
 			dst->errors[k] += s->errors[k];
 			if (s->errors[k] && s->last_msg[k][0])

@@ -55,7 +55,13 @@ static void summary_line(WINDOW *w, const struct rect *r, int y, const struct da
 		if (rl && rl->dropped) {
 			char b[64];
 			snprintf(b, sizeof b, "  request log: %llu lines dropped", (unsigned long long)rl->dropped);
-			wd_put(w, r, y, x, wd_attr(d, THEME_R_CRIT), b);
+			x = wd_put(w, r, y, x, wd_attr(d, THEME_R_CRIT), b);
+		}
+		if (st->usage_mismatch) {
+			char b[STATS_MSG_MAX + 64];
+			snprintf(b, sizeof b, "  warning: usage vs chunks x%llu (%s)", (unsigned long long)st->usage_mismatch,
+				 st->usage_mismatch_msg);
+			wd_put(w, r, y, x, wd_attr(d, THEME_R_WARN), b);
 		}
 		return;
 	}
