@@ -363,6 +363,15 @@ wait_exit 10 && [ "$(exit_status)" = 0 ]
 check "end of run: q exits 0" $?
 finish
 
+# ---------------------------------------------------------------- run 9
+# Only the metrics endpoint is down: the header says so, and that the
+# target itself is fine (it used to read "server down").
+start 160 30 "$INFERTOP_BIN" --demo -c 2 --output-tokens 8 --metrics-url http://127.0.0.1:1/metrics \
+	--metrics-interval 200ms
+wait_for "metrics down, target ok: the target" "target ok" 20
+wait_for "metrics down, target ok: the metrics endpoint" "metrics (stale|down)" 20
+finish
+
 # ---------------------------------------------------------------- run 8
 # A terminal that cannot place the cursor gets a notice and a headless run,
 # not a blank screen.
