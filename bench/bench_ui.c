@@ -71,30 +71,30 @@ static void fill_server(struct server_state *s)
 	s->scrapes = 1000;
 	const double g[SRV_NGAUGES] = {48, 7, 0.83, 0.91, 0.4, 0.37, 12000, 6100};
 	for (int i = 0; i < SRV_NGAUGES; i++) {
-		s->gauge[i] = (struct server_value){g[i], true};
+		s->gauge[i] = (struct server_value){.v = g[i], .valid = true};
 		s->agg[i] = (struct server_agg){0, g[i] * 1.3, g[i] * 1000, 1000};
 	}
 	for (int i = 0; i < SRVL_N; i++) {
-		s->p50[i] = (struct server_value){0.05 * (i + 1), true};
-		s->p90[i] = (struct server_value){0.09 * (i + 1), true};
-		s->p99[i] = (struct server_value){0.2 * (i + 1), true};
+		s->p50[i] = (struct server_value){.v = 0.05 * (i + 1), .valid = true};
+		s->p90[i] = (struct server_value){.v = 0.09 * (i + 1), .valid = true};
+		s->p99[i] = (struct server_value){.v = 0.2 * (i + 1), .valid = true};
 	}
 	s->gpu_status = SERVER_UP;
 	s->ngpus = 8;
 	for (int i = 0; i < 8; i++) {
 		struct server_gpu *gp = &s->gpu[i];
 		snprintf(gp->name, sizeof gp->name, "NVIDIA H100 80GB HBM3");
-		gp->util_pct = (struct server_value){90 + i, true};
-		gp->mem_used_mib = (struct server_value){71000, true};
-		gp->mem_total_mib = (struct server_value){81559, true};
-		gp->power_w = (struct server_value){650, true};
-		gp->temp_c = (struct server_value){64, true};
-		gp->sm_clock_mhz = (struct server_value){1980, true};
-		gp->tensor_active = (struct server_value){0.41, true};
-		gp->dram_active = (struct server_value){0.77, true};
+		gp->util_pct = (struct server_value){.v = 90 + i, .valid = true};
+		gp->mem_used_mib = (struct server_value){.v = 71000, .valid = true};
+		gp->mem_total_mib = (struct server_value){.v = 81559, .valid = true};
+		gp->power_w = (struct server_value){.v = 650, .valid = true};
+		gp->temp_c = (struct server_value){.v = 64, .valid = true};
+		gp->sm_clock_mhz = (struct server_value){.v = 1980, .valid = true};
+		gp->tensor_active = (struct server_value){.v = 0.41, .valid = true};
+		gp->dram_active = (struct server_value){.v = 0.77, .valid = true};
 	}
-	s->power_total_w = (struct server_value){5200, true};
-	s->joules_per_token = (struct server_value){0.42, true};
+	s->power_total_w = (struct server_value){.v = 5200, .valid = true};
+	s->joules_per_token = (struct server_value){.v = 0.42, .valid = true};
 }
 
 static double run_case(struct engine *e, struct dash *d, int rows, int cols, enum ui_view view, int frames)

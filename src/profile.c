@@ -923,6 +923,7 @@ static void set(struct server_value *sv, bool valid, double v)
 {
 	sv->valid = valid && isfinite(v);
 	sv->v = sv->valid ? v : 0;
+	sv->lo = sv->hi = 0;
 }
 
 static void set_rate(struct server_value *sv, const struct profile_tracker *t, const struct snap *now, int q)
@@ -932,15 +933,24 @@ static void set_rate(struct server_value *sv, const struct profile_tracker *t, c
 	set(sv, ok, ok ? d / dt : 0);
 }
 
+static void set_quantile(struct server_value *sv, bool any, const struct prom_hist *d, double q)
+{
+	double lo = 0, hi = 0;
+	set(sv, any, any ? prom_hist_quantile_bucket(d, q, &lo, &hi) : 0);
+	sv->lo = sv->valid && !isnan(lo) ? lo : 0;
+	sv->hi = sv->valid && !isnan(hi) ? hi : 0;
+}
+
 static void percentiles(const struct prom_hist *d, struct server_value *p50, struct server_value *p90,
 			struct server_value *p99, struct server_value *mean)
 {
 	/* No request finished in the span: unknown, not 0. */
 	bool any = d->n > 0 && d->cum[d->n - 1] > 0;
-	set(p50, any, any ? prom_hist_quantile(d, 0.5) : 0);
-	set(p90, any, any ? prom_hist_quantile(d, 0.9) : 0);
-	set(p99, any, any ? prom_hist_quantile(d, 0.99) : 0);
+	set_quantile(p50, any, d, 0.5);
+	set_quantile(p90, any, d, 0.9);
+	set_quantile(p99, any, d, 0.99);
 	set(mean, any && d->count > 0, d->count > 0 ? d->sum / d->count : 0);
+	mean->lo = mean->hi = 0;
 }
 
 static void invalid4(struct server_value *a, struct server_value *b, struct server_value *c,

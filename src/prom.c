@@ -1138,9 +1138,25 @@ void prom_hist_delta(const struct prom_hist *now, const struct prom_hist *before
 	*out = r;
 }
 
+static double quantile_in(const struct prom_hist *h, double q, double *lo, double *hi);
+
 double prom_hist_quantile(const struct prom_hist *h, double q)
 {
+	double lo, hi;
+	return quantile_in(h, q, &lo, &hi);
+}
+
+double prom_hist_quantile_bucket(const struct prom_hist *h, double q, double *lo, double *hi)
+{
+	return quantile_in(h, q, lo, hi);
+}
+
+/* The bucket the rank falls in is [*lo, *hi] (NaN when there is none;
+ * *hi = +Inf for the overflow bucket). */
+static double quantile_in(const struct prom_hist *h, double q, double *lo, double *hi)
+{
 	double cum[PROM_HIST_MAX];
+	*lo = *hi = NAN;
 	double run = 0, total, rank, start, end, count;
 	int n, b;
 
@@ -1170,12 +1186,19 @@ double prom_hist_quantile(const struct prom_hist *h, double q)
 	rank = q * total;
 	for (b = 0; b < n - 1 && cum[b] < rank; b++)
 		;
-	if (b == n - 1)
+	if (b == n - 1) {
+		*lo = h->le[n - 2];
+		*hi = HUGE_VAL;
 		return h->le[n - 2];
-	if (b == 0 && h->le[0] <= 0)
+	}
+	if (b == 0 && h->le[0] <= 0) {
+		*lo = *hi = h->le[0];
 		return h->le[0];
+	}
 	start = b > 0 ? h->le[b - 1] : 0;
 	end = h->le[b];
+	*lo = start;
+	*hi = end;
 	count = cum[b];
 	if (b > 0) {
 		count -= cum[b - 1];

@@ -90,6 +90,19 @@ static cJSON *agg_object(const struct server_agg *a)
 	return o;
 }
 
+/* "p50_bucket_ms": [lo, hi] beside "p50_ms": the value is only known to
+ * lie there (null for +Inf, absent when exact). */
+static void add_bucket(cJSON *o, const char *k, const struct server_value *v)
+{
+	if (!v->valid || !(v->hi > v->lo))
+		return;
+	cJSON *a = cJSON_AddArrayToObject(o, k);
+	if (!a)
+		return;
+	cJSON_AddItemToArray(a, cJSON_CreateNumber(v->lo * 1e3));
+	cJSON_AddItemToArray(a, isinf(v->hi) ? cJSON_CreateNull() : cJSON_CreateNumber(v->hi * 1e3));
+}
+
 static cJSON *latency_object(const struct server_value *p50, const struct server_value *p90,
 			     const struct server_value *p99, const struct server_value *mean)
 {
@@ -100,6 +113,9 @@ static cJSON *latency_object(const struct server_value *p50, const struct server
 	add_value(o, "p90_ms", p90, 1e3);
 	add_value(o, "p99_ms", p99, 1e3);
 	add_value(o, "mean_ms", mean, 1e3);
+	add_bucket(o, "p50_bucket_ms", p50);
+	add_bucket(o, "p90_bucket_ms", p90);
+	add_bucket(o, "p99_bucket_ms", p99);
 	return o;
 }
 
@@ -259,11 +275,11 @@ void server_format_brief(const struct server_state *st, char *buf, size_t cap)
 
 static void print_lat(FILE *out, const char *name, const struct server_state *st, int l)
 {
-	char a[24], b[24], c[24];
+	char a[48], b[48], c[24];
 	if (!st->run_p50[l].valid && !st->run_mean[l].valid)
 		return;
-	fmt_num(a, sizeof a, &st->run_p50[l], "%.1f", 1e3);
-	fmt_num(b, sizeof b, &st->run_p99[l], "%.1f", 1e3);
+	server_format_ms(&st->run_p50[l], a, sizeof a);
+	server_format_ms(&st->run_p99[l], b, sizeof b);
 	fmt_num(c, sizeof c, &st->run_mean[l], "%.1f", 1e3);
 	fprintf(out, "%-40s p50 %s  p99 %s  mean %s\n", name, a, b, c);
 }
@@ -318,4 +334,25 @@ void server_print_summary(FILE *out, const struct server_state *st)
 		print_agg(out, "GPU power (W):", &st->power_agg, 1, "");
 		print_agg(out, "Energy per output token (J):", &st->jpt_agg, 1, "");
 	}
+}
+
+void server_format_ms(const struct server_value *v, char *buf, size_t cap)
+{
+	if (!v || !v->valid || !isfinite(v->v)) {
+		snprintf(buf, cap, "-");
+		return;
+	}
+	double ms = v->v * 1e3, lo = v->lo * 1e3, hi = v->hi * 1e3;
+	/* Exact, or a bucket narrow enough that the interpolation misleads
+	 * nobody: within 1 ms or a quarter of the value. */
+	if (!(hi > lo) || (isfinite(hi) && (hi - lo <= 1.0 || hi - lo <= 0.25 * hi))) {
+		snprintf(buf, cap, ms < 10 ? "%.2f" : ms < 100 ? "%.1f" : "%.0f", ms);
+		return;
+	}
+	if (isinf(hi))
+		snprintf(buf, cap, ">%.0f", lo);
+	else if (lo <= 0)
+		snprintf(buf, cap, "<=%.*f", hi < 10 ? 1 : 0, hi);
+	else
+		snprintf(buf, cap, "%.0f (%.0f-%.0f)", ms, lo, hi);
 }

@@ -214,6 +214,8 @@ void stats_request_done(struct stats *s, const struct req_result *r)
 			s->http_codes[r->http_code]++;
 		if (r->msg)
 			snprintf(s->last_msg[k], sizeof s->last_msg[k], "%s", r->msg);
+		s->last_err = k;
+		s->last_http = r->http_code;
 	} else {
 		add.completed = 1;
 		add.output_tokens = r->output_tokens > 0 ? (uint64_t)r->output_tokens : 0;

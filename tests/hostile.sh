@@ -2,40 +2,21 @@
 # A server that compresses the stream although the client asked for
 # identity: the tokens still count (decoded, not "truncated"), and the
 # request did ask for identity.
-: "${INFERTOP_BIN:?}"
-set -u
-fails=0
-check() { if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi; }
-here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-srv=
-trap '[ -n "$srv" ] && kill $srv 2>/dev/null; rm -rf "$tmp"' EXIT
-py=python3
-command -v $py >/dev/null 2>&1 || py=/usr/bin/python3
+. "$(dirname "$0")/echo_lib.sh"
 
-$py "$here/echo_server.py" "$tmp/requests" --gzip >"$tmp/port" 2>"$tmp/server.err" &
-srv=$!
-i=0
-while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.05; done
+echo_start "$tmp/requests" --gzip
 "$INFERTOP_BIN" -q --no-tui -c 2 -n 6 --output-tokens 4 --metrics-url none -o "$tmp/r.json" \
-	"http://127.0.0.1:$(cat "$tmp/port")" >/dev/null 2>"$tmp/err"
+	"http://127.0.0.1:$port" >/dev/null 2>"$tmp/err"
 st=$?
 [ $st -eq 0 ] && jq -e '.completed == 6 and .failed == 0 and .total_output_tokens == 24' "$tmp/r.json" >/dev/null
 check "an unasked gzip stream is decoded: 6 requests, 24 tokens, no error (exit $st)" $?
 grep -qi '^Accept-Encoding: identity' "$tmp/requests"
 check "requests ask for Accept-Encoding: identity" $?
-kill $srv
-srv=
-
 # A server whose usage claims ten times the tokens its stream carried: the
 # requests succeed, the mismatch is a warning, both counts are kept.
-: >"$tmp/port"
-$py "$here/echo_server.py" "$tmp/requests2" --usage-lies >"$tmp/port" 2>>"$tmp/server.err" &
-srv=$!
-i=0
-while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.05; done
+echo_start "$tmp/requests2" --usage-lies
 "$INFERTOP_BIN" --no-tui -c 2 -n 6 --output-tokens 4 --metrics-url none -o "$tmp/lies.json" \
-	"http://127.0.0.1:$(cat "$tmp/port")" >"$tmp/lies.out" 2>"$tmp/err"
+	"http://127.0.0.1:$port" >"$tmp/lies.out" 2>"$tmp/err"
 st=$?
 [ $st -eq 0 ] && jq -e '.completed == 6 and .total_output_tokens == 240 and .infertop.output_chunks == 24 and
 	.infertop.warnings.usage_vs_chunks.count == 6' "$tmp/lies.json" >/dev/null &&

@@ -6,22 +6,9 @@
 # and a URL carrying a password and an Azure-style query with a signature.
 # Afterwards, no byte of the key, the password or the query's values may be
 # in stdout, stderr, -o, the snapshots or the request log.
-: "${INFERTOP_BIN:?}"
-set -u
-fails=0
-check() { if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi; }
-here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-srv=
-trap '[ -n "$srv" ] && kill $srv 2>/dev/null; rm -rf "$tmp"' EXIT
-py=python3
-command -v $py >/dev/null 2>&1 || py=/usr/bin/python3
+. "$(dirname "$0")/echo_lib.sh"
 
-$py "$here/echo_server.py" "$tmp/requests" >"$tmp/port" 2>"$tmp/server.err" &
-srv=$!
-i=0
-while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.05; done
-port=$(cat "$tmp/port")
+echo_start "$tmp/requests"
 
 key=sk-test-KEYSECRET0123456789abcdef
 url="http://alice:PWSECRET42@127.0.0.1:$port/v1?api-version=2024-06-01&sig=QSECRET77"

@@ -311,7 +311,7 @@ static void test_mode_pause_actions(void **state)
 	/* Closed -> open at the rate measured in the window: 20 requests
 	 * finished over the 2 s the window covers -> 10 req/s. */
 	for (int i = 0; i < 20; i++) {
-		struct req_result r = {.ok = true, .output_tokens = 1};
+		struct req_result r = {.ok = true, .output_tokens = 1, .e2e_ns = 2 * CLOCK_NS_PER_S};
 		stats_request_done(f.e.stats, &r);
 	}
 	int64_t now = f.e.stats->slice_start_ns + 2 * CLOCK_NS_PER_S;
@@ -333,11 +333,21 @@ static void test_mode_pause_actions(void **state)
 	assert_int_equal(ui_action_set(&f.e, "-3", 0, msg, sizeof msg), -1);
 	assert_int_equal(ui_action_set(&f.e, "fast", 0, msg, sizeof msg), -1);
 	assert_non_null(strstr(msg, "not a rate"));
-	/* Open -> closed with as many users as requests in flight. */
-	f.e.stats->in_flight = 5;
+	/* Open -> closed with the users that offer the same load (Little's
+	 * law: 2.5 req/s x 2 s mean E2E = 5), not the in-flight count, which an
+	 * overload has inflated (50 here). */
+	f.e.stats->in_flight = 50;
 	assert_int_equal(ui_action_mode(&f.e, now, 0, msg, sizeof msg), 0);
 	assert_int_equal(f.e.load.mode, LOAD_CLOSED);
 	assert_int_equal(f.e.load.concurrency, 5);
+	/* With a cap on in-flight requests, the cap. */
+	assert_int_equal(ui_action_mode(&f.e, now, 0, msg, sizeof msg), 0);
+	load_set_max_concurrency(&f.e.load, 7);
+	assert_int_equal(ui_action_mode(&f.e, now, 0, msg, sizeof msg), 0);
+	assert_int_equal(f.e.load.concurrency, 7);
+	load_set_max_concurrency(&f.e.load, 0);
+	load_set_concurrency(&f.e.load, 5);
+	f.e.stats->in_flight = 5;
 	/* p stops starting requests, p again resumes and refills. */
 	assert_int_equal(ui_action_pause(&f.e, msg, sizeof msg), 0);
 	assert_true(f.e.load.paused);

@@ -906,9 +906,9 @@ static void test_brief_and_json(void **state)
 
 	st.status = SERVER_UP;
 	st.scrapes = 3;
-	st.gauge[SRV_RUNNING] = (struct server_value){ 8, true };
-	st.gauge[SRV_WAITING] = (struct server_value){ 24, true };
-	st.gauge[SRV_KV_USAGE] = (struct server_value){ 0.634, true };
+	st.gauge[SRV_RUNNING] = (struct server_value){.v = 8, .valid = true};
+	st.gauge[SRV_WAITING] = (struct server_value){.v = 24, .valid = true};
+	st.gauge[SRV_KV_USAGE] = (struct server_value){.v = 0.634, .valid = true};
 	server_format_brief(&st, buf, sizeof buf);
 	assert_string_equal(buf, "run 8 wait 24 kv 63%");
 	st.gauge[SRV_KV_USAGE].valid = false;
@@ -916,8 +916,8 @@ static void test_brief_and_json(void **state)
 	server_format_brief(&st, buf, sizeof buf);
 	assert_string_equal(buf, "run 8 wait 24 kv - (stale)");
 	st.gpu_status = SERVER_UP;
-	st.power_total_w = (struct server_value){ 700, true };
-	st.joules_per_token = (struct server_value){ 0.456, true };
+	st.power_total_w = (struct server_value){.v = 700, .valid = true};
+	st.joules_per_token = (struct server_value){.v = 0.456, .valid = true};
 	server_format_brief(&st, buf, sizeof buf);
 	assert_string_equal(buf, "run 8 wait 24 kv - (stale) 700 W 0.46 J/tok");
 	/* Truncation is safe. */
@@ -929,10 +929,10 @@ static void test_brief_and_json(void **state)
 	server_agg_add(&st.agg[SRV_RUNNING], 2);
 	server_agg_add(&st.agg[SRV_RUNNING], 8);
 	server_agg_add(&st.agg[SRV_RUNNING], NAN);
-	st.p50[SRVL_TTFT] = (struct server_value){ 0.125, true };
+	st.p50[SRVL_TTFT] = (struct server_value){.v = 0.125, .valid = true};
 	st.nwatch = 1;
 	snprintf(st.watch[0].expr, sizeof st.watch[0].expr, "x");
-	st.watch[0].value = (struct server_value){ 3, true };
+	st.watch[0].value = (struct server_value){.v = 3, .valid = true};
 	j = server_to_json(&st);
 	assert_non_null(j);
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "available")));

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "infertop/prom.h"
+#include "infertop/server.h"
 
 /* ---- helpers ---- */
 
@@ -1603,6 +1604,60 @@ static void test_random_garbage(void **state)
 	free(fix);
 }
 
+/* A server quantile read off buckets is shown as what the buckets say: a
+ * queue with no queueing (every request under 300 ms, mean 8.9 ms) must not
+ * read "p50 150 ms"; a p99 in the overflow bucket is "> last bound". */
+static void test_server_quantile_display(void **state)
+{
+	(void)state;
+	struct prom_hist h = {
+		.le = {0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, INFINITY},
+		.n = 16, .sum = 0.0089 * 1000, .count = 1000,
+	};
+	for (int i = 0; i < h.n; i++)
+		h.cum[i] = 1000;
+	double lo, hi;
+	double v = prom_hist_quantile_bucket(&h, 0.5, &lo, &hi);
+	check_dbl(v, 0.15);
+	check_dbl(lo, 0);
+	check_dbl(hi, 0.3);
+	struct server_value sv = {.v = v, .valid = true, .lo = lo, .hi = hi};
+	char buf[48];
+	server_format_ms(&sv, buf, sizeof buf);
+	assert_string_equal(buf, "<=300");
+
+	/* A wide bucket away from 0: the value with its bounds. */
+	for (int i = 0; i < h.n; i++)
+		h.cum[i] = i < 8 ? 0 : 1000;   /* all between 5 and 10 s */
+	v = prom_hist_quantile_bucket(&h, 0.99, &lo, &hi);
+	sv = (struct server_value){.v = v, .valid = true, .lo = lo, .hi = hi};
+	server_format_ms(&sv, buf, sizeof buf);
+	assert_string_equal(buf, "9950 (5000-10000)");
+
+	/* In the overflow bucket: only a lower bound is known. */
+	for (int i = 0; i < h.n; i++)
+		h.cum[i] = i < 15 ? 0 : 1000;
+	v = prom_hist_quantile_bucket(&h, 0.99, &lo, &hi);
+	assert_true(isinf(hi));
+	sv = (struct server_value){.v = v, .valid = true, .lo = lo, .hi = hi};
+	server_format_ms(&sv, buf, sizeof buf);
+	assert_string_equal(buf, ">60000");
+
+	/* A narrow bucket (fine-grained bounds): the value, plainly. */
+	struct prom_hist f = {.le = {0.010, 0.011, 0.012, INFINITY}, .cum = {0, 500, 1000, 1000}, .n = 4};
+	v = prom_hist_quantile_bucket(&f, 0.5, &lo, &hi);
+	sv = (struct server_value){.v = v, .valid = true, .lo = lo, .hi = hi};
+	server_format_ms(&sv, buf, sizeof buf);
+	assert_string_equal(buf, "11.0");
+	/* An exact value (a gauge, a mean) prints as is; unknown is "-". */
+	sv = (struct server_value){.v = 0.0089, .valid = true};
+	server_format_ms(&sv, buf, sizeof buf);
+	assert_string_equal(buf, "8.90");
+	sv.valid = false;
+	server_format_ms(&sv, buf, sizeof buf);
+	assert_string_equal(buf, "-");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1635,6 +1690,7 @@ int main(void)
 		cmocka_unit_test(test_parse_float),
 		cmocka_unit_test(test_float_matches_strtod),
 		cmocka_unit_test(test_random_garbage),
+		cmocka_unit_test(test_server_quantile_display),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -333,29 +333,29 @@ static void test_server_block(void **state)
 			server_agg_add(&a->agg[g], 0.5 * i + g);
 	}
 	for (int l = 0; l < SRVL_N; l++) {
-		a->p50[l] = (struct server_value){0.012 * (l + 1), true};
-		a->p99[l] = (struct server_value){0.5, l != SRVL_QUEUE};
-		a->run_p50[l] = (struct server_value){0.0105 * (l + 1), true};
-		a->run_p99[l] = (struct server_value){0.25, true};
-		a->run_mean[l] = (struct server_value){0.0125, l != SRVL_E2E};
+		a->p50[l] = (struct server_value){.v = 0.012 * (l + 1), .valid = true};
+		a->p99[l] = (struct server_value){.v = 0.5, .valid = l != SRVL_QUEUE};
+		a->run_p50[l] = (struct server_value){.v = 0.0105 * (l + 1), .valid = true};
+		a->run_p99[l] = (struct server_value){.v = 0.25, .valid = true};
+		a->run_mean[l] = (struct server_value){.v = 0.0125, .valid = l != SRVL_E2E};
 	}
-	a->run_gen_tokens = (struct server_value){123456, true};
+	a->run_gen_tokens = (struct server_value){.v = 123456, .valid = true};
 	a->gpu_status = SERVER_UP;
 	a->gpu_scrapes = 100;
 	a->ngpus = 2;
 	for (int i = 0; i < 2; i++) {
 		snprintf(a->gpu[i].name, sizeof a->gpu[i].name, "H100");
 		a->gpu[i].index = i;
-		a->gpu[i].util_pct = (struct server_value){87.5, true};
-		a->gpu[i].power_w = (struct server_value){612.25, true};
+		a->gpu[i].util_pct = (struct server_value){.v = 87.5, .valid = true};
+		a->gpu[i].power_w = (struct server_value){.v = 612.25, .valid = true};
 	}
-	a->power_total_w = (struct server_value){1224.5, true};
+	a->power_total_w = (struct server_value){.v = 1224.5, .valid = true};
 	server_agg_add(&a->power_agg, 1000);
 	server_agg_add(&a->power_agg, 1224.5);
 	server_agg_add(&a->jpt_agg, 0.75);
 	a->nwatch = 1;
 	snprintf(a->watch[0].expr, sizeof a->watch[0].expr, "vllm:foo{x=\"1\"}");
-	a->watch[0].value = (struct server_value){42, true};
+	a->watch[0].value = (struct server_value){.v = 42, .valid = true};
 
 	cJSON *ja = server_to_json(a);
 	assert_non_null(ja);

@@ -89,8 +89,15 @@ start() { # COLS ROWS ENV-AND-ARGS...
 	rows=$2
 	shift 2
 	rm -f "$tmp/status"
-	T new-session -d -s tui -x "$cols" -y "$rows" -c "$tmp/run" \
-		"env XDG_CONFIG_HOME=$tmp/xdg INFERTOP_THEMES_DIR=$INFERTOP_SRCDIR/themes $*; echo \$? >$tmp/status.new; mv $tmp/status.new $tmp/status"
+	# The previous session's server may still be exiting when this one
+	# connects ("server exited unexpectedly"): try again on a new server.
+	for try in 1 2 3; do
+		T new-session -d -s tui -x "$cols" -y "$rows" -c "$tmp/run" \
+			"env XDG_CONFIG_HOME=$tmp/xdg INFERTOP_THEMES_DIR=$INFERTOP_SRCDIR/themes $*; echo \$? >$tmp/status.new; mv $tmp/status.new $tmp/status" &&
+			break
+		T kill-server 2>/dev/null
+		rm -f "$tmp/tmux.sock"
+	done
 	T set-option -t tui remain-on-exit on >/dev/null
 	T set-option -t tui window-size manual >/dev/null 2>&1
 }
@@ -349,7 +356,9 @@ i=0
 while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do i=$((i + 1)); sleep 0.1; done
 [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null && jq -e '.completed > 0' "$tmp/hup.json" >/dev/null &&
 	jq -e '.infertop.state.stop_reason | test("SIGHUP")' "$tmp/hup.json" >/dev/null
-check "hangup: kill-session leaves a valid -o file" $?
+st=$?
+[ $st -eq 0 ] || echo "hangup: pid '$pid', $(kill -0 "$pid" 2>/dev/null && echo alive || echo gone), $(ls -l "$tmp/hup.json" 2>&1)"
+check "hangup: kill-session leaves a valid -o file" $st
 
 # ---------------------------------------------------------------- run 7
 # A -n run that ends with the dashboard open writes -o at the end of the
@@ -361,6 +370,15 @@ check "end of run: -o is there while the dashboard is still open" $?
 T send-keys -t tui q
 wait_exit 10 && [ "$(exit_status)" = 0 ]
 check "end of run: q exits 0" $?
+finish
+
+# ---------------------------------------------------------------- run 9
+# Only the metrics endpoint is down: the header says so, and that the
+# target itself is fine (it used to read "server down").
+start 160 30 "$INFERTOP_BIN" --demo -c 2 --output-tokens 8 --metrics-url http://127.0.0.1:1/metrics \
+	--metrics-interval 200ms
+wait_for "metrics down, target ok: the target" "target ok" 20
+wait_for "metrics down, target ok: the metrics endpoint" "metrics (stale|down)" 20
 finish
 
 # ---------------------------------------------------------------- run 8

@@ -133,5 +133,10 @@ void prom_hist_delta(const struct prom_hist *now, const struct prom_hist *before
  * le when the rank falls in the +Inf bucket, -Inf for q < 0, +Inf for q > 1.
  * Non-monotonic counts are flattened to a running maximum first. */
 double prom_hist_quantile(const struct prom_hist *h, double q);
+/* The same, and the bounds of the bucket it was interpolated in: *lo, *hi
+ * (hi = +Inf when the rank is in the overflow bucket; NaN when none). The
+ * value is only known to lie in [lo, hi]; a display must say so when the
+ * bucket is wide (server_format_ms). */
+double prom_hist_quantile_bucket(const struct prom_hist *h, double q, double *lo, double *hi);
 
 #endif

@@ -37,7 +37,17 @@ enum server_status {
 struct server_value {
 	double v;
 	bool valid;
+	/* For a quantile read off Prometheus buckets: the bucket it lies in
+	 * (both 0 otherwise: the value is exact). */
+	double lo, hi;
 };
+
+/* A server latency (seconds) as milliseconds for people: the value when
+ * its bucket is narrow, else what the buckets really say: "<=300" when the
+ * bucket starts at 0, "150 (100-300)" otherwise, ">60000" in the overflow
+ * bucket. "-" when unknown. The one formatter of the dashboard, the
+ * progress line and the summary. */
+void server_format_ms(const struct server_value *v, char *buf, size_t cap);
 
 struct server_agg {         /* over the whole run, valid samples only */
 	double min, max, sum;

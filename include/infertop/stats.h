@@ -100,6 +100,8 @@ struct stats {
 	uint64_t errors[ERR_NKINDS];
 	uint64_t http_codes[STATS_HTTP_CODES];
 	char last_msg[ERR_NKINDS][STATS_MSG_MAX];
+	enum err_kind last_err;       /* kind of the newest failure */
+	int last_http;                /* its status when it was ERR_HTTP */
 	bool run_frozen;              /* cooldown: only the window still records */
 	/* Every request of the run, warmup and cooldown included, never reset:
 	 * rates over time (the charts) come from these. */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "infertop/engine.h"
+#include "infertop/hist.h"
 #include "infertop/load.h"
 #include "infertop/plan.h"
 #include "infertop/report.h"
@@ -131,11 +132,20 @@ int ui_action_mode(struct engine *e, int64_t now_ns, long max_conc, char *msg, s
 		return -1;
 	struct load *l = &e->load;
 	if (l->mode == LOAD_OPEN) {
-		/* Back to as many users as there are requests in flight now, so
-		 * the switch itself does not jolt the server. */
-		long n = (long)e->stats->in_flight;
-		if (n < 1)
+		/* Back to the users that offer the same load: the cap on in-flight
+		 * requests when there is one, else the rate times the window's
+		 * mean E2E (Little's law). Never the in-flight count, which an
+		 * overload inflates with requests stuck in the server's queue. */
+		long n;
+		double e2e_s = hist_count(e->stats->win[STAT_E2E]) ? hist_mean(e->stats->win[STAT_E2E]) / 1e6 : 0;
+		if (l->max_concurrency > 0)
+			n = l->max_concurrency;
+		else if (e2e_s > 0 && l->rate > 0)
+			n = lround(l->rate * e2e_s);
+		else
 			n = l->concurrency > 0 ? l->concurrency : 1;
+		if (n < 1)
+			n = 1;
 		load_set_concurrency(l, n > max_conc && max_conc > 0 ? max_conc : n);
 		snprintf(msg, cap, "closed loop: %ld users", l->concurrency);
 		return 0;

@@ -5,6 +5,7 @@
 
 #include "infertop/engine.h"
 #include "infertop/plan.h"
+#include "infertop/redact.h"
 #include "infertop/server.h"
 #include "infertop/widget.h"
 
@@ -30,6 +31,21 @@ static const char *state_word(const struct engine *e)
 	return "?";
 }
 
+/* From the requests over the window: "ok" while any succeed, else what
+ * the newest failure was ("refused", "HTTP 503", "timeout"). */
+static void target_health(const struct engine *e, char *out, size_t cap)
+{
+	const struct stats *st = e->stats;
+	if (st->win_c.completed > 0 || st->win_c.failed == 0) {
+		snprintf(out, cap, "%s", st->all_c.completed + st->all_c.failed ? "ok" : "-");
+		return;
+	}
+	if (st->last_err == ERR_HTTP && st->last_http > 0)
+		snprintf(out, cap, "failing (HTTP %d)", st->last_http);
+	else
+		snprintf(out, cap, "failing (%s)", stats_err_name(st->last_err));
+}
+
 void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 {
 	(void)arg;
@@ -37,8 +53,11 @@ void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 	unsigned long hd = wd_attr(d, THEME_R_HEADER), key = wd_attr(d, THEME_R_HEADER_KEY);
 	wd_clear_row(w, r, 0, 0, hd);
 
-	/* Right: server, state, elapsed; always shown, the URL gives way. */
-	char server[64], elapsed[32], right[256];
+	/* Right: the target's health (from the requests), the metrics
+	 * endpoint's (from the scrapes), state, elapsed; always shown, the URL
+	 * gives way. A dead /metrics is not a dead server. */
+	char target[64], server[64], elapsed[32], right[320];
+	target_health(e, target, sizeof target);
 	const struct server_state *srv = d->srv;
 	if (!srv || srv->status == SERVER_OFF)
 		snprintf(server, sizeof server, "%s", wd_dash(d));
@@ -53,7 +72,8 @@ void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 	char stage[128] = "";
 	if (plan_has_steps(e->plan) && e->state != ENGINE_DONE)
 		plan_status(e->plan, d->now, stage, sizeof stage);
-	snprintf(right, sizeof right, " %s%sserver %s  %s  %s ", stage, stage[0] ? "  " : "", server, state, elapsed);
+	snprintf(right, sizeof right, " %s%starget %s  metrics %s  %s  %s ", stage, stage[0] ? "  " : "", target, server,
+		 state, elapsed);
 	int rw = wd_width(right);
 	if (d->done_hint && e->state == ENGINE_DONE)
 		rw += wd_width(d->done_hint) + 1;
@@ -62,7 +82,8 @@ void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 	int room = r->w - rw - 1;
 	/* URL and model share what is left; each is cut, not dropped. */
 	char url[512], model[256], left[800];
-	snprintf(url, sizeof url, "%s", e->cfg && e->cfg->url ? e->cfg->url : "");
+	/* Never the URL's password or query (keys live there). */
+	redact_url(e->cfg && e->cfg->url ? e->cfg->url : "", url, sizeof url);
 	snprintf(model, sizeof model, "%s", e->model ? e->model : wd_dash(d));
 	int avail = room - x - 8; /* "  model " */
 	if (wd_width(url) + wd_width(model) > avail) {
@@ -83,7 +104,9 @@ void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 		x = wd_put(w, r, 0, x, key, stage);
 		x = wd_put(w, r, 0, x, hd, " ");
 	}
-	x = wd_put(w, r, 0, x, hd, " server ");
+	x = wd_put(w, r, 0, x, hd, " target ");
+	x = wd_put(w, r, 0, x, strcmp(target, "ok") != 0 ? key : hd, target);
+	x = wd_put(w, r, 0, x, hd, "  metrics ");
 	x = wd_put(w, r, 0, x, srv && srv->status != SERVER_UP ? key : hd, server);
 	x = wd_put(w, r, 0, x, hd, "  ");
 	x = wd_put(w, r, 0, x, key, state);

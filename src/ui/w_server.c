@@ -48,7 +48,7 @@ static void value_text(char *buf, size_t cap, const struct item *it, const struc
 		break;
 	case IT_MS: {
 		char ms[24];
-		fmt_ms(ms, sizeof ms, it->v->v * 1000);
+		server_format_ms(it->v, ms, sizeof ms);
 		snprintf(buf, cap, "%s ms", ms);
 		break;
 	}
@@ -128,9 +128,9 @@ static void latency_rows(WINDOW *w, const struct rect *r, int y, int x, int rows
 		wd_put(w, r, y + 1 + i, x, lab, ls[i].name);
 		const struct server_value *vals[3] = {&s->p50[ls[i].l], &s->p90[ls[i].l], &s->p99[ls[i].l]};
 		for (int k = 0; k < 3; k++) {
-			char v[16];
+			char v[48];
 			if (vals[k]->valid)
-				fmt_ms(v, sizeof v, vals[k]->v * 1000);
+				server_format_ms(vals[k], v, sizeof v);
 			else
 				snprintf(v, sizeof v, "%s", wd_dash(d));
 			wd_put_right(w, r, y + 1 + i, x + 19 + 8 * k, wd_attr(d, vals[k]->valid ? THEME_R_VALUE : THEME_R_DIM), v);
