@@ -12,7 +12,9 @@
 #include <cmocka.h>
 #include <ev.h>
 
+#include "enginefix.h"
 #include "infertop/load.h"
+#include "infertop/stats.h"
 
 /* A stand-in for the engine: starting a request only counts it. The
  * prepare watcher runs once per loop iteration, so the most starts seen
@@ -185,6 +187,44 @@ static void test_open_queue_drains_in_batches(void **state)
 	ev_loop_destroy(loop);
 }
 
+static int setup(void **state)
+{
+	struct enginefix *f = calloc(1, sizeof *f);
+	if (!f)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct enginefix *f = *state;
+	enginefix_free(f);
+	free(f);
+	return 0;
+}
+
+/* The real engine against the simulator, with requests short enough to
+ * end while the ramp is still starting others: a batch that asks for
+ * fresh connections must not strand idle ones, so the run still holds
+ * exactly one connection per user and reuses them all. (Counting the
+ * waiting fresh transfers as claimants of idle connections opened ~180
+ * connections too many here.) */
+static void test_ramp_connections(void **state)
+{
+	struct enginefix *f = *state;
+	const char *sim[] = {"--timing", "fixed", "--ttft", "1ms", "--itl", "1ms", NULL};
+	enginefix_sim(f, sim);
+	const char *args[] = {"-c", "3000", "-n", "12000", "--output-tokens", "2", NULL};
+	enginefix_engine(f, args);
+	engine_run(f->e);
+	const struct stats *s = f->e->stats;
+	assert_int_equal(s->run_c.completed, 12000);
+	assert_int_equal(stats_errors_total(s), 0);
+	assert_int_equal(s->max_in_flight, 3000);
+	assert_int_equal(s->connections, 3000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_closed_ramp_stops_with_the_run),
 		cmocka_unit_test(test_closed_ramp_waits_for_pause),
 		cmocka_unit_test(test_open_queue_drains_in_batches),
+		cmocka_unit_test_setup_teardown(test_ramp_connections, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
