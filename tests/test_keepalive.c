@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,6 +19,7 @@
 
 #include "infertop/engine.h"
 #include "infertop/http.h"
+#include "infertop/report.h"
 #include "infertop/stats.h"
 #include "enginefix.h"
 
@@ -99,6 +101,15 @@ static void test_dropped_on_reuse(void **state)
 	assert_true(s->connection_retries > 0);
 	/* Each retry is one request, not a second one counted. */
 	assert_int_equal(s->started, 200);
+	/* The summary says so. */
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&txt, &len);
+	assert_non_null(mem);
+	report_summary(mem, f->e);
+	fclose(mem);
+	assert_non_null(strstr(txt, "Connection retries: "));
+	free(txt);
 }
 
 /* The server closes after each answer without saying so: the close races

@@ -350,6 +350,7 @@ finish
 # stops the run as SIGTERM does, and it finishes headless with its result.
 start 100 30 "$INFERTOP_BIN" --demo -c 2 --output-tokens 8 -d 60s --grace 1s -o "$tmp/hup.json"
 wait_for "hangup: dashboard up" "Latency" 20
+wait_for "hangup: requests complete" "(done|ok) [1-9]" 20
 pid=$(pgrep -P "$(T display-message -p -t tui '#{pane_pid}')" infertop | head -1)
 T kill-session -t tui
 i=0
@@ -357,7 +358,7 @@ while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do i=$((i +
 [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null && jq -e '.completed > 0' "$tmp/hup.json" >/dev/null &&
 	jq -e '.infertop.state.stop_reason | test("SIGHUP")' "$tmp/hup.json" >/dev/null
 st=$?
-[ $st -eq 0 ] || echo "hangup: pid '$pid', $(kill -0 "$pid" 2>/dev/null && echo alive || echo gone), $(ls -l "$tmp/hup.json" 2>&1)"
+[ $st -eq 0 ] || echo "hangup: pid '$pid', $(kill -0 "$pid" 2>/dev/null && echo alive || echo gone), $(ls -l "$tmp/hup.json" 2>&1), $(jq -c '[.completed, .infertop.state.stop_reason]' "$tmp/hup.json" 2>&1)"
 check "hangup: kill-session leaves a valid -o file" $st
 
 # ---------------------------------------------------------------- run 7

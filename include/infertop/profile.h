@@ -1,7 +1,7 @@
 #ifndef INFERTOP_PROFILE_H
 #define INFERTOP_PROFILE_H
 
-/* Server metric maps (METRICS.md section 2): which Prometheus names each
+/* Server metric maps (doc/metrics.md section 2): which Prometheus names each
  * inference server uses for the canonical values of struct server_state,
  * how several engines / ranks combine, and what is derived from counter
  * and histogram deltas between scrapes. Pure: no I/O; the scraper hands in

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 /* What the server says about itself, in canonical form whatever its
- * metric names (METRICS.md §2). Written only by the scraper; the dashboard,
+ * metric names (doc/metrics.md section 2). Written only by the scraper; the dashboard,
  * the progress line and the JSON result read it. Every value carries a
  * validity bit so a metric the server lacks shows as "–", never 0. */
 

@@ -24,7 +24,7 @@
  * "data: [DONE]". TTFB and TTFT therefore differ by the prefill time.
  *
  * /metrics (and the profile's own path: /prometheus/metrics for trtllm,
- * /v1/metrics for nim) exposes that server's names from METRICS.md, plus,
+ * /v1/metrics for nim) exposes that server's names from doc/metrics.md, plus,
  * for every profile, infertop_sim_faults_total{kind} (faults injected) and
  * the histogram infertop_sim_send_lag_seconds (scheduled time of a chunk
  * to its hand-over to the socket: the sim's own timing error). */

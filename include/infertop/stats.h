@@ -7,7 +7,7 @@
 
 #include "infertop/hist.h"
 
-/* Client-side figures, per METRICS.md §1. Latencies are stored in
+/* Client-side figures, per doc/metrics.md section 1. Latencies are stored in
  * microseconds in log-linear histograms: constant memory however long the
  * run. Each metric has a whole-run histogram and a sliding window made of
  * STATS_SLICES slices (window = sum of slices; the expiring slice is

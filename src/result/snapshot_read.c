@@ -671,6 +671,9 @@ void snapshot_print_summary(FILE *out, const struct snapshot *s)
 	if (s->usage_mismatch)
 		fprintf(out, "Warning: %" PRIu64 " requests' usage and chunk counts differ over 2x (last: %s)\n",
 			s->usage_mismatch, s->usage_mismatch_msg);
+	if (s->connection_retries)
+		fprintf(out, "Connection retries: %" PRIu64 " (the server closed a kept-alive connection as they "
+			"went out; resent once, not failures)\n", s->connection_retries);
 	const cJSON *dropped = s->request_log ? cJSON_GetObjectItemCaseSensitive(s->request_log, "dropped") : NULL;
 	if (cJSON_IsNumber(dropped) && dropped->valuedouble > 0) {
 		const cJSON *why = cJSON_GetObjectItemCaseSensitive(s->request_log, "last_error");

@@ -81,7 +81,7 @@ const char *sim_profile_metrics_path(enum sim_profile p)
 	}
 }
 
-/* Names per server from METRICS.md section 2; NULL where the server has no
+/* Names per server from doc/metrics.md section 2; NULL where the server has no
  * such metric (the client must then show "-", so the sim must not invent
  * one). */
 struct prof {
