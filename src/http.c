@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 struct http_sock {
 	ev_io io;
@@ -20,7 +22,26 @@ struct http {
 	int running;
 	long sockets;
 	long keepalive_s;              /* the server's idle limit, as last told */
+	long conns;                    /* open connections, idle ones included */
+	long xfers;                    /* transfers in the multi */
+	long fresh_pending;            /* of which sent fresh, not connected yet */
 };
+
+static void http_forget(struct http *h, CURL *easy)
+{
+	struct http_xfer *x = NULL;
+	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+	curl_multi_remove_handle(h->multi, easy);
+	/* Removing a handle that was not added is allowed; the floors keep
+	 * the counts from going below what they can be. */
+	if (x && x->awaiting_socket) {
+		x->awaiting_socket = false;
+		if (h->fresh_pending > 0)
+			h->fresh_pending--;
+	}
+	if (h->xfers > 0)
+		h->xfers--;
+}
 
 static void http_drain(struct http *h)
 {
@@ -34,7 +55,7 @@ static void http_drain(struct http *h)
 		struct http_xfer *x = NULL;
 		curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
 		/* Removed first so done() may reuse the handle at once. */
-		curl_multi_remove_handle(h->multi, easy);
+		http_forget(h, easy);
 		if (x && x->done)
 			x->done(x, rc);
 	}
@@ -137,15 +158,69 @@ void http_free(struct http *h)
 	free(h);
 }
 
-int http_add(struct http *h, CURL *easy)
+/* Connections counted where they are made and closed: curl's socket
+ * callback only sees sockets it watches, not idle cached ones. */
+static curl_socket_t http_open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a)
 {
-	return curl_multi_add_handle(h->multi, easy) == CURLM_OK ? 0 : -1;
+	(void)purpose;
+	struct http_xfer *x = ud;
+	struct http *h = x->h;
+	curl_socket_t fd = socket(a->family, a->socktype, a->protocol);
+	if (fd == CURL_SOCKET_BAD)
+		return fd;
+	h->conns++;
+	if (x->awaiting_socket) {
+		x->awaiting_socket = false;
+		h->fresh_pending--;
+	}
+	return fd;
+}
+
+static int http_close_socket(void *ud, curl_socket_t fd)
+{
+	struct http *h = ud;
+	h->conns--;
+	return close(fd);
+}
+
+/* Connections are busy or idle. Transfers are busy ones, ones waiting
+ * for their fresh connection, and ones waiting for an idle one (which
+ * they get before a newcomer): open connections beyond the first two
+ * kinds are idle ones nobody has claimed yet. */
+static bool http_idle_free(const struct http *h)
+{
+	return h->conns - (h->xfers - h->fresh_pending) > 0;
+}
+
+int http_add(struct http *h, CURL *easy, bool fresh)
+{
+	struct http_xfer *x = NULL;
+	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+	if (!x)
+		return -1;
+	fresh = fresh || !http_idle_free(h);
+	x->h = h;
+	x->awaiting_socket = fresh;
+	curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, (long)fresh);
+	curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, http_open_socket);
+	curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, x);
+	curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, http_close_socket);
+	curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, h);
+	if (curl_multi_add_handle(h->multi, easy) != CURLM_OK) {
+		x->awaiting_socket = false;
+		return -1;
+	}
+	h->xfers++;
+	if (fresh)
+		h->fresh_pending++;
+	return 0;
 }
 
 void http_remove(struct http *h, CURL *easy)
 {
-	curl_multi_remove_handle(h->multi, easy);
+	http_forget(h, easy);
 }
+
 
 void http_set_cache(struct http *h, long connections)
 {

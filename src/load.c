@@ -45,17 +45,40 @@ static int load_start_one(struct load *l, int64_t t_intended)
 	return 0;
 }
 
-static void load_fill_closed(struct load *l)
-{
-	while (load_can_start(l) && l->in_flight(l->ud) < (uint64_t)l->concurrency) {
-		if (load_start_one(l, 0) != 0)
-			break;
-	}
-}
-
 static bool load_under_cap(const struct load *l)
 {
 	return l->max_concurrency == 0 || l->in_flight(l->ud) < (uint64_t)l->max_concurrency;
+}
+
+static bool load_closed_wants(const struct load *l)
+{
+	return l->mode == LOAD_CLOSED && load_can_start(l) &&
+	       l->in_flight(l->ud) < (uint64_t)l->concurrency;
+}
+
+static bool load_open_wants(const struct load *l)
+{
+	return l->mode == LOAD_OPEN && l->pending_len > 0 && load_can_start(l) && load_under_cap(l);
+}
+
+/* A zero timer, not an idle watcher: idle watchers wait for a quiet loop,
+ * which a loaded one never is, while a due timer runs on the very next
+ * iteration, after that iteration's I/O. */
+static void load_ramp_later(struct load *l)
+{
+	if (!ev_is_active(&l->ramp_timer) && (load_closed_wants(l) || load_open_wants(l))) {
+		ev_timer_set(&l->ramp_timer, 0., 0.);
+		ev_timer_start(l->loop, &l->ramp_timer);
+	}
+}
+
+static void load_fill_closed(struct load *l)
+{
+	for (int n = 0; n < LOAD_START_BATCH && load_closed_wants(l); n++) {
+		if (load_start_one(l, 0) != 0)
+			return;
+	}
+	load_ramp_later(l);
 }
 
 static int pending_push(struct load *l, int64_t t)
@@ -81,13 +104,14 @@ static int pending_push(struct load *l, int64_t t)
 
 static void load_drain_pending(struct load *l)
 {
-	while (l->pending_len > 0 && load_can_start(l) && load_under_cap(l)) {
+	for (int n = 0; n < LOAD_START_BATCH && load_open_wants(l); n++) {
 		int64_t t = l->pending[l->pending_head];
 		if (load_start_one(l, t) != 0)
-			break;
+			return;
 		l->pending_head = (l->pending_head + 1) % l->pending_cap;
 		l->pending_len--;
 	}
+	load_ramp_later(l);
 }
 
 static void load_schedule(struct load *l)
@@ -167,11 +191,14 @@ static void load_on_arrival(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)revents;
 	struct load *l = w->data;
 	int64_t now = clock_now_ns();
-	/* The loop may wake late; every arrival already due starts now with
-	 * its own intended time, so lateness shows up as queue time. */
+	int budget = LOAD_START_BATCH;
+	/* The loop may wake late; every arrival already due starts with its
+	 * own intended time, so lateness shows up as queue time. Past one
+	 * batch they queue and start on the next iterations. */
 	while (l->mode == LOAD_OPEN && !l->paused && !l->held && !load_exhausted(l) &&
 	       l->next_intended <= now) {
-		if (!l->backing_off && l->pending_len == 0 && load_under_cap(l)) {
+		if (budget > 0 && !l->backing_off && l->pending_len == 0 && load_under_cap(l)) {
+			budget--;
 			if (load_start_one(l, l->next_intended) != 0 && pending_push(l, l->next_intended) != 0)
 				l->dropped++;
 		} else if (pending_push(l, l->next_intended) != 0) {
@@ -179,7 +206,15 @@ static void load_on_arrival(struct ev_loop *loop, ev_timer *w, int revents)
 		}
 		load_next_arrival(l);
 	}
+	load_ramp_later(l);
 	load_schedule(l);
+}
+
+static void load_on_ramp(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	load_on_done(w->data);
 }
 
 void load_init(struct load *l, struct ev_loop *loop, uint64_t seed,
@@ -195,11 +230,14 @@ void load_init(struct load *l, struct ev_loop *loop, uint64_t seed,
 	rng_seed(&l->rng, seed);
 	ev_timer_init(&l->arrival_timer, load_on_arrival, 0., 0.);
 	l->arrival_timer.data = l;
+	ev_timer_init(&l->ramp_timer, load_on_ramp, 0., 0.);
+	l->ramp_timer.data = l;
 }
 
 void load_free(struct load *l)
 {
 	ev_timer_stop(l->loop, &l->arrival_timer);
+	ev_timer_stop(l->loop, &l->ramp_timer);
 	free(l->pending);
 	l->pending = NULL;
 	l->pending_cap = l->pending_len = 0;
@@ -337,6 +375,7 @@ void load_stop(struct load *l)
 	l->stopped = true;
 	l->pending_len = 0;
 	ev_timer_stop(l->loop, &l->arrival_timer);
+	ev_timer_stop(l->loop, &l->ramp_timer);
 }
 
 void load_backoff(struct load *l, bool on)

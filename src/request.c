@@ -203,8 +203,7 @@ static int request_resend(struct request *r)
 	r->curl_err[0] = '\0';
 	sse_reset(&r->sse);
 	r->t_send = clock_now_ns();
-	curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 1L);
-	return http_add(r->ctx->http, r->easy);
+	return http_add(r->ctx->http, r->easy, true);
 }
 
 static void request_finish(struct request *r, CURLcode rc)
@@ -308,10 +307,8 @@ struct request *request_new(const struct request_ctx *ctx)
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
-	if (ctx->new_connection) {
-		curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+	if (ctx->new_connection)
 		curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
-	}
 	return r;
 }
 
@@ -337,8 +334,6 @@ int request_start(struct request *r, char *body, size_t len, int64_t t_intended)
 	r->status = 0;
 	r->status_known = r->done_seen = r->failed = false;
 	r->retry_after_ns = -1;
-	if (r->retried && !r->ctx->new_connection)
-		curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 0L);
 	r->retried = false;
 	/* Not reused past the server's idle limit (see http.h). */
 	curl_easy_setopt(r->easy, CURLOPT_MAXAGE_CONN, http_reuse_limit(r->ctx->http));
@@ -355,7 +350,7 @@ int request_start(struct request *r, char *body, size_t len, int64_t t_intended)
 	 * a busy client) is client queue time, not server latency. */
 	r->t_send = clock_now_ns();
 	r->t_intended = t_intended > 0 ? t_intended : r->t_send;
-	if (http_add(r->ctx->http, r->easy) != 0)
+	if (http_add(r->ctx->http, r->easy, r->ctx->new_connection) != 0)
 		return -1;
 	r->ctx->stats->started++;
 	if (++r->ctx->stats->in_flight > r->ctx->stats->max_in_flight)

@@ -171,7 +171,7 @@ static void start(struct target *tg, int64_t now)
 	tg->errbuf[0] = '\0';
 	curl_easy_setopt(tg->easy, CURLOPT_URL, tg->urls[tg->cur]);
 	curl_easy_setopt(tg->easy, CURLOPT_HTTPHEADER, tg->same_origin[tg->cur] ? s->hdr_origin : s->hdr_plain);
-	if (http_add(s->http, tg->easy) != 0) {
+	if (http_add(s->http, tg->easy, false) != 0) {
 		/* Only a programming error or no memory: treated as a failed scrape
 		 * at the next tick rather than looping here. */
 		tg->next_due = now + s->interval_ns;

@@ -3,6 +3,7 @@
 
 #include <curl/curl.h>
 #include <ev.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -12,13 +13,23 @@
  * ends, after the handle has been removed from the multi. */
 struct http_xfer {
 	void (*done)(struct http_xfer *x, CURLcode rc);
+	/* http's own: the transfer was sent to a new connection it has not
+	 * opened yet. */
+	struct http *h;
+	bool awaiting_socket;
 };
 
 struct http;
 
 struct http *http_new(struct ev_loop *loop);
 void http_free(struct http *h);
-int http_add(struct http *h, CURL *easy);
+/* fresh: on a new connection whatever the cache holds. Otherwise a cached
+ * idle connection is reused when one is free, and a new one asked for
+ * straight away when none is: libcurl 7.x otherwise scans every
+ * connection to the host for a free one, per start, which is quadratic
+ * over a ramp of thousands of streams (seconds of a blocked loop at
+ * 15,000). */
+int http_add(struct http *h, CURL *easy, bool fresh);
 void http_remove(struct http *h, CURL *easy);
 /* Connection cache size: keep-alive connections kept for reuse. Sized to
  * the load so steady-state requests never reconnect. */

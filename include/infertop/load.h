@@ -35,6 +35,11 @@ typedef uint64_t (*load_in_flight_fn)(void *ud);
 typedef void (*load_observer_fn)(void *ud, enum load_change what, int64_t now_ns);
 
 #define LOAD_PENDING_MAX (1u << 20)
+/* Requests started in one go, at most. Each start costs a handle, a
+ * connection and a curl pass; starting 15,000 at once kept the loop from
+ * timers, scrapes and the screen for seconds. The rest follow on the next
+ * loop iterations, with I/O served in between. */
+#define LOAD_START_BATCH 128
 #define LOAD_EVENTS 256
 /* Rates below this are treated as this: a ramp from r=0 still has a finite
  * next arrival, which later rate changes rescale. */
@@ -65,6 +70,7 @@ struct load {
 	struct rng rng;
 	ev_timer arrival_timer;
 	int64_t next_intended;
+	ev_timer ramp_timer;       /* continues a fill cut at LOAD_START_BATCH */
 
 	int64_t *pending;          /* ring of intended times, grown on demand */
 	uint32_t pending_cap, pending_head, pending_len;
