@@ -32,6 +32,11 @@ block "$tmp/ra.txt" >"$tmp/ra.block"
 	grep -q "^Latency, whole run" "$tmp/ra.txt" && grep -q "^Latency, sliding window" "$tmp/ra.txt" &&
 	grep -q "^Run: .*stopped: request limit reached" "$tmp/ra.txt"
 check "report: text summary identical to the run's own" $?
+# Each block once: the server's running / waiting / KV usage figures appear
+# in the summary's "Server metrics" block and nowhere else.
+[ "$(grep -c 'Server metrics' "$tmp/ra.txt")" -eq 1 ] && [ "$(grep -Ec '^ *(running|waiting|kv_usage) ' "$tmp/ra.txt")" -eq 0 ] &&
+	grep -q "^More server gauges" "$tmp/ra.txt"
+check "report: the server block printed once" $?
 block "$tmp/b.out" >"$tmp/b.block"
 "$INFERTOP_BIN" report "$tmp/b.json" | block /dev/stdin >"$tmp/rb.block"
 cmp -s "$tmp/b.block" "$tmp/rb.block" && grep -q "Errors by kind" "$tmp/rb.block"

@@ -150,20 +150,23 @@ static double jnum(const cJSON *o, const char *k)
 	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
+/* The server gauges the summary's "Server metrics" block leaves out (it
+ * has running, waiting and KV usage): each figure is printed once. */
 static void server_text(FILE *out, const cJSON *srv)
 {
 	if (!srv)
 		return;
-	const cJSON *prof = cJSON_GetObjectItemCaseSensitive(srv, "profile");
 	const cJSON *status = cJSON_GetObjectItemCaseSensitive(srv, "status");
-	fprintf(out, "\nServer metrics (%s, %s):\n", cJSON_IsString(prof) ? prof->valuestring : "-",
-		cJSON_IsString(status) ? status->valuestring : "-");
 	const cJSON *latest = cJSON_GetObjectItemCaseSensitive(srv, "latest");
 	const cJSON *run = cJSON_GetObjectItemCaseSensitive(srv, "run");
 	const cJSON *g;
+	fprintf(out, "\nMore server gauges (scraping %s):\n", cJSON_IsString(status) ? status->valuestring : "-");
 	fprintf(out, "  %-22s %12s %12s %12s %12s\n", "gauge", "latest", "run mean", "run min", "run max");
 	cJSON_ArrayForEach(g, latest)
 	{
+		if (strcmp(g->string, "running") == 0 || strcmp(g->string, "waiting") == 0 ||
+		    strcmp(g->string, "kv_usage") == 0)
+			continue;
 		const cJSON *agg = cJSON_GetObjectItemCaseSensitive(run, g->string);
 		double v[4] = {cJSON_IsNumber(g) ? g->valuedouble : NAN, jnum(agg, "mean"), jnum(agg, "min"),
 			       jnum(agg, "max")};
