@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "infertop/engine.h"
+#include "infertop/engine_internal.h"
 
 #include <cjson/cJSON.h>
 #include <signal.h>
@@ -69,7 +70,9 @@ static void engine_check_end(struct engine *e)
 	scrape_stop(e->scrape);
 	scrape_update_derived(e->scrape, e->t_end, e->stats->win_c.output_tokens,
 			      stats_window_seconds(e->stats, e->t_end));
-	series_sample(e->series, e, e->t_end);
+	struct run_view v;
+	engine_view(e, &v);
+	sampler_push(&e->sampler, e->series, &v, e->t_end);
 	if (e->on_tick)
 		e->on_tick(e, e->on_tick_ud, e->t_end);
 	ev_break(e->loop, EVBREAK_ONE);
@@ -276,7 +279,9 @@ static void engine_on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	int64_t now = clock_now_ns();
 	stats_tick(e->stats, now);
 	scrape_update_derived(e->scrape, now, e->stats->win_c.output_tokens, stats_window_seconds(e->stats, now));
-	series_sample(e->series, e, now);
+	struct run_view v;
+	engine_view(e, &v);
+	sampler_push(&e->sampler, e->series, &v, now);
 	reqlog_tick(e->reqlog, now);
 	if (e->on_tick)
 		e->on_tick(e, e->on_tick_ud, now);
@@ -381,7 +386,7 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	e->http = http_new(loop);
 	e->stats = stats_new(cfg->window_ns, clock_now_ns());
 	e->series = series_new();
-	e->snap = snapshot_writer_new(e);
+	e->snap = snapshot_writer_new(e, cfg);
 	e->secrets = url_secrets(cfg->url);
 	if (!e->endpoint || !e->http || !e->stats || !e->series || !e->snap || !e->secrets ||
 	    engine_build_headers(e) != 0) {
@@ -656,4 +661,57 @@ int64_t engine_elapsed(const struct engine *e, int64_t now_ns)
 	if (!e->t_start)
 		return 0;
 	return (e->state == ENGINE_DONE ? e->t_end : now_ns) - e->t_start;
+}
+
+void engine_view(const struct engine *e, struct run_view *v)
+{
+	*v = (struct run_view){
+		.cfg = e->cfg,
+		.state = e->state,
+		.stop_reason = e->stop_reason,
+		.interrupts = e->interrupts,
+		.hung_up = e->hung_up,
+		.run_id = e->run_id,
+		.model = e->model,
+		.t_start = e->t_start,
+		.t_end = e->t_end,
+		.stats = e->stats,
+		.load = &e->load,
+		.backoff_code = e->backoff_code,
+		.plan = e->plan,
+		.live_step = plan_live_step(e->plan),
+		.server = e->server,
+		.series = e->series,
+		.dataset = e->dataset,
+		.reqlog = e->reqlog,
+		.last_cmd = &e->last_cmd,
+	};
+}
+
+int64_t run_view_elapsed(const struct run_view *v, int64_t now_ns)
+{
+	if (!v->t_start)
+		return 0;
+	return (v->state == ENGINE_DONE ? v->t_end : now_ns) - v->t_start;
+}
+
+void engine_set_on_tick(struct engine *e, engine_tick_fn fn, void *ud)
+{
+	e->on_tick = fn;
+	e->on_tick_ud = ud;
+}
+
+struct ev_loop *engine_loop(const struct engine *e)
+{
+	return e->loop;
+}
+
+struct snapshot_writer *engine_snapshot_writer(const struct engine *e)
+{
+	return e->snap;
+}
+
+const char *engine_endpoint(const struct engine *e)
+{
+	return e->endpoint;
 }
