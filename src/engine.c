@@ -15,6 +15,7 @@
 #include "infertop/dataset.h"
 #include "infertop/dist.h"
 #include "infertop/http.h"
+#include "infertop/loop.h"
 #include "infertop/redact.h"
 #include "infertop/reqlog.h"
 #include "infertop/sampler.h"
@@ -242,26 +243,31 @@ void engine_stop(struct engine *e, const char *reason)
 	engine_check_end(e);
 }
 
-static void engine_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
+static void engine_on_signal(void *ud, int signum)
 {
-	(void)loop;
-	(void)revents;
-	struct engine *e = w->data;
+	struct engine *e = ud;
 	/* A closed terminal or a dropped SSH session (SIGHUP) must not cost
 	 * the run: it stops as SIGTERM does and finishes without the screen. */
-	if (w->signum == SIGHUP)
+	if (signum == SIGHUP)
 		e->hung_up = true;
 	if (++e->interrupts == 1) {
 		if (!e->cfg->quiet && !e->hung_up)
 			fprintf(stderr, "infertop: stopping: in-flight requests get %.0fs to finish "
 					"(press Ctrl-C again to abort them)\n",
 				(double)e->cfg->grace_ns / 1e9);
-		engine_stop(e, w->signum == SIGINT    ? "interrupted (SIGINT)"
-			       : w->signum == SIGHUP ? "hangup (SIGHUP): the terminal closed"
-						     : "terminated (SIGTERM)");
+		engine_stop(e, signum == SIGINT    ? "interrupted (SIGINT)"
+			       : signum == SIGHUP ? "hangup (SIGHUP): the terminal closed"
+						  : "terminated (SIGTERM)");
 	} else {
 		engine_abort(e, "interrupted twice");
 	}
+}
+
+static void engine_release_signals(struct engine *e)
+{
+	loop_signal_release(LOOP_SIGINT, engine_on_signal, e);
+	loop_signal_release(LOOP_SIGTERM, engine_on_signal, e);
+	loop_signal_release(LOOP_SIGHUP, engine_on_signal, e);
 }
 
 static void engine_on_duration(struct ev_loop *loop, ev_timer *w, int revents)
@@ -456,10 +462,6 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	}
 	engine_step_lengths(e);
 
-	ev_signal_init(&e->sigint, engine_on_signal, SIGINT);
-	ev_signal_init(&e->sigterm, engine_on_signal, SIGTERM);
-	ev_signal_init(&e->sighup, engine_on_signal, SIGHUP);
-	e->sigint.data = e->sigterm.data = e->sighup.data = e;
 	ev_timer_init(&e->tick, engine_on_tick, ENGINE_TICK_S, ENGINE_TICK_S);
 	ev_timer_init(&e->grace, engine_on_grace, 0., 0.);
 	ev_timer_init(&e->duration, engine_on_duration, 0., 0.);
@@ -478,9 +480,7 @@ void engine_free(struct engine *e)
 	snapshot_writer_free(e->snap);
 	reqlog_close(e->reqlog);
 	if (e->loop) {
-		ev_signal_stop(e->loop, &e->sigint);
-		ev_signal_stop(e->loop, &e->sigterm);
-		ev_signal_stop(e->loop, &e->sighup);
+		engine_release_signals(e);
 		ev_timer_stop(e->loop, &e->tick);
 		ev_timer_stop(e->loop, &e->grace);
 		ev_timer_stop(e->loop, &e->duration);
@@ -624,9 +624,11 @@ void engine_run(struct engine *e)
 	e->cache_size = cache + 16;
 	http_set_cache(e->http, e->cache_size);
 
-	ev_signal_start(e->loop, &e->sigint);
-	ev_signal_start(e->loop, &e->sigterm);
-	ev_signal_start(e->loop, &e->sighup);
+	/* Ctrl-C, kill and a closed terminal stop the run (a second time:
+	 * abort it) for as long as it goes on. */
+	loop_signal_set(e->loop, LOOP_SIGINT, engine_on_signal, e);
+	loop_signal_set(e->loop, LOOP_SIGTERM, engine_on_signal, e);
+	loop_signal_set(e->loop, LOOP_SIGHUP, engine_on_signal, e);
 	ev_timer_start(e->loop, &e->tick);
 	snapshot_writer_start(e->snap);
 	if (cfg->duration_ns > 0 && !plan_owns_duration(e->plan)) {
@@ -651,9 +653,7 @@ void engine_run(struct engine *e)
 	engine_check_end(e);
 	if (e->state != ENGINE_DONE)
 		ev_run(e->loop, 0);
-	ev_signal_stop(e->loop, &e->sigint);
-	ev_signal_stop(e->loop, &e->sigterm);
-	ev_signal_stop(e->loop, &e->sighup);
+	engine_release_signals(e);
 }
 
 int64_t engine_elapsed(const struct engine *e, int64_t now_ns)

@@ -58,7 +58,6 @@ struct engine {
 	struct rng prompt_rng;
 	struct dataset *dataset;    /* prompt source, see dataset.h */
 
-	ev_signal sigint, sigterm, sighup;
 	bool hung_up;                   /* SIGHUP: the terminal is gone */
 	ev_timer tick, grace, duration;
 	ev_timer retry;             /* refill after connection failures */

@@ -21,6 +21,7 @@
 #include "infertop/clock.h"
 #include "infertop/cli.h"
 #include "infertop/engine.h"
+#include "infertop/loop.h"
 
 /* ---- one atomic file ---- */
 
@@ -189,7 +190,6 @@ struct snapshot_writer {
 	const struct engine *e;     /* read through engine_view() only */
 	const struct config *cfg;
 	struct ev_loop *loop;
-	ev_signal usr1;
 	ev_timer every;
 	ev_io pipe_io;
 	ev_timer reap;
@@ -428,11 +428,10 @@ int snapshot_request(struct snapshot_writer *w, enum snapshot_reason why)
 	return 0;
 }
 
-static void on_usr1(struct ev_loop *loop, ev_signal *s, int revents)
+static void on_usr1(void *ud, int signum)
 {
-	(void)loop;
-	(void)revents;
-	snapshot_request(s->data, SNAPSHOT_SIGNAL);
+	(void)signum;
+	snapshot_request(ud, SNAPSHOT_SIGNAL);
 }
 
 static void on_every(struct ev_loop *loop, ev_timer *t, int revents)
@@ -451,8 +450,6 @@ struct snapshot_writer *snapshot_writer_new(const struct engine *e, const struct
 	w->cfg = cfg;
 	w->loop = engine_loop(e);
 	w->fd = -1;
-	ev_signal_init(&w->usr1, on_usr1, SIGUSR1);
-	w->usr1.data = w;
 	double every = (double)cfg->snapshot_every_ns / 1e9;
 	ev_timer_init(&w->every, on_every, every, every);
 	w->every.data = w;
@@ -476,7 +473,7 @@ void snapshot_writer_start(struct snapshot_writer *w)
 {
 	if (!w)
 		return;
-	ev_signal_start(w->loop, &w->usr1);
+	loop_signal_set(w->loop, LOOP_SIGUSR1, on_usr1, w);
 	if (w->cfg->snapshot_every_ns > 0)
 		ev_timer_start(w->loop, &w->every);
 }
@@ -485,8 +482,7 @@ void snapshot_writer_stop(struct snapshot_writer *w)
 {
 	if (!w)
 		return;
-	ev_signal_stop(w->loop, &w->usr1);
-	signal(SIGUSR1, SIG_IGN);
+	loop_signal_release(LOOP_SIGUSR1, on_usr1, w);
 	ev_timer_stop(w->loop, &w->every);
 	w->pending = false;
 }

@@ -21,6 +21,7 @@
 #include "infertop/plan.h"
 #include "infertop/engine.h"
 #include "infertop/load.h"
+#include "infertop/loop.h"
 #include "infertop/layout.h"
 #include "infertop/snapshot.h"
 #include "infertop/theme.h"
@@ -52,7 +53,6 @@ struct ui {
 	bool ascii, colour;
 	ev_io input;
 	ev_timer frame;
-	ev_signal winch, sigint, sigterm, sighup;
 	ev_io errpipe;
 	int idle_reads;
 
@@ -272,11 +272,10 @@ static void resize(struct ui *u)
 	draw(u, clock_now_ns());
 }
 
-static void on_winch(struct ev_loop *loop, ev_signal *w, int revents)
+static void on_winch(void *ud, int signum)
 {
-	(void)loop;
-	(void)revents;
-	resize(w->data);
+	(void)signum;
+	resize(ud);
 }
 
 static void next_theme(struct ui *u, int64_t now)
@@ -483,12 +482,20 @@ static void on_errpipe(struct ev_loop *loop, ev_io *w, int revents)
 	}
 }
 
-static void on_quit_signal(struct ev_loop *loop, ev_signal *w, int revents)
+/* After the run, while the final screen waits for q: a signal quits as q. */
+static void on_quit_signal(void *ud, int signum)
 {
-	(void)revents;
-	struct ui *u = w->data;
+	(void)signum;
+	struct ui *u = ud;
 	u->quit_requested = true;
-	ev_break(loop, EVBREAK_ONE);
+	ev_break(u->loop, EVBREAK_ONE);
+}
+
+static void release_quit_signals(struct ui *u)
+{
+	loop_signal_release(LOOP_SIGINT, on_quit_signal, u);
+	loop_signal_release(LOOP_SIGTERM, on_quit_signal, u);
+	loop_signal_release(LOOP_SIGHUP, on_quit_signal, u);
 }
 
 static int capture_stderr(struct ui *u)
@@ -615,13 +622,7 @@ int ui_start(struct ui *u, char *err, size_t errcap)
 	ev_set_priority(&u->frame, EV_MINPRI);
 	u->frame.data = u;
 	ev_timer_start(u->loop, &u->frame);
-	ev_signal_init(&u->winch, on_winch, SIGWINCH);
-	u->winch.data = u;
-	ev_signal_start(u->loop, &u->winch);
-	ev_signal_init(&u->sigint, on_quit_signal, SIGINT);
-	ev_signal_init(&u->sigterm, on_quit_signal, SIGTERM);
-	ev_signal_init(&u->sighup, on_quit_signal, SIGHUP);
-	u->sigint.data = u->sigterm.data = u->sighup.data = u;
+	loop_signal_set(u->loop, LOOP_SIGWINCH, on_winch, u);
 	resize(u);
 	return 0;
 }
@@ -644,15 +645,13 @@ void ui_wait_quit(struct ui *u, const char *saved)
 		 v.stop_reason ? v.stop_reason : "done", saved && *saved ? "; " : "",
 		 saved ? saved : "");
 	set_status(u, THEME_R_WARN, 0, "%s", reason);
-	ev_signal_start(u->loop, &u->sigint);
-	ev_signal_start(u->loop, &u->sigterm);
-	ev_signal_start(u->loop, &u->sighup);
+	loop_signal_set(u->loop, LOOP_SIGINT, on_quit_signal, u);
+	loop_signal_set(u->loop, LOOP_SIGTERM, on_quit_signal, u);
+	loop_signal_set(u->loop, LOOP_SIGHUP, on_quit_signal, u);
 	draw(u, clock_now_ns());
 	while (!u->quit_requested && ev_is_active(&u->input))
 		ev_run(u->loop, EVRUN_ONCE);
-	ev_signal_stop(u->loop, &u->sigint);
-	ev_signal_stop(u->loop, &u->sigterm);
-	ev_signal_stop(u->loop, &u->sighup);
+	release_quit_signals(u);
 	u->waiting = false;
 }
 
@@ -664,10 +663,8 @@ void ui_stop(struct ui *u)
 	u->stopped = true;
 	ev_io_stop(u->loop, &u->input);
 	ev_timer_stop(u->loop, &u->frame);
-	ev_signal_stop(u->loop, &u->winch);
-	ev_signal_stop(u->loop, &u->sigint);
-	ev_signal_stop(u->loop, &u->sigterm);
-	ev_signal_stop(u->loop, &u->sighup);
+	loop_signal_release(LOOP_SIGWINCH, on_winch, u);
+	release_quit_signals(u);
 	endwin();
 	delscreen(u->scr);
 	u->scr = NULL;
