@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "infertop/clock.h"
+#include "infertop/help.h"
+#include "infertop/profile.h"
 #include "infertop/redact.h"
 #include "infertop/units.h"
 #include "infertop/url.h"
@@ -229,6 +231,15 @@ void cli_usage(FILE *out)
 "unreachable at start, 3 error share above --max-error-rate, 4 no request\n"
 "succeeded.\n",
 	      out);
+}
+
+/* "auto" and every profile name (servers.def), for --help and errors. */
+static const char *server_names(char *buf, size_t cap, const char *last_sep)
+{
+	const char *names[PROFILE_COUNT + 1] = { profile_name(PROFILE_AUTO) };
+	for (int i = 0; i < PROFILE_COUNT; i++)
+		names[i + 1] = profile_name(i);
+	return help_join(buf, cap, names, PROFILE_COUNT + 1, last_sep);
 }
 
 static int cli_error(const char *opt, const char *val, const char *want)
@@ -604,12 +615,12 @@ static int parse_one(struct config *cfg, int c, const char *arg, const char *nam
 		cfg->metrics_interval_ns = ns;
 		return 0;
 	case OPT_SERVER: {
-		static const char *const names[] = {"auto", "vllm", "sglang", "tgi", "llamacpp",
-						    "trtllm", "triton", "nim", "lmdeploy"};
-		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-			if (strcmp(arg, names[i]) == 0)
-				return set_str(&cfg->server, arg);
-		return cli_error(name, arg, "expected auto, vllm, sglang, tgi, llamacpp, trtllm, triton, nim or lmdeploy");
+		int id;
+		if (profile_parse(arg, &id) == 0)
+			return set_str(&cfg->server, arg);
+		char list[512], want[600];
+		snprintf(want, sizeof want, "expected %s", server_names(list, sizeof list, " or "));
+		return cli_error(name, arg, want);
 	}
 	case OPT_GPU_METRICS_URL:
 		if (strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0)
