@@ -4,19 +4,10 @@
 
 #include <string.h>
 
-void help_option(FILE *out, const char *opt, const char *help, int col)
+/* Writes text from column len on, wrapped, continuation lines at col. */
+static void wrap(FILE *out, const char *text, int len, int col)
 {
-	int len = fprintf(out, "  %s", opt);
-	if (len < 0)
-		return;
-	if (len + 2 > col) {
-		fputs("  ", out);
-		len += 2;
-	} else {
-		fprintf(out, "%*s", col - len, "");
-		len = col;
-	}
-	const char *p = help;
+	const char *p = text;
 	int at_start = 1;	/* nothing on this line after the indent yet */
 	while (*p) {
 		if (*p == '\n') {
@@ -46,6 +37,27 @@ void help_option(FILE *out, const char *opt, const char *help, int col)
 		p += w;
 	}
 	fputc('\n', out);
+}
+
+void help_option(FILE *out, const char *opt, const char *help, int col)
+{
+	int len = fprintf(out, "  %s", opt);
+	if (len < 0)
+		return;
+	if (len + 2 > col) {
+		fputs("  ", out);
+		len += 2;
+	} else {
+		fprintf(out, "%*s", col - len, "");
+		len = col;
+	}
+	wrap(out, help, len, col);
+}
+
+void help_text(FILE *out, const char *text, int indent)
+{
+	fprintf(out, "%*s", indent, "");
+	wrap(out, text, indent, indent);
 }
 
 char *help_join(char *buf, size_t cap, const char *const *names, int n, const char *last_sep)

@@ -14,6 +14,9 @@
  * gets two spaces, then the help. A '\n' in help forces a break. */
 void help_option(FILE *out, const char *opt, const char *help, int col);
 
+/* Prints a paragraph wrapped at HELP_WIDTH, every line indented. */
+void help_text(FILE *out, const char *text, int indent);
+
 /* Joins n names: "a, b, c" then last_sep (" or ", ", ") before the last
  * one, into buf (always terminated). Returns buf. */
 char *help_join(char *buf, size_t cap, const char *const *names, int n, const char *last_sep);

@@ -32,7 +32,7 @@ const char *profile_name(int id);
 int profile_parse(const char *name, int *id);
 /* The path a server serves its metrics on ("/metrics", "/v1/metrics", ...). */
 const char *profile_metrics_path(int id);
-/* One line saying which server a profile is ("vLLM", ...); NULL if none. */
+/* The server's name in prose ("vLLM", "llama.cpp", ...); NULL if none. */
 const char *profile_help(int id);
 
 /* Metrics URLs to try, in order, for a target base URL (scheme://host:port
