@@ -4,6 +4,7 @@
  * snapshot (histograms borrowed, not copied) for snapshot_to_json. Runs in
  * the writer's forked child too, on the child's copy of the memory. */
 
+#include "infertop/options.h"
 #include "infertop/snapshot.h"
 #include "infertop/redact.h"
 
