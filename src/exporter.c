@@ -228,9 +228,9 @@ static const struct lat lats[] = {
 	{ STAT_TPOT, "infertop_tpot_seconds", "infertop_tpot_window_seconds", &buckets_itl,
 	  "Per request (e2e - ttft) / (output tokens - 1) (vLLM: vllm:time_per_output_token_seconds)." },
 	{ STAT_E2E, "infertop_e2e_seconds", "infertop_e2e_window_seconds", &buckets_request,
-	  "Whole request seen by the client, send to last byte (vLLM: vllm:e2e_request_latency_seconds)." },
+	  "Send to the last output chunk, seen by the client (vLLM: vllm:e2e_request_latency_seconds)." },
 	{ STAT_TTFB, "infertop_ttfb_seconds", "infertop_ttfb_window_seconds", &buckets_ttft,
-	  "Time to the first response byte (headers), successful requests." },
+	  "Send to the first SSE event of any kind, successful requests (no vLLM counterpart: TTFT's bounds)." },
 	{ STAT_QUEUE, "infertop_queue_seconds", "infertop_queue_window_seconds", &buckets_request,
 	  "Client queue: intended send time to actual send (open loop with a cap, backoff)." },
 };

@@ -28,4 +28,38 @@ check "+Inf bucket holds every TTFT" $?
 check "promtool on a plain model name" $?
 cat "$tmp/lint2"
 
+# The examples under deploy/ follow the exposition: every infertop_* series
+# the Grafana board queries is one the exporter writes, every query parses
+# as PromQL, and the scrape config is valid.
+src=${INFERTOP_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+board="$src/deploy/grafana/infertop.json"
+if command -v jq >/dev/null 2>&1; then
+	jq -r '.panels[].targets[]?.expr' "$board" >"$tmp/exprs"
+	check "dashboard JSON parses and has queries" $(test -s "$tmp/exprs"; echo $?)
+	missing=""
+	for m in $(grep -oE 'infertop_[a-z0-9_]+' "$tmp/exprs" | sort -u); do
+		grep -q "^$m[{ ]" "$tmp/metrics" || missing="$missing $m"
+	done
+	[ -z "$missing" ]
+	check "every infertop series the dashboard reads is exported${missing:+ (missing:$missing)}" $?
+	{
+		echo "groups:"
+		echo "- name: dashboard"
+		echo "  rules:"
+		i=0
+		sed -e 's/\$model/.*/g; s/\$generator/.*/g; s/\$__rate_interval/1m/g' "$tmp/exprs" |
+			while IFS= read -r e; do
+				i=$((i + 1))
+				printf '  - record: q%d\n    expr: %s\n' "$i" "$(printf '%s' "$e" | jq -Rs .)"
+			done
+	} >"$tmp/rules.yml"
+	promtool check rules "$tmp/rules.yml" >"$tmp/rules.out" 2>&1
+	check "every dashboard query is valid PromQL" $?
+	grep -v -e SUCCESS -e '^Checking' -e '^$' "$tmp/rules.out" || :
+else
+	echo "SKIP: jq not installed, dashboard not checked"
+fi
+promtool check config "$src/deploy/prometheus/prometheus.yml" >/dev/null 2>&1
+check "deploy/prometheus/prometheus.yml is a valid config" $?
+
 [ "$fails" -eq 0 ]

@@ -6,7 +6,7 @@
  * /metrics): a pure renderer of a struct run_view, rendered at scrape time
  * from the run's current state, so the exposition, the screen and the
  * result files always agree. The metric names are listed in the man page
- * (METRICS EXPORTED) and doc/metrics.md section 6.
+ * (EXPORTED METRICS) and doc/metrics.md section 6.
  *
  * Every latency is a classic histogram on vLLM's bounds for the same
  * metric (buckets.h), cut from the run's whole-run microsecond
