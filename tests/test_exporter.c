@@ -19,6 +19,8 @@
 #include "infertop/clock.h"
 #include "infertop/exporter.h"
 #include "infertop/prom.h"
+#include "enginefix.h"
+#include "simutil.h"
 #include "synthrun.h"
 
 #define MODEL "org/m \"q\" \\ x\nline2"
@@ -308,6 +310,55 @@ static void test_empty_view(void **state)
 	stats_free(s.e.stats);
 }
 
+/* A real run against the simulator (fixed timing: TTFT 30 ms, ITL 5 ms):
+ * the exposition agrees with the run's own figures, the median TTFT falls
+ * in the bucket that holds the configured 30 ms, and the simulator's
+ * vllm:time_to_first_token_seconds has the very same bounds and count, so
+ * the two overlay bucket for bucket. */
+static void test_live_run(void **state)
+{
+	(void)state;
+	struct enginefix f = { 0 };
+	const char *sim[] = { "--timing", "fixed", "--ttft", "30ms", "--itl", "5ms", NULL };
+	enginefix_sim(&f, sim);
+	const char *args[] = { "-c", "4", "-n", "40", "--output-tokens", "8", "--metrics-url", "none", NULL };
+	enginefix_engine(&f, args);
+	engine_run(f.e);
+
+	struct run_view v;
+	engine_view(f.e, &v);
+	assert_int_equal(v.state, ENGINE_DONE);
+	size_t len;
+	char *text = exporter_text(&v, GEN, v.t_end, &len);
+	assert_non_null(text);
+	struct rendered r = { .text = text, .len = len };
+	assert_true(sum_of(&r, "infertop_requests_total", "outcome=ok") == (double)v.stats->run_c.completed);
+	assert_true(sum_of(&r, "infertop_requests_total", "outcome=ok") == 40);
+	assert_true(sum_of(&r, "infertop_output_tokens_total", NULL) == (double)v.stats->run_c.output_tokens);
+	assert_true(sum_of(&r, "infertop_in_flight", NULL) == 0);
+
+	struct prom_hist client;
+	assert_int_equal(prom_hist_collect(text, len, "infertop_ttft_seconds", NULL, &client), 0);
+	assert_true(client.count == 40);
+	double lo, hi, q = prom_hist_quantile_bucket(&client, 0.5, &lo, &hi);
+	if (!(lo == 0.02 && hi == 0.04))
+		fail_msg("client TTFT median %g in (%g, %g], want (0.02, 0.04]", q, lo, hi);
+
+	struct su_resp resp;
+	assert_int_equal(su_request(f.sim.port, "GET", "/metrics", NULL, 5000, &resp), CURLE_OK);
+	struct prom_hist server;
+	assert_int_equal(prom_hist_collect(resp.body, resp.len, "vllm:time_to_first_token_seconds", NULL, &server), 0);
+	assert_int_equal(server.n, client.n);
+	for (int i = 0; i < client.n; i++)
+		assert_true(server.le[i] == client.le[i]);
+	assert_true(server.count == client.count);
+	prom_hist_quantile_bucket(&server, 0.5, &lo, &hi);
+	assert_true(lo == 0.02 && hi == 0.04);
+	su_resp_free(&resp);
+	free(text);
+	enginefix_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +367,7 @@ int main(void)
 		cmocka_unit_test(test_histograms),
 		cmocka_unit_test(test_window_quantiles),
 		cmocka_unit_test(test_empty_view),
+		cmocka_unit_test(test_live_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,7 +8,9 @@
  * bounds, so a Grafana panel can overlay client and server series bucket
  * for bucket.
  *
- * Source: vLLM's PrometheusStatLogger (vllm/v1/metrics/loggers.py):
+ * Source: vLLM's PrometheusStatLogger (vllm/v1/metrics/loggers.py, V1
+ * engine, 0.10-0.11; vLLM observes its time_per_output_token histogram
+ * with the same per-token gaps as inter_token_latency, deprecated in 0.11):
  *   vllm:time_to_first_token_seconds        -> buckets_ttft
  *   vllm:inter_token_latency_seconds,
  *   vllm:time_per_output_token_seconds      -> buckets_itl
