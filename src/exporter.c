@@ -210,16 +210,17 @@ static void gauge(struct ctx *c, const char *name, const char *help, double v)
 struct lat {
 	enum stat_metric m;
 	const char *name;          /* histogram family */
-	const char *window;        /* quantile gauges over the window */
+	const char *window;        /* summary: quantiles over the window */
 	const struct buckets *b;
 	const char *help;
 };
 
 /* TTFB has no vLLM counterpart: it shares TTFT's bounds, the nearest
  * server figure. The client queue (intended -> actual send, wrk2's
- * correction) takes vllm:request_queue_time_seconds' bounds as the issue
- * asks; it is usually far below their first bound (0.3 s), where a
- * saturated client shows up all the same. */
+ * correction) takes the bounds of its server counterpart,
+ * vllm:request_queue_time_seconds, so the two overlay; a healthy client
+ * stays below their first bound (0.3 s), and one that falls behind shows
+ * up above it. */
 static const struct lat lats[] = {
 	{ STAT_TTFT, "infertop_ttft_seconds", "infertop_ttft_window_seconds", &buckets_ttft,
 	  "Time to first token seen by the client, successful requests (vLLM: vllm:time_to_first_token_seconds)." },
