@@ -415,7 +415,7 @@ static void test_drive_a_run(void **state)
 
 /* ---- bad input ---- */
 
-enum bad_kind { BAD_HTTP, BAD_RAW, BAD_BIG_HEADER, BAD_BIG_LENGTH, BAD_BIG_CHUNKED, BAD_SLOW_LORIS, BAD_DEEP };
+enum bad_kind { BAD_HTTP, BAD_RAW, BAD_BIG_HEADER, BAD_FLOOD, BAD_BIG_LENGTH, BAD_BIG_CHUNKED, BAD_SLOW_LORIS, BAD_DEEP };
 
 struct bad_case {
 	const char *name;
@@ -476,6 +476,7 @@ static const struct bad_case bad_cases[] = {
 	{ "10 MB body, with a length", BAD_BIG_LENGTH, "POST", "/v1/load", AUTH, NULL, 413, "too_large" },
 	{ "10 MB body, chunked", BAD_BIG_CHUNKED, "POST", "/v1/load", AUTH, NULL, 413, "too_large" },
 	{ "slow loris", BAD_SLOW_LORIS, NULL, NULL, NULL, NULL, 0, NULL },
+	{ "one address past its 16 connections", BAD_FLOOD, "GET", "/healthz", AUTH, NULL, 0, NULL },
 };
 
 static void bad_big(int port, const struct bad_case *bc, struct resp *r)
@@ -500,6 +501,25 @@ static void bad_big(int port, const struct bad_case *bc, struct resp *r)
 	/* With a length the answer comes before the body is sent at all. */
 	read_answer(fd, r, t0);
 	close(fd);
+}
+
+/* 16 idle connections from one address hold all it may have: the 17th
+ * is closed unanswered. */
+static void bad_flood(int port, const struct bad_case *bc, struct resp *r)
+{
+	int fds[16];
+	for (int i = 0; i < 16; i++)
+		fds[i] = dial(port);
+	/* The server has taken them all once one of them is answered. */
+	char req[256];
+	int n = snprintf(req, sizeof req, "GET /healthz HTTP/1.1\r\nHost: t\r\nAuthorization: %s\r\n\r\n", bc->auth);
+	send_all(fds[15], req, (size_t)n);
+	char buf[512];
+	ssize_t got = recv(fds[15], buf, sizeof buf, 0);
+	check(got > 12 && strncmp(buf, "HTTP/1.1 200", 12) == 0, "the 16th connection is served", "%zd", got);
+	http(port, bc->method, bc->path, bc->auth, NULL, NULL, r);
+	for (int i = 0; i < 16; i++)
+		close(fds[i]);
 }
 
 /* Headers a byte at a time, never finished: the server must cut it off
@@ -569,13 +589,23 @@ static void bad_script(int port)
 		case BAD_SLOW_LORIS:
 			bad_slow_loris(port, &r);
 			break;
+		case BAD_FLOOD:
+			bad_flood(port, bc, &r);
+			break;
 		}
 		expect_code(bc->name, &r, bc->code, bc->body_has);
 		resp_free(&r);
 	}
-	/* And the server is still there, with the right token. */
-	struct resp r;
-	http(port, "GET", "/healthz", AUTH, NULL, NULL, &r);
+	/* And the server is still there, with the right token, once it has
+	 * seen the flood's connections close (polled, bounded). */
+	struct resp r = {0};
+	for (int i = 0; i < 100; i++) {
+		resp_free(&r);
+		http(port, "GET", "/healthz", AUTH, NULL, NULL, &r);
+		if (r.code == 200)
+			break;
+		poll(NULL, 0, 20);
+	}
 	expect_code("alive after all that", &r, 200, "ok");
 	resp_free(&r);
 }
