@@ -395,7 +395,7 @@ static void test_drive_a_run(void **state)
 
 	/* The result is written as main() writes it after Ctrl-C. */
 	FILE *sink = tmpfile();
-	assert_int_equal(snapshot_write_final(f.e, sink), 0);
+	assert_int_equal(snapshot_write_final(&v, engine_snapshot_writer(f.e), sink), 0);
 	fclose(sink);
 	struct snapshot s;
 	char err[256];
