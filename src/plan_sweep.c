@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "infertop/clock.h"
+#include "infertop/help.h"
 #include "infertop/units.h"
 
 #define CONC_MAX 1000000L
@@ -357,7 +358,12 @@ static int parse_warmup(const char *w, struct plan_spec *s, char *err, size_t ca
 static int parse_arrival(const struct config *cfg, struct plan_spec *s, char *err, size_t cap)
 {
 	if (load_arrival_parse(cfg->arrival, &s->arrival) != 0) {
-		snprintf(err, cap, "--arrival \"%s\": expected poisson, constant or gamma", cfg->arrival);
+		const char *names[LOAD_ARRIVAL_N];
+		char list[128];
+		for (int i = 0; i < LOAD_ARRIVAL_N; i++)
+			names[i] = load_arrival_name((enum load_arrival)i);
+		snprintf(err, cap, "--arrival \"%s\": expected %s", cfg->arrival,
+			 help_join(list, sizeof list, names, LOAD_ARRIVAL_N, " or "));
 		return -1;
 	}
 	/* Below this nearly every gap is 0 and the mean lives in rare huge
@@ -403,8 +409,12 @@ int plan_spec_parse(const struct config *cfg, struct plan_spec *s, char *err, si
 	if (parse_arrival(cfg, s, err, cap) != 0)
 		return -1;
 	if (cfg->scenario && (s->scenario = plan_scenario_find(cfg->scenario)) < 0) {
-		snprintf(err, cap, "--scenario \"%s\": expected chatbot, generation, summarization or long",
-			 cfg->scenario);
+		const char *names[PLAN_SCEN_N];
+		char list[128];
+		for (int i = 0; i < PLAN_SCEN_N; i++)
+			names[i] = plan_scenario_def(i)->name;
+		snprintf(err, cap, "--scenario \"%s\": expected %s", cfg->scenario,
+			 help_join(list, sizeof list, names, PLAN_SCEN_N, " or "));
 		return -1;
 	}
 	if (cfg->stages && (cfg->sweep || cfg->matrix)) {
