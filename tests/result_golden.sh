@@ -106,4 +106,44 @@ st=$?
 [ $st -ne 0 ] && head -60 "$tmp/diff"
 check "keys and non-timing values as in $golden" $st
 
+# The plan's results are data: the summary's plan sections are rendered
+# from them, once, also by `infertop report`.
+grep -q '"plan_summary_text"' "$tmp/count.json"
+[ $? -ne 0 ]
+check "no pre-rendered plan text in a new file" $?
+"$INFERTOP_BIN" report "$tmp/count.json" >"$tmp/count.report"
+st=$?
+[ $st -eq 0 ] && [ "$(grep -c -- '- Goodput -' "$tmp/count.report")" -eq 1 ] &&
+	[ "$(grep -c -- '- Models -' "$tmp/count.report")" -eq 1 ] &&
+	[ "$(grep -c 'Server metrics' "$tmp/count.report")" -eq 1 ] &&
+	[ "$(grep -c 'Serving Benchmark Result' "$tmp/count.report")" -eq 1 ] &&
+	sed -n '/- Goodput -/,$p' "$tmp/count.out" >"$tmp/plan.run" &&
+	sed -n '/- Goodput -/,/^| infertop-sim /p' "$tmp/count.report" >"$tmp/plan.report" &&
+	cmp -s "$tmp/plan.run" "$tmp/plan.report"
+check "report: the plan's sections once, as the run printed them" $?
+"$INFERTOP_BIN" report "$tmp/stages.json" >"$tmp/stages.report" &&
+	[ "$(grep -c -- '- Steps -' "$tmp/stages.report")" -eq 1 ] &&
+	sed -n '/- Goodput -/,$p' "$tmp/stages.out" >"$tmp/steps.run" &&
+	sed -n '/- Goodput -/,/^| 2 | c=3/p' "$tmp/stages.report" >"$tmp/steps.report" &&
+	cmp -s "$tmp/steps.run" "$tmp/steps.report"
+check "report: the steps table once, as the run printed it" $?
+
+# Files of the previous version: the plan's text was saved beside its data
+# ("plan_summary_text"). With the data, the data is shown (once); a file
+# with the text alone shows the text.
+$py - "$tmp/count.json" "$tmp/old_both.json" "$tmp/old_text.json" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["infertop"]["plan_summary_text"] = "--- saved plan text ---\n"
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+for k in ("plan", "steps", "matrix", "slo", "models"):
+    d["infertop"].pop(k, None)
+json.dump(d, open(sys.argv[3], "w"), indent=1)
+EOF2
+"$INFERTOP_BIN" report "$tmp/old_both.json" >"$tmp/old_both.txt" &&
+	"$INFERTOP_BIN" report "$tmp/old_text.json" >"$tmp/old_text.txt" &&
+	! grep -q 'saved plan text' "$tmp/old_both.txt" && [ "$(grep -c -- '- Goodput -' "$tmp/old_both.txt")" -eq 1 ] &&
+	[ "$(grep -c 'saved plan text' "$tmp/old_text.txt")" -eq 1 ] && ! grep -q -- '- Goodput -' "$tmp/old_text.txt"
+check "older files: plan data shown once, or the saved text when there is no data" $?
+
 [ $fails -eq 0 ]
