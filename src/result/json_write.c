@@ -23,6 +23,7 @@
 #include "infertop/openai.h"
 #include "infertop/plan.h"
 #include "infertop/redact.h"
+#include "infertop/reqlog.h"
 #include "infertop/series.h"
 #include "infertop/server.h"
 #include "infertop/snapshot.h"
@@ -997,6 +998,27 @@ cJSON *result_json_series(const struct series *ser, int64_t t_start, int64_t ela
 
 /* vLLM's max_output_tokens_per_s: the busiest second. Known only while the
  * 1 s level still covers the whole run. */
+
+/* ---- the request log's counters ---- */
+
+cJSON *reqlog_to_json(const struct reqlog *l)
+{
+	const struct reqlog_stats *st = reqlog_stats(l);
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "path", reqlog_path(l));
+	cJSON_AddNumberToObject(o, "records", (double)st->records);
+	cJSON_AddNumberToObject(o, "written_bytes", (double)st->written_bytes);
+	cJSON_AddNumberToObject(o, "dropped", (double)st->dropped);
+	cJSON_AddNumberToObject(o, "write_errors", (double)st->write_errors);
+	cJSON_AddNumberToObject(o, "rotations", (double)st->rotations);
+	if (st->last_error[0])
+		cJSON_AddStringToObject(o, "last_error", st->last_error);
+	else
+		cJSON_AddNullToObject(o, "last_error");
+	return o;
+}
 
 /* ---- a merge's inputs ---- */
 
