@@ -7,10 +7,15 @@
  * --snapshot-every) and at its end (the -o result is the final snapshot),
  * read back by `infertop report|merge|compare`.
  *
- * struct snapshot is the in-memory form of one file. Built from a live
- * engine it borrows the engine's histograms; read from a file or merged it
- * owns decoded copies. Either way snapshot_to_json() writes the same
- * schema, so a file read back and written again keeps every number.
+ * struct snapshot is the one in-memory model of a run: built from a live
+ * engine (snapshot.c) it borrows the engine's histograms; read from a file
+ * or merged (snapshot_read.c) it owns decoded copies. The plan's results
+ * are data (struct snapshot_plan), not text. Each output format is one
+ * module that only reads the model (include/infertop/result.h): JSON
+ * (snapshot_to_json, json_write.c), text (snapshot_print_summary, report,
+ * compare: text.c), CSV and Markdown. Either way snapshot_to_json() writes
+ * the same schema, so a file read back and written again keeps every
+ * number.
  */
 
 #include <stdbool.h>
