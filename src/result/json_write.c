@@ -109,7 +109,7 @@ static double us_to_ms(int64_t us)
 	return (double)us / 1000.0;
 }
 
-/* ---- to JSON ---- */
+/* ---- the snapshot document ---- */
 
 static void add_vllm_metric(cJSON *o, const struct hist *h, const char *m)
 {
@@ -619,9 +619,9 @@ oom:
 	return NULL;
 }
 
-/* ---- the server block ---- */
-
-/* ---- JSON ---- */
+/* ---- the server block ----
+ * Keys from the tables the reader (snapshot_server_state) uses. Numbers
+ * stay cJSON numbers here: snapshot_to_json makes them exact text. */
 
 static void add_value(cJSON *o, const char *k, const struct server_value *v, double scale)
 {
