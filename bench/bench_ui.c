@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "infertop/clock.h"
-#include "infertop/engine.h"
+#include "infertop/engine_internal.h"
 #include "infertop/layout.h"
 #include "infertop/series.h"
 #include "infertop/server.h"
@@ -109,7 +109,7 @@ static double run_case(struct engine *e, struct dash *d, int rows, int cols, enu
 			one_request(e->stats);
 		d->now += 250 * CLOCK_NS_PER_MS;
 		int64_t t0 = clock_now_ns();
-		layout_compute(rows, cols, view, widgets_layout_flags(e), &l);
+		layout_compute(rows, cols, view, widgets_layout_flags(d->v), &l);
 		widgets_render(stdscr, &l, d);
 		wnoutrefresh(stdscr);
 		doupdate();
@@ -194,8 +194,10 @@ int main(int argc, char **argv)
 	unsigned long attr[THEME_NROLES];
 	theme_apply(&th, true, attr);
 
+	struct run_view v;
+	engine_view(&e, &v);
 	struct dash d = {
-		.e = &e, .srv = &srv, .ser = e.series, .attr = attr, .now = t0 + hour * S,
+		.v = &v, .attr = attr, .now = t0 + hour * S,
 		.zoom_ns = 600 * S, .zoom_name = "10m", .theme_name = th.name,
 	};
 	static const struct {

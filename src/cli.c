@@ -5,230 +5,118 @@
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "infertop/clock.h"
+#include "infertop/dataset.h"
+#include "infertop/help.h"
+#include "infertop/load.h"
+#include "infertop/plan.h"
+#include "infertop/profile.h"
 #include "infertop/redact.h"
 #include "infertop/units.h"
 #include "infertop/url.h"
 
-enum {
-	OPT_API = 256,
-	OPT_MAX_CONCURRENCY,
-	OPT_SEED,
-	OPT_INPUT_TOKENS,
-	OPT_OUTPUT_TOKENS,
-	OPT_NO_IGNORE_EOS,
-	OPT_TEMPERATURE,
-	OPT_EXTRA_BODY,
-	OPT_API_KEY_ENV,
-	OPT_TIMEOUT,
-	OPT_NEW_CONNECTION,
-	OPT_NO_TUI,
-	OPT_DEMO,
-	OPT_SIM_ARG,
-	OPT_INTERVAL,
-	OPT_WINDOW,
-	OPT_GRACE,
-	OPT_METRICS_URL,
-	OPT_METRICS_INTERVAL,
-	OPT_SERVER,
-	OPT_GPU_METRICS_URL,
-	OPT_WATCH_METRIC,
-	OPT_REFRESH,
-	OPT_THEME,
-	OPT_ASCII,
-	OPT_SNAPSHOT_DIR,
-	OPT_SNAPSHOT_EVERY,
-	OPT_REQUEST_LOG,
-	OPT_REQUEST_LOG_MAX,
-	OPT_MAX_ERROR_RATE,
-	OPT_DATASET,
-	OPT_PREFIX_TOKENS,
-	OPT_ARRIVAL,
-	OPT_BURSTINESS,
-	OPT_STAGES,
-	OPT_SWEEP,
-	OPT_STAGE_DURATION,
-	OPT_WARMUP,
-	OPT_COOLDOWN,
-	OPT_SCENARIO,
-	OPT_MATRIX,
-	OPT_MODELS,
-	OPT_TRAFFIC_SPLIT,
-	OPT_SLO,
+/* Every option is one row of opts[] below: getopt's long options, the
+ * short-option string, the --help text and the dispatch all come from it.
+ * A row names a handler; the generic ones (string, flag, number, duration)
+ * take the field and bounds from the row, the others are the option's own.
+ * Values with names of their own (--api, --arrival, --scenario, --dataset,
+ * --server) are parsed and listed by the module that owns the names. */
+
+struct cli_opt;
+/* 0, -1 after printing an error, or 1 when the run must not start but
+ * nothing went wrong (--help, --version). name is "--LONG". */
+typedef int (*cli_handler)(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name);
+
+/* How a list of values is written: in an error ("a, b or c"), in --help
+ * ("a (default), b or c", with notes) or as an argument name ("a|b"). */
+enum cli_list { CLI_LIST_ERROR, CLI_LIST_HELP, CLI_LIST_ARG };
+/* The i-th value of an option, NULL past the last; note (help only, may
+ * stay empty) is written after it. */
+typedef const char *(*cli_value_fn)(int i, char *note, size_t notecap);
+
+enum cli_group { G_TARGET, G_LOAD, G_REQUESTS, G_METRICS, G_OUTPUT, G_N };
+static const char *const group_title[G_N] = { "Target", "Load", "Requests", "Server metrics", "Output" };
+
+struct cli_opt {
+	const char *name;	/* long name, without "--" */
+	char shortc;		/* 0: none */
+	const char *arg;	/* argument in --help; NULL: none taken; "": the values joined by '|' */
+	unsigned char group;
+	cli_handler set;
+	size_t field;		/* offsetof(struct config, ...) for the generic handlers */
+	int64_t lo, hi;		/* bounds of set_long and set_duration */
+	const char *want;	/* their error: "expected ..." */
+	cli_value_fn values;	/* names owned by another module */
+	const char *help;	/* "%s": the values as a CLI_LIST_HELP list */
 };
 
-#define CLI_SHORT "m:c:r:n:d:H:ko:qhV"
+#define F(f) offsetof(struct config, f)
 
-static const struct option cli_options[] = {
-	{"model", required_argument, NULL, 'm'},
-	{"api", required_argument, NULL, OPT_API},
-	{"concurrency", required_argument, NULL, 'c'},
-	{"rate", required_argument, NULL, 'r'},
-	{"max-concurrency", required_argument, NULL, OPT_MAX_CONCURRENCY},
-	{"seed", required_argument, NULL, OPT_SEED},
-	{"arrival", required_argument, NULL, OPT_ARRIVAL},
-	{"burstiness", required_argument, NULL, OPT_BURSTINESS},
-	{"stages", required_argument, NULL, OPT_STAGES},
-	{"sweep", required_argument, NULL, OPT_SWEEP},
-	{"stage-duration", required_argument, NULL, OPT_STAGE_DURATION},
-	{"warmup", required_argument, NULL, OPT_WARMUP},
-	{"cooldown", required_argument, NULL, OPT_COOLDOWN},
-	{"scenario", required_argument, NULL, OPT_SCENARIO},
-	{"matrix", no_argument, NULL, OPT_MATRIX},
-	{"models", required_argument, NULL, OPT_MODELS},
-	{"traffic-split", required_argument, NULL, OPT_TRAFFIC_SPLIT},
-	{"slo", required_argument, NULL, OPT_SLO},
-	{"requests", required_argument, NULL, 'n'},
-	{"duration", required_argument, NULL, 'd'},
-	{"input-tokens", required_argument, NULL, OPT_INPUT_TOKENS},
-	{"output-tokens", required_argument, NULL, OPT_OUTPUT_TOKENS},
-	{"dataset", required_argument, NULL, OPT_DATASET},
-	{"prefix-tokens", required_argument, NULL, OPT_PREFIX_TOKENS},
-	{"no-ignore-eos", no_argument, NULL, OPT_NO_IGNORE_EOS},
-	{"temperature", required_argument, NULL, OPT_TEMPERATURE},
-	{"extra-body", required_argument, NULL, OPT_EXTRA_BODY},
-	{"header", required_argument, NULL, 'H'},
-	{"api-key-env", required_argument, NULL, OPT_API_KEY_ENV},
-	{"insecure", no_argument, NULL, 'k'},
-	{"timeout", required_argument, NULL, OPT_TIMEOUT},
-	{"new-connection", no_argument, NULL, OPT_NEW_CONNECTION},
-	{"no-tui", no_argument, NULL, OPT_NO_TUI},
-	{"demo", no_argument, NULL, OPT_DEMO},
-	{"sim-arg", required_argument, NULL, OPT_SIM_ARG},
-	{"interval", required_argument, NULL, OPT_INTERVAL},
-	{"window", required_argument, NULL, OPT_WINDOW},
-	{"grace", required_argument, NULL, OPT_GRACE},
-	{"metrics-url", required_argument, NULL, OPT_METRICS_URL},
-	{"metrics-interval", required_argument, NULL, OPT_METRICS_INTERVAL},
-	{"server", required_argument, NULL, OPT_SERVER},
-	{"gpu-metrics-url", required_argument, NULL, OPT_GPU_METRICS_URL},
-	{"watch-metric", required_argument, NULL, OPT_WATCH_METRIC},
-	{"refresh", required_argument, NULL, OPT_REFRESH},
-	{"theme", required_argument, NULL, OPT_THEME},
-	{"ascii", no_argument, NULL, OPT_ASCII},
-	{"snapshot-dir", required_argument, NULL, OPT_SNAPSHOT_DIR},
-	{"snapshot-every", required_argument, NULL, OPT_SNAPSHOT_EVERY},
-	{"request-log", required_argument, NULL, OPT_REQUEST_LOG},
-	{"request-log-max", required_argument, NULL, OPT_REQUEST_LOG_MAX},
-	{"max-error-rate", required_argument, NULL, OPT_MAX_ERROR_RATE},
-	{"output", required_argument, NULL, 'o'},
-	{"quiet", no_argument, NULL, 'q'},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, 'V'},
-	{NULL, 0, NULL, 0},
-};
+/* ---- values owned by other modules ---- */
 
-void cli_usage(FILE *out)
+static const char *api_value(int i, char *note, size_t cap)
 {
-	fputs(
-"Usage: infertop [OPTIONS] [URL]\n"
-"       infertop --demo [OPTIONS]\n"
-"       infertop sim [SIM OPTIONS]      (see infertop sim --help)\n"
-"       infertop report FILE.json [--format text|json|csv|markdown]\n"
-"       infertop merge A.json B.json ... -o OUT.json\n"
-"       infertop compare A.json B.json [--format text|json|csv|markdown]\n"
-"\n"
-"Load-test an OpenAI-compatible LLM inference server (vLLM, SGLang, TGI,\n"
-"llama.cpp, TensorRT-LLM, NIM) with streaming requests and measure every token.\n"
-"URL defaults to $OPENAI_BASE_URL, else http://127.0.0.1:8000; a trailing /v1\n"
-"is accepted.\n"
-"\n"
-"Target:\n"
-"  -m, --model NAME         model to request (default: first id of GET /v1/models)\n"
-"      --api chat|completions  endpoint: /v1/chat/completions (default) or\n"
-"                           /v1/completions\n"
-"  -H, --header 'K: V'      extra request header (repeatable)\n"
-"      --api-key-env VAR    read the bearer key from $VAR (default OPENAI_API_KEY);\n"
-"                           the key is never printed or saved\n"
-"  -k, --insecure           do not verify TLS certificates\n"
-"      --timeout TIME       per-request timeout (default 10m)\n"
-"      --new-connection     open a new connection for every request\n"
-"      --demo               start the built-in simulator and run against it\n"
-"      --sim-arg ARG        pass ARG to the --demo simulator (repeatable)\n"
-"\n"
-"Load:\n"
-"  -c, --concurrency N      closed loop: N users, each sends its next request\n"
-"                           when the previous ends (default 8)\n"
-"  -r, --rate R             open loop: Poisson arrivals at R requests/s\n"
-"      --max-concurrency N  cap on in-flight requests in open loop; arrivals\n"
-"                           wait, and their client queue time is reported\n"
-"      --seed N             random seed for arrivals and prompts (default 1)\n"
-"      --arrival KIND       open-loop arrivals: poisson (default), constant, gamma\n"
-"      --burstiness K       gamma shape (1 = Poisson, < 1 burstier, > 1 smoother)\n"
-"      --stages PLAN        timed steps, e.g. '2m@c=8, 5m@r=20, 3m@c=1..64'\n"
-"      --sweep SPEC         one step per value: c=1,5,10 or rate=auto\n"
-"      --stage-duration TIME  length of each sweep or matrix step (default 2m)\n"
-"      --warmup TIME|N      first TIME or N requests excluded from the stats\n"
-"      --cooldown TIME      after the plan, run on this long, excluded\n"
-"      --scenario NAME      chatbot 128/128, generation 128/2048,\n"
-"                           summarization 2048/128, long 2048/2048 (in/out)\n"
-"      --matrix             every scenario x concurrency 1,5,10,25,50\n"
-"      --models A,B         spread requests over several models (or LoRAs)\n"
-"      --traffic-split P,Q  share of requests per model (default even)\n"
-"      --slo LIST           goodput SLOs, e.g. ttft=500ms,tpot=50ms,e2e=10s\n"
-"  -n, --requests N         stop after N requests have been sent\n"
-"  -d, --duration TIME      stop sending after TIME (30s, 10m, 2h)\n"
-"      --grace TIME         after a stop, wait this long for in-flight\n"
-"                           requests before aborting them (default 10s)\n"
-"\n"
-"Requests:\n"
-"      --dataset SPEC       prompts: synthetic (default), sharegpt:FILE,\n"
-"                           jsonl:FILE or text:FILE\n"
-"      --input-tokens LEN   prompt tokens, prefix included (synthetic, text;\n"
-"                           default 128); LEN is N, MIN:MAX (uniform) or\n"
-"                           normal:MEAN,SD; calibrated with POST /tokenize\n"
-"      --output-tokens LEN  max_tokens of each request (default 128), same forms;\n"
-"                           given, it overrides a sharegpt/jsonl file's lengths\n"
-"      --prefix-tokens N    prefix shared by every prompt (default 0)\n"
-"      --no-ignore-eos      do not send ignore_eos/min_tokens (lengths then vary)\n"
-"      --temperature T      sampling temperature (default: server's)\n"
-"      --extra-body JSON    object merged into every request body\n"
-"\n"
-"Server metrics:\n"
-"      --metrics-url URL    Prometheus endpoint to scrape (default: the server\n"
-"                           profile's path on the target; 'none' turns it off)\n"
-"      --metrics-interval TIME  scrape period (default 1s)\n"
-"      --server NAME        auto (default), vllm, sglang, tgi, llamacpp, trtllm,\n"
-"                           triton, nim or lmdeploy: which metric names to read\n"
-"      --gpu-metrics-url URL  DCGM exporter to scrape for GPU telemetry\n"
-"      --watch-metric EXPR  also show a metric: name or name{label=\"v\",...}\n"
-"                           (repeatable)\n"
-"\n"
-"Output:\n"
-"      --no-tui             headless: progress lines on stderr, summary on stdout\n"
-"      --interval TIME      headless progress line period (default 5s)\n"
-"      --window TIME        sliding window of the live figures (default 30s)\n"
-"      --refresh HZ         dashboard redraws per second (default 4)\n"
-"      --theme NAME         dashboard colour theme (default: default)\n"
-"      --ascii              draw with ASCII only (no UTF-8 blocks or braille)\n"
-"      --snapshot-dir DIR   where snapshots go (default: current directory)\n"
-"      --snapshot-every TIME  also write a snapshot this often\n"
-"      --request-log FILE   per-request JSON lines (timestamps, tokens, outcome)\n"
-"      --request-log-max SIZE  rotate the request log past SIZE (default 1G)\n"
-"      --max-error-rate F   exit 3 when more than this share (0-1) of requests\n"
-"                           failed\n"
-"  -o, --output FILE        write the result as JSON (vLLM-compatible keys)\n"
-"  -q, --quiet              no progress lines\n"
-"  -h, --help               show this help\n"
-"  -V, --version            show the version\n"
-"\n"
-"Metrics (all from CLOCK_MONOTONIC, per request, failed requests excluded):\n"
-"  TTFB  send -> first SSE event of any kind\n"
-"  TTFT  send -> first chunk carrying output (content, reasoning or text)\n"
-"  ITL   every gap between consecutive output chunks, pooled (as vLLM)\n"
-"  TPOT  (E2E - TTFT) / (output_tokens - 1), requests with > 1 token\n"
-"  E2E   send -> last output chunk (vLLM's E2EL)\n"
-"  queue intended send -> actual send (connect, cap waits, client delays)\n"
-"  'send' is when the request is written to the socket.\n"
-"  output_tokens come from usage.completion_tokens, else the chunk count.\n"
-"\n"
-"Exit status: 0 done, 1 result not written, 2 bad options or server\n"
-"unreachable at start, 3 error share above --max-error-rate, 4 no request\n"
-"succeeded.\n",
-	      out);
+	(void)note;
+	(void)cap;
+	return oai_api_name(i);
+}
+
+static const char *arrival_value(int i, char *note, size_t cap)
+{
+	if (i < 0 || i >= LOAD_ARRIVAL_N)
+		return NULL;
+	if (i == LOAD_POISSON)
+		snprintf(note, cap, "(default)");
+	return load_arrival_name((enum load_arrival)i);
+}
+
+static const char *scenario_value(int i, char *note, size_t cap)
+{
+	const struct plan_scenario_def *d = plan_scenario_def(i);
+	if (!d)
+		return NULL;
+	snprintf(note, cap, "%ld/%ld", d->input_tokens, d->output_tokens);
+	return d->name;
+}
+
+static const char *dataset_value(int i, char *note, size_t cap)
+{
+	if (i == 0)
+		snprintf(note, cap, "(default)");
+	return dataset_spec_form(i);
+}
+
+static const char *server_value(int i, char *note, size_t cap)
+{
+	if (i == 0) {
+		snprintf(note, cap, "(default)");
+		return profile_name(PROFILE_AUTO);
+	}
+	return i - 1 < PROFILE_COUNT ? profile_name(i - 1) : NULL;
+}
+
+static const char *list_values(cli_value_fn fn, enum cli_list how, char *buf, size_t cap)
+{
+	size_t n = 0, count = 0;
+	char note[64];
+	while (count < 64 && (note[0] = '\0', fn((int)count, note, sizeof note)))
+		count++;
+	buf[0] = '\0';
+	for (size_t i = 0; i < count && n < cap; i++) {
+		note[0] = '\0';
+		const char *v = fn((int)i, note, sizeof note);
+		const char *sep = i == 0 ? "" : how == CLI_LIST_ARG ? "|" : i + 1 == count ? " or " : ", ";
+		int w = snprintf(buf + n, cap - n, "%s%s%s%s", sep, v, how == CLI_LIST_HELP && note[0] ? " " : "",
+				 how == CLI_LIST_HELP ? note : "");
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+	return buf;
 }
 
 static int cli_error(const char *opt, const char *val, const char *want)
@@ -242,106 +130,11 @@ static int cli_error(const char *opt, const char *val, const char *want)
 	return -1;
 }
 
-/* Levenshtein distance, capped: for "did you mean". */
-static size_t edit_distance(const char *a, const char *b)
+static int values_error(const struct cli_opt *o, const char *arg, const char *name)
 {
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 40 || lb > 40)
-		return 99;
-	size_t row[41];
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t prev = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t cur = row[j];
-			size_t sub = prev + (a[i - 1] != b[j - 1]);
-			size_t del = row[j] + 1, ins = row[j - 1] + 1;
-			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-			prev = cur;
-		}
-	}
-	return row[lb];
-}
-
-static const struct option *long_option(const char *name, size_t len)
-{
-	for (const struct option *o = cli_options; o->name; o++)
-		if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
-			return o;
-	return NULL;
-}
-
-/* getopt_long takes any unambiguous prefix of a long option, so
- * `--api-key sk-...` became `--api-key-env sk-...`: the key taken as a
- * variable name, then saved and printed. Long options must be written
- * whole here; a near miss gets "did you mean". Values are never echoed. */
-static int cli_check_long_names(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--") == 0)
-			break;
-		if (a[0] != '-' || a[1] == '\0')
-			continue;
-		if (a[1] != '-') {
-			/* Short options: skip the value of the one that takes it. */
-			for (const char *p = a + 1; *p; p++) {
-				const char *spec = strchr(CLI_SHORT, *p);
-				if (spec && spec[1] == ':') {
-					if (!p[1])
-						i++;
-					break;
-				}
-			}
-			continue;
-		}
-		const char *name = a + 2;
-		size_t len = strcspn(name, "=");
-		const struct option *o = long_option(name, len);
-		if (o) {
-			if (o->has_arg == required_argument && !name[len])
-				i++;
-			continue;
-		}
-		if ((len == 7 && strncmp(name, "api-key", 7) == 0) || (len == 3 && strncmp(name, "key", 3) == 0)) {
-			fprintf(stderr, "infertop: there is no --%.*s option: a key on the command line is "
-				"visible to every user in `ps`.\nPut it in the environment instead: "
-				"export OPENAI_API_KEY=... (or name another variable with --api-key-env VAR).\n",
-				(int)len, name);
-			return -1;
-		}
-		const struct option *best = NULL;
-		size_t best_d = 99;
-		int prefixed = 0;
-		for (const struct option *c = cli_options; c->name; c++) {
-			if (strncmp(c->name, name, len) == 0) {
-				prefixed++;
-				best = c;
-				best_d = 0;
-			}
-		}
-		if (!prefixed) {
-			char want[64];
-			snprintf(want, sizeof want, "%.*s", (int)(len < 63 ? len : 63), name);
-			for (const struct option *c = cli_options; c->name; c++) {
-				size_t d = edit_distance(c->name, want);
-				if (d < best_d) {
-					best_d = d;
-					best = c;
-				}
-			}
-		}
-		if (best && (prefixed == 1 || (!prefixed && best_d <= 2)))
-			fprintf(stderr, "infertop: unknown option '--%.*s'; did you mean --%s?\n", (int)len, name,
-				best->name);
-		else
-			fprintf(stderr, "infertop: unknown option '--%.*s'\n", (int)len, name);
-		fprintf(stderr, "Try 'infertop --help'.\n");
-		return -1;
-	}
-	return 0;
+	char list[512], want[600];
+	snprintf(want, sizeof want, "expected %s", list_values(o->values, CLI_LIST_ERROR, list, sizeof list));
+	return cli_error(name, arg, want);
 }
 
 static int set_str(char **dst, const char *v)
@@ -407,295 +200,581 @@ static void cli_defaults(struct config *cfg)
 	cfg->stage_duration_ns = 120 * CLOCK_NS_PER_S;
 }
 
-static int parse_one(struct config *cfg, int c, const char *arg, const char *name)
+/* ---- handlers ---- */
+
+static int set_string(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
-	long l;
-	double d;
-	int64_t ns;
-	switch (c) {
-	case 'm':
-		return set_str(&cfg->model, arg);
-	case OPT_API:
-		if (strcmp(arg, "chat") == 0)
-			cfg->api = OAI_CHAT;
-		else if (strcmp(arg, "completions") == 0)
-			cfg->api = OAI_COMPLETIONS;
-		else
-			return cli_error(name, arg, "expected chat or completions");
-		return 0;
-	case 'c':
-		if (units_parse_long(arg, 1, 1000000, &l) != 0)
-			return cli_error(name, arg, "expected a whole number from 1 to 1000000");
-		cfg->concurrency = l;
-		return 0;
-	case 'r':
-		if (units_parse_double(arg, &d) != 0 || d <= 0 || d > 1e7)
-			return cli_error(name, arg, "expected requests per second > 0");
-		cfg->rate = d;
-		return 0;
-	case OPT_MAX_CONCURRENCY:
-		if (units_parse_long(arg, 1, 1000000, &l) != 0)
-			return cli_error(name, arg, "expected a whole number from 1 to 1000000");
-		cfg->max_concurrency = l;
-		return 0;
-	case OPT_SEED:
-		if (units_parse_long(arg, 0, 0x7fffffffL, &l) != 0)
-			return cli_error(name, arg, "expected a whole number >= 0");
-		cfg->seed = (uint64_t)l;
-		return 0;
-	case 'n':
-		if (units_parse_long(arg, 1, 0x7fffffffffffffffL, &l) != 0)
-			return cli_error(name, arg, "expected a whole number >= 1");
-		cfg->requests = l;
-		return 0;
-	case 'd':
-		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0 || ns <= 0)
-			return cli_error(name, arg, "expected a duration such as 30s, 10m or 2h");
-		cfg->duration_ns = ns;
-		return 0;
-	case OPT_INPUT_TOKENS:
-	case OPT_OUTPUT_TOKENS: {
-		struct dist *ld = c == OPT_INPUT_TOKENS ? &cfg->input_dist : &cfg->output_dist;
-		if (dist_parse(arg, 10000000, ld) != 0)
-			return cli_error(name, arg, "expected N, MIN:MAX or normal:MEAN,SD (1 to 10000000)");
-		long mean = lround(dist_mean(ld));
-		if (c == OPT_INPUT_TOKENS) {
-			cfg->input_tokens = mean;
-		} else {
-			cfg->output_tokens = mean;
-			cfg->have_output_tokens = true;
-		}
-		return 0;
-	}
-	case OPT_ARRIVAL:
-		if (strcmp(arg, "poisson") != 0 && strcmp(arg, "constant") != 0 && strcmp(arg, "gamma") != 0)
-			return cli_error(name, arg, "expected poisson, constant or gamma");
-		return set_str(&cfg->arrival, arg);
-	case OPT_BURSTINESS:
-		if (units_parse_double(arg, &d) != 0 || d <= 0)
-			return cli_error(name, arg, "expected a number > 0 (1 = Poisson, < 1 burstier)");
-		cfg->burstiness = d;
-		return 0;
-	case OPT_STAGES:
-		return set_str(&cfg->stages, arg);
-	case OPT_SWEEP:
-		return set_str(&cfg->sweep, arg);
-	case OPT_STAGE_DURATION:
-		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0 || ns < CLOCK_NS_PER_S)
-			return cli_error(name, arg, "expected a duration >= 1s");
-		cfg->stage_duration_ns = ns;
-		return 0;
-	case OPT_WARMUP:
-		return set_str(&cfg->warmup, arg);
-	case OPT_COOLDOWN:
-		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0)
-			return cli_error(name, arg, "expected a duration");
-		cfg->cooldown_ns = ns;
-		return 0;
-	case OPT_SCENARIO:
-		if (strcmp(arg, "chatbot") != 0 && strcmp(arg, "generation") != 0 &&
-		    strcmp(arg, "summarization") != 0 && strcmp(arg, "long") != 0)
-			return cli_error(name, arg, "expected chatbot, generation, summarization or long");
-		return set_str(&cfg->scenario, arg);
-	case OPT_MATRIX:
-		cfg->matrix = true;
-		return 0;
-	case OPT_MODELS:
-		return set_str(&cfg->models, arg);
-	case OPT_TRAFFIC_SPLIT:
-		return set_str(&cfg->traffic_split, arg);
-	case OPT_SLO:
-		return set_str(&cfg->slo, arg);
-	case OPT_DATASET:
-		if (strcmp(arg, "synthetic") != 0 && strncmp(arg, "sharegpt:", 9) != 0 &&
-		    strncmp(arg, "jsonl:", 6) != 0 && strncmp(arg, "text:", 5) != 0)
-			return cli_error(name, arg, "expected synthetic, sharegpt:FILE, jsonl:FILE or text:FILE");
-		return set_str(&cfg->dataset, arg);
-	case OPT_PREFIX_TOKENS:
-		if (units_parse_long(arg, 0, 10000000, &l) != 0)
-			return cli_error(name, arg, "expected a whole number >= 0");
-		cfg->prefix_tokens = l;
-		return 0;
-	case OPT_NO_IGNORE_EOS:
-		cfg->ignore_eos = false;
-		return 0;
-	case OPT_TEMPERATURE:
-		if (units_parse_double(arg, &d) != 0 || d < 0)
-			return cli_error(name, arg, "expected a number >= 0");
-		cfg->have_temperature = true;
-		cfg->temperature = d;
-		return 0;
-	case OPT_EXTRA_BODY: {
-		cJSON *j = cJSON_Parse(arg);
-		bool ok = j && cJSON_IsObject(j);
-		cJSON_Delete(j);
-		if (!ok)
-			return cli_error(name, arg, "expected a JSON object");
-		return set_str(&cfg->extra_body, arg);
-	}
-	case 'H':
-		/* CR or LF would start a header (or a request) of their own. */
-		for (const char *p = arg; *p; p++)
-			if ((unsigned char)*p < 0x20 && *p != '\t') {
-				fprintf(stderr, "infertop: invalid value for %s: control characters (CR, LF, ...) "
-					"are not allowed in a header\n", name);
-				return -1;
-			}
-		if (!strchr(arg, ':') || arg[0] == ':')
-			return cli_error(name, arg, "expected 'Name: value'");
-		if (push_str(&cfg->headers, &cfg->nheaders, arg) != 0)
-			return -1;
-		return 0;
-	case OPT_API_KEY_ENV: {
-		/* A variable's name, never a key: it is saved and shown. */
-		bool ok = (arg[0] == '_' || (arg[0] >= 'A' && arg[0] <= 'Z') || (arg[0] >= 'a' && arg[0] <= 'z')) &&
-			  strlen(arg) <= 128;
-		for (const char *p = arg; ok && *p; p++)
-			ok = *p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9');
-		if (!ok) {
-			fprintf(stderr, "infertop: --api-key-env takes the NAME of an environment variable "
-				"(letters, digits, _), e.g. --api-key-env MY_KEY; the value was not shown\n");
-			return -1;
-		}
-		return set_str(&cfg->api_key_env, arg);
-	}
-	case 'k':
-		cfg->insecure = true;
-		return 0;
-	case OPT_TIMEOUT:
-		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0 || ns < CLOCK_NS_PER_MS)
-			return cli_error(name, arg, "expected a duration >= 1ms");
-		cfg->timeout_ns = ns;
-		return 0;
-	case OPT_NEW_CONNECTION:
-		cfg->new_connection = true;
-		return 0;
-	case OPT_NO_TUI:
-		cfg->no_tui = true;
-		return 0;
-	case OPT_DEMO:
-		cfg->demo = true;
-		return 0;
-	case OPT_SIM_ARG:
-		return push_str(&cfg->demo_args, &cfg->ndemo_args, arg);
-	case OPT_INTERVAL:
-		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0 || ns < 100 * CLOCK_NS_PER_MS)
-			return cli_error(name, arg, "expected a duration >= 100ms");
-		cfg->interval_ns = ns;
-		return 0;
-	case OPT_WINDOW:
-		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0 || ns < CLOCK_NS_PER_S ||
-		    ns > 3600 * CLOCK_NS_PER_S)
-			return cli_error(name, arg, "expected a duration from 1s to 1h");
-		cfg->window_ns = ns;
-		return 0;
-	case OPT_GRACE:
-		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0)
-			return cli_error(name, arg, "expected a duration");
-		cfg->grace_ns = ns;
-		return 0;
-	case OPT_METRICS_URL:
-		if (strcmp(arg, "none") != 0 && strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0)
-			return cli_error(name, arg, "expected an http(s) URL or 'none'");
-		return set_str(&cfg->metrics_url, arg);
-	case OPT_METRICS_INTERVAL:
-		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0 || ns < 100 * CLOCK_NS_PER_MS)
-			return cli_error(name, arg, "expected a duration >= 100ms");
-		cfg->metrics_interval_ns = ns;
-		return 0;
-	case OPT_SERVER: {
-		static const char *const names[] = {"auto", "vllm", "sglang", "tgi", "llamacpp",
-						    "trtllm", "triton", "nim", "lmdeploy"};
-		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-			if (strcmp(arg, names[i]) == 0)
-				return set_str(&cfg->server, arg);
-		return cli_error(name, arg, "expected auto, vllm, sglang, tgi, llamacpp, trtllm, triton, nim or lmdeploy");
-	}
-	case OPT_GPU_METRICS_URL:
-		if (strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0)
-			return cli_error(name, arg, "expected an http(s) URL");
-		return set_str(&cfg->gpu_metrics_url, arg);
-	case OPT_WATCH_METRIC:
-		if (!*arg)
-			return cli_error(name, arg, "expected a metric name");
-		return push_str(&cfg->watch_metrics, &cfg->nwatch_metrics, arg);
-	case OPT_REFRESH:
-		if (units_parse_double(arg, &d) != 0 || d < 0.2 || d > 60)
-			return cli_error(name, arg, "expected redraws per second from 0.2 to 60");
-		cfg->refresh_hz = d;
-		return 0;
-	case OPT_THEME:
-		return set_str(&cfg->theme, arg);
-	case OPT_ASCII:
-		cfg->ascii = true;
-		return 0;
-	case OPT_SNAPSHOT_DIR:
-		return set_str(&cfg->snapshot_dir, arg);
-	case OPT_SNAPSHOT_EVERY:
-		if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0 || ns < CLOCK_NS_PER_S)
-			return cli_error(name, arg, "expected a duration >= 1s");
-		cfg->snapshot_every_ns = ns;
-		return 0;
-	case OPT_REQUEST_LOG:
-		return set_str(&cfg->request_log, arg);
-	case OPT_REQUEST_LOG_MAX: {
-		uint64_t b;
-		if (units_parse_size(arg, &b) != 0 || b < 4096)
-			return cli_error(name, arg, "expected a size >= 4k such as 512M or 1G");
-		cfg->request_log_max = b;
-		return 0;
-	}
-	case OPT_MAX_ERROR_RATE:
-		if (units_parse_double(arg, &d) != 0 || d < 0 || d > 1)
-			return cli_error(name, arg, "expected a share from 0 to 1");
-		cfg->have_max_error_rate = true;
-		cfg->max_error_rate = d;
-		return 0;
-	case 'o':
-		return set_str(&cfg->output_path, arg);
-	case 'q':
-		cfg->quiet = true;
-		return 0;
-	default:
-		return -1;
-	}
+	(void)name;
+	return set_str((char **)((char *)cfg + o->field), arg);
 }
 
-static const char *option_name(int c, char *buf, size_t cap)
+static int set_true(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
-	for (const struct option *o = cli_options; o->name; o++) {
-		if (o->val == c) {
-			snprintf(buf, cap, "--%s", o->name);
-			return buf;
+	(void)arg;
+	(void)name;
+	*(bool *)((char *)cfg + o->field) = true;
+	return 0;
+}
+
+static int set_false(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)arg;
+	(void)name;
+	*(bool *)((char *)cfg + o->field) = false;
+	return 0;
+}
+
+/* A long in [lo, hi]. */
+static int set_long(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	long l;
+	if (units_parse_long(arg, (long)o->lo, (long)o->hi, &l) != 0)
+		return cli_error(name, arg, o->want);
+	*(long *)((char *)cfg + o->field) = l;
+	return 0;
+}
+
+/* An int64_t of nanoseconds in [lo, hi] (hi 0: no limit); bare numbers
+ * are seconds. */
+static int set_duration(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	int64_t ns;
+	if (units_parse_duration(arg, CLOCK_NS_PER_S, &ns) != 0 || ns < o->lo || (o->hi && ns > o->hi))
+		return cli_error(name, arg, o->want);
+	*(int64_t *)((char *)cfg + o->field) = ns;
+	return 0;
+}
+
+/* A string whose value the owner of its names accepts. */
+static int set_owned(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name,
+		     bool ok)
+{
+	if (!ok)
+		return values_error(o, arg, name);
+	return set_string(cfg, o, arg, name);
+}
+
+static int set_api(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	return oai_api_parse(arg, &cfg->api) == 0 ? 0 : values_error(o, arg, name);
+}
+
+static int set_arrival(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	enum load_arrival a;
+	return set_owned(cfg, o, arg, name, load_arrival_parse(arg, &a) == 0);
+}
+
+static int set_scenario(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	return set_owned(cfg, o, arg, name, plan_scenario_find(arg) >= 0);
+}
+
+static int set_dataset(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	return set_owned(cfg, o, arg, name, dataset_spec_check(arg) == 0);
+}
+
+static int set_server(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	int id;
+	return set_owned(cfg, o, arg, name, profile_parse(arg, &id) == 0);
+}
+
+static int set_seed(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	long l;
+	(void)o;
+	if (units_parse_long(arg, 0, 0x7fffffffL, &l) != 0)
+		return cli_error(name, arg, "expected a whole number >= 0");
+	cfg->seed = (uint64_t)l;
+	return 0;
+}
+
+static int set_rate(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	double d;
+	(void)o;
+	if (units_parse_double(arg, &d) != 0 || d <= 0 || d > 1e7)
+		return cli_error(name, arg, "expected requests per second > 0");
+	cfg->rate = d;
+	return 0;
+}
+
+static int set_burstiness(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	double d;
+	(void)o;
+	if (units_parse_double(arg, &d) != 0 || d <= 0)
+		return cli_error(name, arg, "expected a number > 0 (1 = Poisson, < 1 burstier)");
+	cfg->burstiness = d;
+	return 0;
+}
+
+static int set_tokens(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	bool input = o->field == F(input_dist);
+	struct dist *ld = input ? &cfg->input_dist : &cfg->output_dist;
+	if (dist_parse(arg, 10000000, ld) != 0)
+		return cli_error(name, arg, "expected N, MIN:MAX or normal:MEAN,SD (1 to 10000000)");
+	long mean = lround(dist_mean(ld));
+	if (input) {
+		cfg->input_tokens = mean;
+	} else {
+		cfg->output_tokens = mean;
+		cfg->have_output_tokens = true;
+	}
+	return 0;
+}
+
+static int set_temperature(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	double d;
+	(void)o;
+	if (units_parse_double(arg, &d) != 0 || d < 0)
+		return cli_error(name, arg, "expected a number >= 0");
+	cfg->have_temperature = true;
+	cfg->temperature = d;
+	return 0;
+}
+
+static int set_extra_body(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)o;
+	cJSON *j = cJSON_Parse(arg);
+	bool ok = j && cJSON_IsObject(j);
+	cJSON_Delete(j);
+	if (!ok)
+		return cli_error(name, arg, "expected a JSON object");
+	return set_str(&cfg->extra_body, arg);
+}
+
+static int add_header(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)o;
+	/* CR or LF would start a header (or a request) of their own. */
+	for (const char *p = arg; *p; p++)
+		if ((unsigned char)*p < 0x20 && *p != '\t') {
+			fprintf(stderr, "infertop: invalid value for %s: control characters (CR, LF, ...) "
+				"are not allowed in a header\n", name);
+			return -1;
+		}
+	if (!strchr(arg, ':') || arg[0] == ':')
+		return cli_error(name, arg, "expected 'Name: value'");
+	return push_str(&cfg->headers, &cfg->nheaders, arg);
+}
+
+static int set_api_key_env(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)o;
+	(void)name;
+	/* A variable's name, never a key: it is saved and shown. */
+	bool ok = (arg[0] == '_' || (arg[0] >= 'A' && arg[0] <= 'Z') || (arg[0] >= 'a' && arg[0] <= 'z')) &&
+		  strlen(arg) <= 128;
+	for (const char *p = arg; ok && *p; p++)
+		ok = *p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9');
+	if (!ok) {
+		fprintf(stderr, "infertop: --api-key-env takes the NAME of an environment variable "
+			"(letters, digits, _), e.g. --api-key-env MY_KEY; the value was not shown\n");
+		return -1;
+	}
+	return set_str(&cfg->api_key_env, arg);
+}
+
+static int add_sim_arg(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)o;
+	(void)name;
+	return push_str(&cfg->demo_args, &cfg->ndemo_args, arg);
+}
+
+static int set_url(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	/* --metrics-url also takes "none"; --gpu-metrics-url does not. */
+	bool none_ok = o->field == F(metrics_url);
+	if (!(none_ok && strcmp(arg, "none") == 0) && strncmp(arg, "http://", 7) != 0 &&
+	    strncmp(arg, "https://", 8) != 0)
+		return cli_error(name, arg, none_ok ? "expected an http(s) URL or 'none'" : "expected an http(s) URL");
+	return set_string(cfg, o, arg, name);
+}
+
+static int add_watch_metric(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)o;
+	if (!*arg)
+		return cli_error(name, arg, "expected a metric name");
+	return push_str(&cfg->watch_metrics, &cfg->nwatch_metrics, arg);
+}
+
+static int set_refresh(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	double d;
+	(void)o;
+	if (units_parse_double(arg, &d) != 0 || d < 0.2 || d > 60)
+		return cli_error(name, arg, "expected redraws per second from 0.2 to 60");
+	cfg->refresh_hz = d;
+	return 0;
+}
+
+static int set_log_max(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	uint64_t b;
+	(void)o;
+	if (units_parse_size(arg, &b) != 0 || b < 4096)
+		return cli_error(name, arg, "expected a size >= 4k such as 512M or 1G");
+	cfg->request_log_max = b;
+	return 0;
+}
+
+static int set_max_error_rate(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	double d;
+	(void)o;
+	if (units_parse_double(arg, &d) != 0 || d < 0 || d > 1)
+		return cli_error(name, arg, "expected a share from 0 to 1");
+	cfg->have_max_error_rate = true;
+	cfg->max_error_rate = d;
+	return 0;
+}
+
+static int show_help(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)cfg, (void)o, (void)arg, (void)name;
+	cli_usage(stdout);
+	return 1;
+}
+
+static int show_version(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)cfg, (void)o, (void)arg, (void)name;
+	printf("infertop %s\n", PACKAGE_VERSION);
+	return 1;
+}
+
+/* ---- the options, in --help order ---- */
+
+#define NS_MS CLOCK_NS_PER_MS
+#define NS_S CLOCK_NS_PER_S
+
+static const struct cli_opt opts[] = {
+	{ "model", 'm', "NAME", G_TARGET, set_string, F(model), .help = "model to request (default: first id of GET /v1/models)" },
+	{ "api", 0, "", G_TARGET, set_api, .values = api_value,
+	  .help = "endpoint: /v1/chat/completions (default) or /v1/completions" },
+	{ "header", 'H', "'K: V'", G_TARGET, add_header, .help = "extra request header (repeatable)" },
+	{ "api-key-env", 0, "VAR", G_TARGET, set_api_key_env,
+	  .help = "read the bearer key from $VAR (default OPENAI_API_KEY); the key is never printed or saved" },
+	{ "insecure", 'k', NULL, G_TARGET, set_true, F(insecure), .help = "do not verify TLS certificates" },
+	{ "timeout", 0, "TIME", G_TARGET, set_duration, F(timeout_ns), NS_MS, 0, "expected a duration >= 1ms",
+	  .help = "per-request timeout (default 10m)" },
+	{ "new-connection", 0, NULL, G_TARGET, set_true, F(new_connection), .help = "open a new connection for every request" },
+	{ "demo", 0, NULL, G_TARGET, set_true, F(demo), .help = "start the built-in simulator and run against it" },
+	{ "sim-arg", 0, "ARG", G_TARGET, add_sim_arg, .help = "pass ARG to the --demo simulator (repeatable)" },
+
+	{ "concurrency", 'c', "N", G_LOAD, set_long, F(concurrency), 1, 1000000, "expected a whole number from 1 to 1000000",
+	  .help = "closed loop: N users, each sends its next request when the previous ends (default 8)" },
+	{ "rate", 'r', "R", G_LOAD, set_rate, .help = "open loop: Poisson arrivals at R requests/s" },
+	{ "max-concurrency", 0, "N", G_LOAD, set_long, F(max_concurrency), 1, 1000000,
+	  "expected a whole number from 1 to 1000000",
+	  .help = "cap on in-flight requests in open loop; arrivals wait, and their client queue time is reported" },
+	{ "seed", 0, "N", G_LOAD, set_seed, .help = "random seed for arrivals and prompts (default 1)" },
+	{ "arrival", 0, "KIND", G_LOAD, set_arrival, F(arrival), .values = arrival_value, .help = "open-loop arrivals: %s" },
+	{ "burstiness", 0, "K", G_LOAD, set_burstiness, .help = "gamma shape (1 = Poisson, < 1 burstier, > 1 smoother)" },
+	{ "stages", 0, "PLAN", G_LOAD, set_string, F(stages), .help = "timed steps, e.g. '2m@c=8, 5m@r=20, 3m@c=1..64'" },
+	{ "sweep", 0, "SPEC", G_LOAD, set_string, F(sweep), .help = "one step per value: c=1,5,10 or rate=auto" },
+	{ "stage-duration", 0, "TIME", G_LOAD, set_duration, F(stage_duration_ns), NS_S, 0, "expected a duration >= 1s",
+	  .help = "length of each sweep or matrix step (default 2m)" },
+	{ "warmup", 0, "TIME|N", G_LOAD, set_string, F(warmup), .help = "first TIME or N requests excluded from the stats" },
+	{ "cooldown", 0, "TIME", G_LOAD, set_duration, F(cooldown_ns), 0, 0, "expected a duration",
+	  .help = "after the plan, run on this long, excluded" },
+	{ "scenario", 0, "NAME", G_LOAD, set_scenario, F(scenario), .values = scenario_value, .help = "%s (in/out tokens)" },
+	{ "matrix", 0, NULL, G_LOAD, set_true, F(matrix), .help = "every scenario x concurrency 1,5,10,25,50" },
+	{ "models", 0, "A,B", G_LOAD, set_string, F(models), .help = "spread requests over several models (or LoRAs)" },
+	{ "traffic-split", 0, "P,Q", G_LOAD, set_string, F(traffic_split), .help = "share of requests per model (default even)" },
+	{ "slo", 0, "LIST", G_LOAD, set_string, F(slo), .help = "goodput SLOs, e.g. ttft=500ms,tpot=50ms,e2e=10s" },
+	{ "requests", 'n', "N", G_LOAD, set_long, F(requests), 1, 0x7fffffffffffffffL, "expected a whole number >= 1",
+	  .help = "stop after N requests have been sent" },
+	{ "duration", 'd', "TIME", G_LOAD, set_duration, F(duration_ns), 1, 0, "expected a duration such as 30s, 10m or 2h",
+	  .help = "stop sending after TIME (30s, 10m, 2h)" },
+	{ "grace", 0, "TIME", G_LOAD, set_duration, F(grace_ns), 0, 0, "expected a duration",
+	  .help = "after a stop, wait this long for in-flight requests before aborting them (default 10s)" },
+
+	{ "dataset", 0, "SPEC", G_REQUESTS, set_dataset, F(dataset), .values = dataset_value, .help = "prompts: %s" },
+	{ "input-tokens", 0, "LEN", G_REQUESTS, set_tokens, F(input_dist),
+	  .help = "prompt tokens, prefix included (synthetic, text; default 128); LEN is N, MIN:MAX (uniform) or "
+		  "normal:MEAN,SD; calibrated with POST /tokenize" },
+	{ "output-tokens", 0, "LEN", G_REQUESTS, set_tokens, F(output_dist),
+	  .help = "max_tokens of each request (default 128), same forms; given, it overrides a sharegpt/jsonl "
+		  "file's lengths" },
+	{ "prefix-tokens", 0, "N", G_REQUESTS, set_long, F(prefix_tokens), 0, 10000000, "expected a whole number >= 0",
+	  .help = "prefix shared by every prompt (default 0)" },
+	{ "no-ignore-eos", 0, NULL, G_REQUESTS, set_false, F(ignore_eos),
+	  .help = "do not send ignore_eos/min_tokens (lengths then vary)" },
+	{ "temperature", 0, "T", G_REQUESTS, set_temperature, .help = "sampling temperature (default: server's)" },
+	{ "extra-body", 0, "JSON", G_REQUESTS, set_extra_body, .help = "object merged into every request body" },
+
+	{ "metrics-url", 0, "URL", G_METRICS, set_url, F(metrics_url),
+	  .help = "Prometheus endpoint to scrape (default: the server profile's path on the target; 'none' turns "
+		  "it off)" },
+	{ "metrics-interval", 0, "TIME", G_METRICS, set_duration, F(metrics_interval_ns), 100 * NS_MS, 0,
+	  "expected a duration >= 100ms", .help = "scrape period (default 1s)" },
+	{ "server", 0, "NAME", G_METRICS, set_server, F(server), .values = server_value,
+	  .help = "%s: which metric names to read" },
+	{ "gpu-metrics-url", 0, "URL", G_METRICS, set_url, F(gpu_metrics_url),
+	  .help = "DCGM exporter to scrape for GPU telemetry" },
+	{ "watch-metric", 0, "EXPR", G_METRICS, add_watch_metric,
+	  .help = "also show a metric: name or name{label=\"v\",...} (repeatable)" },
+
+	{ "no-tui", 0, NULL, G_OUTPUT, set_true, F(no_tui), .help = "headless: progress lines on stderr, summary on stdout" },
+	{ "interval", 0, "TIME", G_OUTPUT, set_duration, F(interval_ns), 100 * NS_MS, 0, "expected a duration >= 100ms",
+	  .help = "headless progress line period (default 5s)" },
+	{ "window", 0, "TIME", G_OUTPUT, set_duration, F(window_ns), NS_S, 3600 * NS_S, "expected a duration from 1s to 1h",
+	  .help = "sliding window of the live figures (default 30s)" },
+	{ "refresh", 0, "HZ", G_OUTPUT, set_refresh, .help = "dashboard redraws per second (default 4)" },
+	{ "theme", 0, "NAME", G_OUTPUT, set_string, F(theme), .help = "dashboard colour theme (default: default)" },
+	{ "ascii", 0, NULL, G_OUTPUT, set_true, F(ascii), .help = "draw with ASCII only (no UTF-8 blocks or braille)" },
+	{ "snapshot-dir", 0, "DIR", G_OUTPUT, set_string, F(snapshot_dir),
+	  .help = "where snapshots go (default: current directory)" },
+	{ "snapshot-every", 0, "TIME", G_OUTPUT, set_duration, F(snapshot_every_ns), NS_S, 0, "expected a duration >= 1s",
+	  .help = "also write a snapshot this often" },
+	{ "request-log", 0, "FILE", G_OUTPUT, set_string, F(request_log),
+	  .help = "per-request JSON lines (timestamps, tokens, outcome)" },
+	{ "request-log-max", 0, "SIZE", G_OUTPUT, set_log_max, .help = "rotate the request log past SIZE (default 1G)" },
+	{ "max-error-rate", 0, "F", G_OUTPUT, set_max_error_rate,
+	  .help = "exit 3 when more than this share (0-1) of requests failed" },
+	{ "output", 'o', "FILE", G_OUTPUT, set_string, F(output_path),
+	  .help = "write the result as JSON (vLLM-compatible keys)" },
+	{ "quiet", 'q', NULL, G_OUTPUT, set_true, F(quiet), .help = "no progress lines" },
+	{ "help", 'h', NULL, G_OUTPUT, show_help, .help = "show this help" },
+	{ "version", 'V', NULL, G_OUTPUT, show_version, .help = "show the version" },
+};
+
+#define NOPTS ((int)(sizeof opts / sizeof opts[0]))
+#define OPT_VAL_BASE 256	/* getopt's val for opts[i] without a short form: 256 + i */
+
+/* ---- --help ---- */
+
+/* The servers, by their help lines (servers.def). */
+static void usage_intro(FILE *out)
+{
+	const char *names[PROFILE_COUNT];
+	char list[1024], para[1400];
+	for (int i = 0; i < PROFILE_COUNT; i++)
+		names[i] = profile_help(i);
+	snprintf(para, sizeof para,
+		 "Load-test an OpenAI-compatible LLM inference server (%s) with streaming requests and measure "
+		 "every token. URL defaults to $OPENAI_BASE_URL, else http://127.0.0.1:8000; a trailing /v1 is "
+		 "accepted.",
+		 help_join(list, sizeof list, names, PROFILE_COUNT, ", "));
+	help_text(out, para, 0);
+}
+
+void cli_usage(FILE *out)
+{
+	fputs("Usage: infertop [OPTIONS] [URL]\n"
+	      "       infertop --demo [OPTIONS]\n"
+	      "       infertop sim [SIM OPTIONS]      (see infertop sim --help)\n"
+	      "       infertop report FILE.json [--format text|json|csv|markdown]\n"
+	      "       infertop merge A.json B.json ... -o OUT.json\n"
+	      "       infertop compare A.json B.json [--format text|json|csv|markdown]\n"
+	      "\n",
+	      out);
+	usage_intro(out);
+	for (int g = 0; g < G_N; g++) {
+		fprintf(out, "\n%s:\n", group_title[g]);
+		for (int i = 0; i < NOPTS; i++) {
+			const struct cli_opt *o = &opts[i];
+			if (o->group != g)
+				continue;
+			char list[512], arg[512], col[600], help[1200];
+			const char *a = o->arg;
+			if (a && !*a && o->values)
+				a = list_values(o->values, CLI_LIST_ARG, arg, sizeof arg);
+			if (o->shortc)
+				snprintf(col, sizeof col, "-%c, --%s%s%s", o->shortc, o->name, a ? " " : "", a ? a : "");
+			else
+				snprintf(col, sizeof col, "    --%s%s%s", o->name, a ? " " : "", a ? a : "");
+			const char *h = o->help;
+			if (o->values && strstr(h, "%s")) {
+				const char *at = strstr(h, "%s");
+				snprintf(help, sizeof help, "%.*s%s%s", (int)(at - h), h,
+					 list_values(o->values, CLI_LIST_HELP, list, sizeof list), at + 2);
+				h = help;
+			}
+			help_option(out, col, h, 27);
 		}
 	}
-	snprintf(buf, cap, "-%c", c);
-	return buf;
+	fputs("\n"
+	      "Metrics (all from CLOCK_MONOTONIC, per request, failed requests excluded):\n"
+	      "  TTFB  send -> first SSE event of any kind\n"
+	      "  TTFT  send -> first chunk carrying output (content, reasoning or text)\n"
+	      "  ITL   every gap between consecutive output chunks, pooled (as vLLM)\n"
+	      "  TPOT  (E2E - TTFT) / (output_tokens - 1), requests with > 1 token\n"
+	      "  E2E   send -> last output chunk (vLLM's E2EL)\n"
+	      "  queue intended send -> actual send (connect, cap waits, client delays)\n"
+	      "  'send' is when the request is written to the socket.\n"
+	      "  output_tokens come from usage.completion_tokens, else the chunk count.\n"
+	      "\n"
+	      "Exit status: 0 done, 1 result not written, 2 bad options or server\n"
+	      "unreachable at start, 3 error share above --max-error-rate, 4 no request\n"
+	      "succeeded.\n",
+	      out);
+}
+
+/* ---- getopt's tables, from opts[] ---- */
+
+static struct option long_opts[NOPTS + 1];
+static char short_opts[2 * NOPTS + 1];
+
+static void build_getopt_tables(void)
+{
+	size_t n = 0;
+	for (int i = 0; i < NOPTS; i++) {
+		const struct cli_opt *o = &opts[i];
+		long_opts[i] = (struct option){ o->name, o->arg ? required_argument : no_argument, NULL,
+						o->shortc ? o->shortc : OPT_VAL_BASE + i };
+		if (o->shortc) {
+			short_opts[n++] = o->shortc;
+			if (o->arg)
+				short_opts[n++] = ':';
+		}
+	}
+	long_opts[NOPTS] = (struct option){ NULL, 0, NULL, 0 };
+	short_opts[n] = '\0';
+}
+
+static const struct cli_opt *opt_by_val(int c)
+{
+	if (c >= OPT_VAL_BASE && c < OPT_VAL_BASE + NOPTS)
+		return &opts[c - OPT_VAL_BASE];
+	for (int i = 0; i < NOPTS; i++)
+		if (opts[i].shortc && opts[i].shortc == c)
+			return &opts[i];
+	return NULL;
+}
+
+static const struct cli_opt *opt_by_name(const char *name, size_t len)
+{
+	for (int i = 0; i < NOPTS; i++)
+		if (strlen(opts[i].name) == len && strncmp(opts[i].name, name, len) == 0)
+			return &opts[i];
+	return NULL;
+}
+
+/* Levenshtein distance, capped: for "did you mean". */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 40 || lb > 40)
+		return 99;
+	size_t row[41];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cur = row[j];
+			size_t sub = prev + (a[i - 1] != b[j - 1]);
+			size_t del = row[j] + 1, ins = row[j - 1] + 1;
+			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+/* getopt_long takes any unambiguous prefix of a long option, so
+ * `--api-key sk-...` became `--api-key-env sk-...`: the key taken as a
+ * variable name, then saved and printed. Long options must be written
+ * whole here; a near miss gets "did you mean". Values are never echoed. */
+static int cli_check_long_names(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0)
+			break;
+		if (a[0] != '-' || a[1] == '\0')
+			continue;
+		if (a[1] != '-') {
+			/* Short options: skip the value of the one that takes it. */
+			for (const char *p = a + 1; *p; p++) {
+				const struct cli_opt *o = opt_by_val((unsigned char)*p);
+				if (o && o->shortc && o->arg) {
+					if (!p[1])
+						i++;
+					break;
+				}
+			}
+			continue;
+		}
+		const char *name = a + 2;
+		size_t len = strcspn(name, "=");
+		const struct cli_opt *o = opt_by_name(name, len);
+		if (o) {
+			if (o->arg && !name[len])
+				i++;
+			continue;
+		}
+		if ((len == 7 && strncmp(name, "api-key", 7) == 0) || (len == 3 && strncmp(name, "key", 3) == 0)) {
+			fprintf(stderr, "infertop: there is no --%.*s option: a key on the command line is "
+				"visible to every user in `ps`.\nPut it in the environment instead: "
+				"export OPENAI_API_KEY=... (or name another variable with --api-key-env VAR).\n",
+				(int)len, name);
+			return -1;
+		}
+		const struct cli_opt *best = NULL;
+		size_t best_d = 99;
+		int prefixed = 0;
+		for (int c = 0; c < NOPTS; c++) {
+			if (strncmp(opts[c].name, name, len) == 0) {
+				prefixed++;
+				best = &opts[c];
+				best_d = 0;
+			}
+		}
+		if (!prefixed) {
+			char want[64];
+			snprintf(want, sizeof want, "%.*s", (int)(len < 63 ? len : 63), name);
+			for (int c = 0; c < NOPTS; c++) {
+				size_t d = edit_distance(opts[c].name, want);
+				if (d < best_d) {
+					best_d = d;
+					best = &opts[c];
+				}
+			}
+		}
+		if (best && (prefixed == 1 || (!prefixed && best_d <= 2)))
+			fprintf(stderr, "infertop: unknown option '--%.*s'; did you mean --%s?\n", (int)len, name,
+				best->name);
+		else
+			fprintf(stderr, "infertop: unknown option '--%.*s'\n", (int)len, name);
+		fprintf(stderr, "Try 'infertop --help'.\n");
+		return -1;
+	}
+	return 0;
 }
 
 enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 {
 	cli_defaults(cfg);
+	build_getopt_tables();
 	optind = 1;
 	opterr = 1;
 	int c;
 	if (cli_check_long_names(argc, argv) != 0)
 		return CLI_EXIT_USAGE;
-	while ((c = getopt_long(argc, argv, CLI_SHORT, cli_options, NULL)) != -1) {
-		char name[40];
-		if (c == 'h') {
-			cli_usage(stdout);
-			return CLI_EXIT_OK;
-		}
-		if (c == 'V') {
-			printf("infertop %s\n", PACKAGE_VERSION);
-			return CLI_EXIT_OK;
-		}
-		if (c == '?') {
+	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+		const struct cli_opt *o = c == '?' ? NULL : opt_by_val(c);
+		if (!o) {
 			fprintf(stderr, "Try 'infertop --help'.\n");
 			return CLI_EXIT_USAGE;
 		}
-		if (parse_one(cfg, c, optarg, option_name(c, name, sizeof name)) != 0)
+		char name[40];
+		snprintf(name, sizeof name, "--%s", o->name);
+		int rc = o->set(cfg, o, optarg, name);
+		if (rc > 0)
+			return CLI_EXIT_OK;
+		if (rc < 0)
 			return CLI_EXIT_USAGE;
 	}
 	if (optind < argc - 1) {

@@ -417,24 +417,38 @@ int dataset_build_prefix(struct dataset *d)
 	return 0;
 }
 
+/* The --dataset forms: a name, or a prefix and a file. */
+static const struct {
+	const char *prefix, *form;
+	enum dataset_kind kind;
+} kinds[] = {
+	{"synthetic", "synthetic", DATASET_SYNTHETIC},
+	{"sharegpt:", "sharegpt:FILE", DATASET_SHAREGPT},
+	{"jsonl:", "jsonl:FILE", DATASET_JSONL},
+	{"text:", "text:FILE", DATASET_TEXT},
+};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+const char *dataset_spec_form(int i)
+{
+	return i >= 0 && (size_t)i < NKINDS ? kinds[i].form : NULL;
+}
+
 static int kind_of(const char *spec, enum dataset_kind *k, const char **path)
 {
-	static const struct {
-		const char *prefix;
-		enum dataset_kind kind;
-	} kinds[] = {
-		{"sharegpt:", DATASET_SHAREGPT},
-		{"jsonl:", DATASET_JSONL},
-		{"text:", DATASET_TEXT},
-	};
 	*path = NULL;
-	if (!spec || strcmp(spec, "synthetic") == 0) {
+	if (!spec) {
 		*k = DATASET_SYNTHETIC;
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+	for (size_t i = 0; i < NKINDS; i++) {
 		size_t n = strlen(kinds[i].prefix);
-		if (strncmp(spec, kinds[i].prefix, n) == 0 && spec[n]) {
+		bool file = kinds[i].prefix[n - 1] == ':';
+		if (!file && strcmp(spec, kinds[i].prefix) == 0) {
+			*k = kinds[i].kind;
+			return 0;
+		}
+		if (file && strncmp(spec, kinds[i].prefix, n) == 0 && spec[n]) {
 			*k = kinds[i].kind;
 			*path = spec + n;
 			return 0;
@@ -443,13 +457,35 @@ static int kind_of(const char *spec, enum dataset_kind *k, const char **path)
 	return -1;
 }
 
+int dataset_spec_check(const char *spec)
+{
+	enum dataset_kind k;
+	const char *path;
+	return spec ? kind_of(spec, &k, &path) : -1;
+}
+
+/* "synthetic, sharegpt:FILE, jsonl:FILE or text:FILE" */
+static const char *spec_forms(char *buf, size_t cap)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < NKINDS && n < cap; i++) {
+		int w = snprintf(buf + n, cap - n, "%s%s", i == 0 ? "" : i + 1 == NKINDS ? " or " : ", ",
+				 kinds[i].form);
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+	return buf;
+}
+
 static struct dataset *dataset_new(const struct config *cfg, char *err, size_t errcap)
 {
 	enum dataset_kind kind;
 	const char *path;
 	if (kind_of(cfg->dataset, &kind, &path) != 0) {
-		errbuf_set(err, errcap, "--dataset %s: expected synthetic, sharegpt:FILE, jsonl:FILE or text:FILE",
-		     cfg->dataset);
+		char forms[128];
+		errbuf_set(err, errcap, "--dataset %s: expected %s", cfg->dataset, spec_forms(forms, sizeof forms));
 		return NULL;
 	}
 	/* The prefix is part of --input-tokens (as in vLLM's sonnet

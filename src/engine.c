@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "infertop/engine.h"
+#include "infertop/engine_internal.h"
 
 #include <cjson/cJSON.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 #include "infertop/dataset.h"
 #include "infertop/dist.h"
 #include "infertop/http.h"
+#include "infertop/loop.h"
 #include "infertop/redact.h"
 #include "infertop/reqlog.h"
 #include "infertop/sampler.h"
@@ -69,7 +71,9 @@ static void engine_check_end(struct engine *e)
 	scrape_stop(e->scrape);
 	scrape_update_derived(e->scrape, e->t_end, e->stats->win_c.output_tokens,
 			      stats_window_seconds(e->stats, e->t_end));
-	series_sample(e->series, e, e->t_end);
+	struct run_view v;
+	engine_view(e, &v);
+	sampler_push(&e->sampler, e->series, &v, e->t_end);
 	if (e->on_tick)
 		e->on_tick(e, e->on_tick_ud, e->t_end);
 	ev_break(e->loop, EVBREAK_ONE);
@@ -239,26 +243,31 @@ void engine_stop(struct engine *e, const char *reason)
 	engine_check_end(e);
 }
 
-static void engine_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
+static void engine_on_signal(void *ud, int signum)
 {
-	(void)loop;
-	(void)revents;
-	struct engine *e = w->data;
+	struct engine *e = ud;
 	/* A closed terminal or a dropped SSH session (SIGHUP) must not cost
 	 * the run: it stops as SIGTERM does and finishes without the screen. */
-	if (w->signum == SIGHUP)
+	if (signum == SIGHUP)
 		e->hung_up = true;
 	if (++e->interrupts == 1) {
 		if (!e->cfg->quiet && !e->hung_up)
 			fprintf(stderr, "infertop: stopping: in-flight requests get %.0fs to finish "
 					"(press Ctrl-C again to abort them)\n",
 				(double)e->cfg->grace_ns / 1e9);
-		engine_stop(e, w->signum == SIGINT    ? "interrupted (SIGINT)"
-			       : w->signum == SIGHUP ? "hangup (SIGHUP): the terminal closed"
-						     : "terminated (SIGTERM)");
+		engine_stop(e, signum == SIGINT    ? "interrupted (SIGINT)"
+			       : signum == SIGHUP ? "hangup (SIGHUP): the terminal closed"
+						  : "terminated (SIGTERM)");
 	} else {
 		engine_abort(e, "interrupted twice");
 	}
+}
+
+static void engine_release_signals(struct engine *e)
+{
+	loop_signal_release(LOOP_SIGINT, engine_on_signal, e);
+	loop_signal_release(LOOP_SIGTERM, engine_on_signal, e);
+	loop_signal_release(LOOP_SIGHUP, engine_on_signal, e);
 }
 
 static void engine_on_duration(struct ev_loop *loop, ev_timer *w, int revents)
@@ -276,7 +285,9 @@ static void engine_on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	int64_t now = clock_now_ns();
 	stats_tick(e->stats, now);
 	scrape_update_derived(e->scrape, now, e->stats->win_c.output_tokens, stats_window_seconds(e->stats, now));
-	series_sample(e->series, e, now);
+	struct run_view v;
+	engine_view(e, &v);
+	sampler_push(&e->sampler, e->series, &v, now);
 	reqlog_tick(e->reqlog, now);
 	if (e->on_tick)
 		e->on_tick(e, e->on_tick_ud, now);
@@ -381,7 +392,7 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	e->http = http_new(loop);
 	e->stats = stats_new(cfg->window_ns, clock_now_ns());
 	e->series = series_new();
-	e->snap = snapshot_writer_new(e);
+	e->snap = snapshot_writer_new(e, cfg);
 	e->secrets = url_secrets(cfg->url);
 	if (!e->endpoint || !e->http || !e->stats || !e->series || !e->snap || !e->secrets ||
 	    engine_build_headers(e) != 0) {
@@ -451,10 +462,6 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	}
 	engine_step_lengths(e);
 
-	ev_signal_init(&e->sigint, engine_on_signal, SIGINT);
-	ev_signal_init(&e->sigterm, engine_on_signal, SIGTERM);
-	ev_signal_init(&e->sighup, engine_on_signal, SIGHUP);
-	e->sigint.data = e->sigterm.data = e->sighup.data = e;
 	ev_timer_init(&e->tick, engine_on_tick, ENGINE_TICK_S, ENGINE_TICK_S);
 	ev_timer_init(&e->grace, engine_on_grace, 0., 0.);
 	ev_timer_init(&e->duration, engine_on_duration, 0., 0.);
@@ -473,9 +480,7 @@ void engine_free(struct engine *e)
 	snapshot_writer_free(e->snap);
 	reqlog_close(e->reqlog);
 	if (e->loop) {
-		ev_signal_stop(e->loop, &e->sigint);
-		ev_signal_stop(e->loop, &e->sigterm);
-		ev_signal_stop(e->loop, &e->sighup);
+		engine_release_signals(e);
 		ev_timer_stop(e->loop, &e->tick);
 		ev_timer_stop(e->loop, &e->grace);
 		ev_timer_stop(e->loop, &e->duration);
@@ -619,9 +624,11 @@ void engine_run(struct engine *e)
 	e->cache_size = cache + 16;
 	http_set_cache(e->http, e->cache_size);
 
-	ev_signal_start(e->loop, &e->sigint);
-	ev_signal_start(e->loop, &e->sigterm);
-	ev_signal_start(e->loop, &e->sighup);
+	/* Ctrl-C, kill and a closed terminal stop the run (a second time:
+	 * abort it) for as long as it goes on. */
+	loop_signal_set(e->loop, LOOP_SIGINT, engine_on_signal, e);
+	loop_signal_set(e->loop, LOOP_SIGTERM, engine_on_signal, e);
+	loop_signal_set(e->loop, LOOP_SIGHUP, engine_on_signal, e);
 	ev_timer_start(e->loop, &e->tick);
 	snapshot_writer_start(e->snap);
 	if (cfg->duration_ns > 0 && !plan_owns_duration(e->plan)) {
@@ -646,9 +653,7 @@ void engine_run(struct engine *e)
 	engine_check_end(e);
 	if (e->state != ENGINE_DONE)
 		ev_run(e->loop, 0);
-	ev_signal_stop(e->loop, &e->sigint);
-	ev_signal_stop(e->loop, &e->sigterm);
-	ev_signal_stop(e->loop, &e->sighup);
+	engine_release_signals(e);
 }
 
 int64_t engine_elapsed(const struct engine *e, int64_t now_ns)
@@ -656,4 +661,57 @@ int64_t engine_elapsed(const struct engine *e, int64_t now_ns)
 	if (!e->t_start)
 		return 0;
 	return (e->state == ENGINE_DONE ? e->t_end : now_ns) - e->t_start;
+}
+
+void engine_view(const struct engine *e, struct run_view *v)
+{
+	*v = (struct run_view){
+		.cfg = e->cfg,
+		.state = e->state,
+		.stop_reason = e->stop_reason,
+		.interrupts = e->interrupts,
+		.hung_up = e->hung_up,
+		.run_id = e->run_id,
+		.model = e->model,
+		.t_start = e->t_start,
+		.t_end = e->t_end,
+		.stats = e->stats,
+		.load = &e->load,
+		.backoff_code = e->backoff_code,
+		.plan = e->plan,
+		.live_step = plan_live_step(e->plan),
+		.server = e->server,
+		.series = e->series,
+		.dataset = e->dataset,
+		.reqlog = e->reqlog,
+		.last_cmd = &e->last_cmd,
+	};
+}
+
+int64_t run_view_elapsed(const struct run_view *v, int64_t now_ns)
+{
+	if (!v->t_start)
+		return 0;
+	return (v->state == ENGINE_DONE ? v->t_end : now_ns) - v->t_start;
+}
+
+void engine_set_on_tick(struct engine *e, engine_tick_fn fn, void *ud)
+{
+	e->on_tick = fn;
+	e->on_tick_ud = ud;
+}
+
+struct ev_loop *engine_loop(const struct engine *e)
+{
+	return e->loop;
+}
+
+struct snapshot_writer *engine_snapshot_writer(const struct engine *e)
+{
+	return e->snap;
+}
+
+const char *engine_endpoint(const struct engine *e)
+{
+	return e->endpoint;
 }

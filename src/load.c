@@ -404,30 +404,28 @@ void load_set_arrival(struct load *l, enum load_arrival a, double shape)
 	l->shape = shape > 0 ? shape : 1.0;
 }
 
+static const char *const arrival_names[LOAD_ARRIVAL_N] = {
+	[LOAD_POISSON] = "poisson", [LOAD_CONSTANT] = "constant", [LOAD_GAMMA] = "gamma"
+};
+
 int load_arrival_parse(const char *name, enum load_arrival *out)
 {
-	if (!name || strcmp(name, "poisson") == 0)
+	if (!name) {
 		*out = LOAD_POISSON;
-	else if (strcmp(name, "constant") == 0)
-		*out = LOAD_CONSTANT;
-	else if (strcmp(name, "gamma") == 0)
-		*out = LOAD_GAMMA;
-	else
-		return -1;
-	return 0;
+		return 0;
+	}
+	for (int i = 0; i < LOAD_ARRIVAL_N; i++) {
+		if (strcmp(name, arrival_names[i]) == 0) {
+			*out = (enum load_arrival)i;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 const char *load_arrival_name(enum load_arrival a)
 {
-	switch (a) {
-	case LOAD_CONSTANT:
-		return "constant";
-	case LOAD_GAMMA:
-		return "gamma";
-	case LOAD_POISSON:
-	default:
-		return "poisson";
-	}
+	return (int)a >= 0 && a < LOAD_ARRIVAL_N ? arrival_names[a] : arrival_names[LOAD_POISSON];
 }
 
 void load_set_observer(struct load *l, load_observer_fn fn, void *ud)

@@ -18,6 +18,7 @@
 #include "infertop/redact.h"
 #include "infertop/report.h"
 #include "infertop/sim.h"
+#include "infertop/stats.h"
 #include "infertop/snapshot.h"
 #include "infertop/tools.h"
 #include "infertop/ui.h"
@@ -37,7 +38,9 @@ static void on_tick(struct engine *e, void *ud, int64_t now)
 	struct headless *h = ud;
 	if (h->quiet)
 		return;
-	if (e->state == ENGINE_DONE || now >= h->next_progress) {
+	struct run_view v;
+	engine_view(e, &v);
+	if (v.state == ENGINE_DONE || now >= h->next_progress) {
 		report_progress(stderr, e, now);
 		while (h->next_progress <= now)
 			h->next_progress += h->interval_ns;
@@ -122,7 +125,9 @@ static int run(struct config *cfg)
 		return 2;
 	}
 	/* A plan (stages, sweep, matrix) may peak above -c. */
-	if (fit_descriptors(plan_peak_concurrency(e->plan)) != 0) {
+	struct run_view v;
+	engine_view(e, &v);
+	if (fit_descriptors(plan_peak_concurrency(v.plan)) != 0) {
 		engine_free(e);
 		return 2;
 	}
@@ -146,8 +151,7 @@ static int run(struct config *cfg)
 		.quiet = cfg->quiet,
 	};
 	if (!u) {
-		e->on_tick = on_tick;
-		e->on_tick_ud = &h;
+		engine_set_on_tick(e, on_tick, &h);
 	}
 	if (!cfg->quiet && !u) {
 		char mode[64];
@@ -156,18 +160,20 @@ static int run(struct config *cfg)
 		else
 			snprintf(mode, sizeof mode, "concurrency %ld", cfg->concurrency);
 		char shown[1024];
-		redact_url(e->endpoint, shown, sizeof shown);
+		redact_url(engine_endpoint(e), shown, sizeof shown);
+		engine_view(e, &v);
 		fprintf(stderr, "infertop %s: %s, model %s, %s, %s\n", PACKAGE_VERSION, shown,
-			e->model, mode, dataset_describe(e->dataset));
+			v.model, mode, dataset_describe(v.dataset));
 	}
 	h.next_progress = clock_now_ns() + cfg->interval_ns;
 	engine_run(e);
 	/* The -o result is the final snapshot, written when the run ends, not
 	 * when the user gets round to leaving the dashboard. */
 	int rc = -1;
+	engine_view(e, &v);
 	if (u) {
 		char saved[1200] = "";
-		if (!e->hung_up) {
+		if (!v.hung_up) {
 			rc = snapshot_write_final(e, stderr) == 0 ? 0 : 1;
 			if (cfg->output_path)
 				snprintf(saved, sizeof saved, rc == 0 ? "result saved to %s" : "could not save %s",
@@ -185,13 +191,14 @@ static int run(struct config *cfg)
 		rc = snapshot_write_final(e, stderr) == 0 ? 0 : 1;
 	/* Nothing succeeded: the figures describe no server behaviour at all,
 	 * and a script must not take the run for a pass. */
-	if (rc == 0 && e->stats->run_c.completed == 0 && stats_errors_total(e->stats) > 0) {
-		fprintf(stderr, "infertop: no request succeeded (%" PRIu64 " failed)\n", stats_errors_total(e->stats));
+	const struct stats *st = v.stats;
+	if (rc == 0 && st->run_c.completed == 0 && stats_errors_total(st) > 0) {
+		fprintf(stderr, "infertop: no request succeeded (%" PRIu64 " failed)\n", stats_errors_total(st));
 		rc = 4;
 	}
 	if (rc == 0 && cfg->have_max_error_rate) {
-		uint64_t failed = stats_errors_total(e->stats);
-		uint64_t ended = failed + e->stats->run_c.completed;
+		uint64_t failed = stats_errors_total(st);
+		uint64_t ended = failed + st->run_c.completed;
 		double share = ended ? (double)failed / (double)ended : 0.0;
 		if (share > cfg->max_error_rate) {
 			fprintf(stderr, "infertop: %.1f%% of requests failed, above --max-error-rate %g\n",

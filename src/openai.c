@@ -9,6 +9,24 @@
 /* ------------------------------------------------------------------ */
 /* Shared by both chunk paths, so equal inputs give byte-equal results. */
 
+static const char *const api_names[OAI_API_N] = { [OAI_CHAT] = "chat", [OAI_COMPLETIONS] = "completions" };
+
+const char *oai_api_name(int api)
+{
+	return api >= 0 && api < OAI_API_N ? api_names[api] : NULL;
+}
+
+int oai_api_parse(const char *name, enum oai_api *out)
+{
+	for (int i = 0; name && i < OAI_API_N; i++) {
+		if (strcmp(name, api_names[i]) == 0) {
+			*out = (enum oai_api)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 static void chunk_init(struct oai_chunk *out)
 {
 	out->valid = false;

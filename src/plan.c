@@ -67,6 +67,11 @@ struct plan {
 	double sync_rate, top_rate;
 	struct plan_step_result *results;
 	size_t nresults;
+	/* The open step so far, for the steps view: refreshed on the tick
+	 * once a second (it costs histogram copies), never while drawing. */
+	struct plan_step_result live;
+	bool have_live;
+	int64_t live_at;
 	char note[200];
 
 	struct plan_event timeline[PLAN_TIMELINE];
@@ -74,6 +79,7 @@ struct plan {
 };
 
 static void plan_on_tick(struct ev_loop *loop, ev_timer *w, int revents);
+static void refresh_live(struct plan *p, int64_t now);
 static void plan_on_due(struct ev_loop *loop, ev_timer *w, int revents);
 
 /* ---- construction ---------------------------------------------------- */
@@ -501,6 +507,7 @@ static void plan_on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	}
 	advance(p, now, true);
 	arm(p, now);
+	refresh_live(p, now);
 }
 
 static void plan_on_due(struct ev_loop *loop, ev_timer *w, int revents)
@@ -511,6 +518,7 @@ static void plan_on_due(struct ev_loop *loop, ev_timer *w, int revents)
 	int64_t now = clock_now_ns();
 	advance(p, now, true);
 	arm(p, now);
+	refresh_live(p, now);
 }
 
 static void plan_on_load_change(void *ud, enum load_change what, int64_t now)
@@ -842,13 +850,23 @@ size_t plan_steps(const struct plan *p, const struct plan_step_result **out)
 	return p ? p->nresults : 0;
 }
 
-int plan_step_live(struct plan *p, int64_t now_ns, struct plan_step_result *out)
+static void refresh_live(struct plan *p, int64_t now)
 {
-	if (!p || !p->started || !cur_step(p) || (p->phase != PLAN_RUN && p->phase != PLAN_DRAIN) ||
-	    p->nresults != (size_t)p->cur)
-		return -1;
-	compute_result(p, now_ns, true, out);
-	return 0;
+	if (!p->started || !cur_step(p) || (p->phase != PLAN_RUN && p->phase != PLAN_DRAIN) ||
+	    p->nresults != (size_t)p->cur) {
+		p->have_live = false;
+		return;
+	}
+	if (p->have_live && p->live.index == p->cur && now - p->live_at < CLOCK_NS_PER_S)
+		return;
+	compute_result(p, now, true, &p->live);
+	p->have_live = true;
+	p->live_at = now;
+}
+
+const struct plan_step_result *plan_live_step(const struct plan *p)
+{
+	return p && p->have_live ? &p->live : NULL;
 }
 
 size_t plan_timeline(const struct plan *p, struct plan_event *out, size_t cap)

@@ -143,18 +143,20 @@ static const struct map_entry map[] = {
 #define NENTRIES (NMAP + SERVER_MAX_WATCH)
 #define WATCH_PROFILE 255
 
-static const char *const names[PROFILE_COUNT] = {
-	[PROFILE_VLLM] = "vllm",	 [PROFILE_SGLANG] = "sglang", [PROFILE_TGI] = "tgi",
-	[PROFILE_LLAMACPP] = "llamacpp", [PROFILE_TRTLLM] = "trtllm", [PROFILE_TRITON] = "triton",
-	[PROFILE_NIM] = "nim",		 [PROFILE_LMDEPLOY] = "lmdeploy",
+static const struct {
+	const char *name, *path, *help;
+} servers[] = {
+#define SERVER(id, name, path, help) [PROFILE_##id] = { name, path, help },
+#include "infertop/servers.def"
 };
+_Static_assert(sizeof servers / sizeof servers[0] == PROFILE_COUNT, "servers.def and enum profile_id");
 
 const char *profile_name(int id)
 {
 	if (id == PROFILE_AUTO)
 		return "auto";
 	if (id >= 0 && id < PROFILE_COUNT)
-		return names[id];
+		return servers[id].name;
 	return "unknown";
 }
 
@@ -167,7 +169,7 @@ int profile_parse(const char *name, int *id)
 		return 0;
 	}
 	for (int i = 0; i < PROFILE_COUNT; i++) {
-		if (strcmp(name, names[i]) == 0) {
+		if (strcmp(name, servers[i].name) == 0) {
 			*id = i;
 			return 0;
 		}
@@ -177,14 +179,12 @@ int profile_parse(const char *name, int *id)
 
 const char *profile_metrics_path(int id)
 {
-	switch (id) {
-	case PROFILE_TRTLLM:
-		return "/prometheus/metrics";
-	case PROFILE_NIM:
-		return "/v1/metrics";
-	default:
-		return "/metrics";
-	}
+	return id >= 0 && id < PROFILE_COUNT ? servers[id].path : "/metrics";
+}
+
+const char *profile_help(int id)
+{
+	return id >= 0 && id < PROFILE_COUNT ? servers[id].help : NULL;
 }
 
 /* ---- default URLs ---- */
@@ -209,10 +209,15 @@ int profile_default_urls(int id, const char *base, char urls[][PROFILE_URL_MAX],
 		return triton_url(base, urls[0]) == 0 ? 1 : -1;
 	if (id != PROFILE_AUTO)
 		return join_url(base, profile_metrics_path(id), urls[0]) == 0 ? 1 : -1;
-	static const char *const paths[] = { "/metrics", "/prometheus/metrics", "/v1/metrics" };
+	/* Every server's path once, in the order of servers.def. */
 	int n = 0;
-	for (size_t i = 0; i < sizeof paths / sizeof paths[0] && n < cap; i++) {
-		if (join_url(base, paths[i], urls[n]) != 0)
+	for (int i = 0; i < PROFILE_COUNT && n < cap; i++) {
+		bool seen = false;
+		for (int j = 0; j < i && !seen; j++)
+			seen = strcmp(servers[j].path, servers[i].path) == 0;
+		if (seen)
+			continue;
+		if (join_url(base, servers[i].path, urls[n]) != 0)
 			return -1;
 		n++;
 	}

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "infertop/clock.h"
-#include "infertop/sampler.h"
 
 /* Three rings of the same points at falling resolution. Level 0 takes the
  * pushes; each coarser level averages them into its own slot, so the
@@ -44,7 +43,6 @@ struct series {
 	struct level lv[LEVELS];
 	struct series_marker marks[MARKS];
 	uint64_t nmarks;       /* ever added; the ring keeps the last MARKS */
-	struct sampler samp;
 };
 
 static const char *const names[SER_N] = {
@@ -98,11 +96,6 @@ void series_free(struct series *s)
 	for (int k = 0; k < LEVELS; k++)
 		free(s->lv[k].v);
 	free(s);
-}
-
-struct sampler *series_sampler(struct series *s)
-{
-	return &s->samp;
 }
 
 static float *row(const struct level *l, int64_t slot)

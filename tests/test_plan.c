@@ -19,7 +19,7 @@
 
 #include "infertop/cli.h"
 #include "infertop/clock.h"
-#include "infertop/engine.h"
+#include "infertop/engine_internal.h"
 #include "infertop/load.h"
 #include "infertop/plan.h"
 #include "infertop/report.h"
@@ -602,7 +602,7 @@ static void on_time(const char *what, double t, double planned)
 
 #define MAX_SAMPLES 200
 
-struct sampler {
+struct conc_sampler {
 	int n;
 	int64_t t[MAX_SAMPLES];
 	long conc[MAX_SAMPLES];
@@ -612,7 +612,7 @@ struct sampler {
 
 static void on_tick_sample(struct engine *e, void *ud, int64_t now)
 {
-	struct sampler *s = ud;
+	struct conc_sampler *s = ud;
 	if (e->state != ENGINE_RUNNING || s->n >= MAX_SAMPLES)
 		return;
 	s->t[s->n] = now;
@@ -632,7 +632,7 @@ static void test_stages_on_time(void **state)
 	start_sim(f, "20ms", "5ms");
 	const char *args[] = {"--stages", "1s@c=2, 1s@c=6, 2s@c=1..9", "--output-tokens", "10", NULL};
 	enginefix_engine(f, args);
-	struct sampler smp = {0};
+	struct conc_sampler smp = {0};
 	f->e->on_tick = on_tick_sample;
 	f->e->on_tick_ud = &smp;
 	engine_run(f->e);
@@ -698,7 +698,7 @@ static void test_rate_ramp(void **state)
 	start_sim(f, "5ms", "1ms");
 	const char *args[] = {"--stages", "2s@r=10..50", "--arrival", "constant", "--output-tokens", "4", NULL};
 	enginefix_engine(f, args);
-	struct sampler smp = {0};
+	struct conc_sampler smp = {0};
 	f->e->on_tick = on_tick_sample;
 	f->e->on_tick_ud = &smp;
 	engine_run(f->e);

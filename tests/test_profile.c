@@ -88,6 +88,14 @@ static void test_detect_fixtures(void **state)
 		profile_tracker_free(t);
 		free(text);
 	}
+	/* Every profile of servers.def has a captured exposition above. */
+	for (int p = 0; p < PROFILE_COUNT; p++) {
+		bool found = false;
+		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+			found = found || cases[i].want == p;
+		if (!found)
+			fail_msg("no fixture detected as %s", profile_name(p));
+	}
 }
 
 /* ---- canonical gauges from each fixture ---- */

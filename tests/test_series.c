@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "infertop/clock.h"
-#include "infertop/engine.h"
+#include "infertop/engine_internal.h"
 #include "infertop/sampler.h"
 #include "infertop/series.h"
 #include "infertop/stats.h"
@@ -28,6 +28,16 @@ static void push_all(struct series *s, int64_t t, double x)
 	for (int i = 0; i < SER_N; i++)
 		v[i] = x;
 	series_push(s, t, v);
+}
+
+/* The engine's tick samples through the run's view; so do the tests. */
+static struct sampler samp;
+
+static void sample(struct series *s, const struct engine *e, int64_t now)
+{
+	struct run_view v;
+	engine_view(e, &v);
+	sampler_push(&samp, s, &v, now);
 }
 
 static void test_empty(void **state)
@@ -292,7 +302,7 @@ static void test_sampler(void **state)
 		}
 		if (tick == 30)
 			e.load.paused = true;
-		series_sample(s, &e, now);
+		sample(s, &e, now);
 	}
 	/* Points at T0, T0 + 1 s, ... T0 + 10 s: eleven seconds. */
 	double out[11];
@@ -327,9 +337,9 @@ static void test_sampler(void **state)
 	srv.gauge[SRV_KV_USAGE] = (struct server_value){.v = 0.42, .valid = true};
 	srv.gauge[SRV_WAITING] = (struct server_value){.v = 3, .valid = true};
 	e.server = &srv;
-	series_sample(s, &e, T0 + 11 * S);
+	sample(s, &e, T0 + 11 * S);
 	srv.status = SERVER_DOWN;
-	series_sample(s, &e, T0 + 12 * S);
+	sample(s, &e, T0 + 12 * S);
 	assert_int_equal(series_read(s, SER_KV, 2 * S, out, 2, NULL), 2);
 	assert_true(fabs(out[0] - 0.42) < 1e-6 && isnan(out[1]));
 	assert_int_equal(series_read(s, SER_WAITING, 2 * S, out, 2, NULL), 2);
@@ -338,7 +348,7 @@ static void test_sampler(void **state)
 	assert_true(isnan(out[0])); /* not exposed by this server */
 
 	/* A stall of a minute: the missed seconds are a gap, the grid holds. */
-	series_sample(s, &e, T0 + 72 * S + S / 8);
+	sample(s, &e, T0 + 72 * S + S / 8);
 	int64_t first, last;
 	assert_int_equal(series_extent(s, &first, &last), 0);
 	assert_true(last == T0 + 73 * S);
@@ -350,7 +360,7 @@ static void test_sampler(void **state)
 	for (uint32_t i = 2; i < e.load.nevents; i++)
 		e.load.events[i % LOAD_EVENTS] =
 			(struct load_event){.t_ns = T0 + 80 * S + i, .mode = LOAD_OPEN, .value = 2.5};
-	series_sample(s, &e, T0 + 80 * S + 1000);
+	sample(s, &e, T0 + 80 * S + 1000);
 	size_t n = series_marks(s, T0 + 80 * S, INT64_MAX, m, 8);
 	assert_int_equal(n, 8);
 	assert_string_equal(m[7].label, "r=2.5/s");
@@ -359,7 +369,7 @@ static void test_sampler(void **state)
 	assert_int_equal(series_marks(s, T0 + 80 * S, INT64_MAX, all, LOAD_EVENTS + 10), LOAD_EVENTS);
 	free(all);
 
-	series_sample(NULL, &e, T0); /* no series: nothing to do */
+	sample(NULL, &e, T0); /* no series: nothing to do */
 	series_free(s);
 	stats_free(e.stats);
 }

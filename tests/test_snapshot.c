@@ -28,7 +28,7 @@
 #include "infertop/cli.h"
 #include "infertop/redact.h"
 #include "infertop/clock.h"
-#include "infertop/engine.h"
+#include "infertop/engine_internal.h"
 #include "infertop/hist.h"
 #include "infertop/reqlog.h"
 #include "infertop/report.h"
@@ -446,7 +446,9 @@ static void test_roundtrip_run(void **state)
 	assert_true(stats_errors_total(st) > 0 && st->run_c.completed > 0);
 
 	struct snapshot live;
-	assert_int_equal(snapshot_from_engine(&live, f->e, clock_now_ns(), SNAPSHOT_FINAL), 0);
+	struct run_view v;
+	engine_view(f->e, &v);
+	assert_int_equal(snapshot_from_view(&live, &v, clock_now_ns(), SNAPSHOT_FINAL), 0);
 	char *text1 = print_snapshot(&live);
 
 	char path[512];
@@ -548,7 +550,9 @@ static void test_roundtrip_series(void **state)
 		stats_record(f->e->stats, STAT_TTFT, (int64_t)(rng_next(&r) % 5000000000ULL));
 
 	struct snapshot live, back;
-	assert_int_equal(snapshot_from_engine(&live, f->e, now, SNAPSHOT_KEY), 0);
+	struct run_view rv;
+	engine_view(f->e, &rv);
+	assert_int_equal(snapshot_from_view(&live, &rv, now, SNAPSHOT_KEY), 0);
 	char *t1 = print_snapshot(&live);
 	char err[256];
 	assert_int_equal(snapshot_parse(&back, t1, strlen(t1), err, sizeof err), 0);

@@ -95,6 +95,17 @@ static void test_cli(void **state)
 	assert_false(c.ignore_eos);
 	cli_free(&c);
 
+	/* every value the owning modules list is taken */
+	const char *a3[] = {"infertop", "--arrival", "gamma", "--scenario", "summarization", "--dataset",
+			    "jsonl:x.jsonl", "--server", "lmdeploy", "--api", "chat", NULL};
+	assert_int_equal(parse(&c, a3), CLI_RUN);
+	assert_string_equal(c.arrival, "gamma");
+	assert_string_equal(c.scenario, "summarization");
+	assert_string_equal(c.dataset, "jsonl:x.jsonl");
+	assert_string_equal(c.server, "lmdeploy");
+	assert_int_equal(c.api, OAI_CHAT);
+	cli_free(&c);
+
 	setenv("OPENAI_BASE_URL", "https://api.example/v1", 1);
 	assert_int_equal(parse(&c, a1), CLI_RUN);
 	assert_string_equal(c.url, "https://api.example");
@@ -111,6 +122,11 @@ static void test_cli(void **state)
 		{"infertop", "--max-concurrency", "4", NULL},
 		{"infertop", "--demo", "http://x", NULL},
 		{"infertop", "--no-such-option", NULL, NULL},
+		/* values the owning modules refuse */
+		{"infertop", "--arrival", "bursty", NULL},
+		{"infertop", "--scenario", "chat", NULL},
+		{"infertop", "--dataset", "sharegpt:", NULL},
+		{"infertop", "--server", "vllm2", NULL},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		assert_int_equal(parse(&c, bad[i]), CLI_EXIT_USAGE);

@@ -50,6 +50,15 @@ struct cmd_result {
 const char *cmd_source_name(enum cmd_source s);
 const char *cmd_status_name(enum cmd_status s);
 
+/* Limits every source is held to. Concurrency is also capped by the file
+ * descriptor limit (cmd_concurrency_limit), which a command reports. */
+#define CMD_CONCURRENCY_MAX 1000000000L
+#define CMD_RATE_MIN (1.0 / 60)     /* below one request a minute a run says nothing */
+#define CMD_RATE_MAX 1e6            /* above, the client is the bottleneck */
+
+/* The highest concurrency the file descriptor limit allows. */
+long cmd_concurrency_limit(void);
+
 /* Closed loop with n users (switches an open loop to closed). */
 enum cmd_status engine_cmd_set_concurrency(struct engine *e, long n, enum cmd_source src, struct cmd_result *out);
 /* Open loop at r requests/s (switches a closed loop to open). */
@@ -60,7 +69,12 @@ enum cmd_status engine_cmd_resume(struct engine *e, enum cmd_source src, struct 
 /* Starts writing a snapshot in the background; out->path names the file. */
 enum cmd_status engine_cmd_snapshot(struct engine *e, enum cmd_source src, struct cmd_result *out);
 /* Graceful stop, as the first Ctrl-C: no new requests, --grace to drain,
- * then the run ends and its result is written. */
+ * then the run ends and its result is written. While draining, a second
+ * stop aborts what is still in flight, as a second Ctrl-C does. */
 enum cmd_status engine_cmd_stop(struct engine *e, enum cmd_source src, struct cmd_result *out);
+/* Empties the sliding window (the whole-run figures stay). */
+enum cmd_status engine_cmd_window_reset(struct engine *e, enum cmd_source src, struct cmd_result *out);
+/* Hands the load back to the plan after a manual change. */
+enum cmd_status engine_cmd_plan_resume(struct engine *e, enum cmd_source src, struct cmd_result *out);
 
 #endif

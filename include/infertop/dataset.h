@@ -49,6 +49,12 @@ struct curl_slist;
  * not start. */
 struct dataset *dataset_open(const struct config *cfg, char *err, size_t errcap);
 
+/* --dataset's forms, default first: "synthetic", "sharegpt:FILE", ...;
+ * NULL past the last. */
+const char *dataset_spec_form(int i);
+/* 0 when spec has one of those forms (a FILE not yet opened), else -1. */
+int dataset_spec_check(const char *spec);
+
 /* Blocking, before the run: POST base_url/tokenize with the run's headers
  * to fit the server's token counts. Returns 0 also when it falls back to
  * the estimate (the reason is then in err, and in dataset_describe());

@@ -1,80 +1,25 @@
 #ifndef INFERTOP_ENGINE_H
 #define INFERTOP_ENGINE_H
 
+/* One run: owns the HTTP glue, the request pool, the load controller and
+ * the stats, all on the caller's libev loop. Its state is private
+ * (engine_internal.h): readers take a struct run_view (engine_view) and
+ * changes go through the command interface (command.h). */
+
 #include <ev.h>
-#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "infertop/cli.h"
-#include "infertop/load.h"
-#include "infertop/openai.h"
-#include "infertop/plan.h"
-#include "infertop/request.h"
-#include "infertop/rng.h"
-#include "infertop/series.h"
-#include "infertop/server.h"
-#include "infertop/stats.h"
+#include "infertop/command.h"
+#include "infertop/view.h"
 
-/* One run: owns the HTTP glue, the request pool, the load controller and
- * the stats, all on the caller's libev loop. */
-enum engine_state { ENGINE_IDLE, ENGINE_RUNNING, ENGINE_DRAINING, ENGINE_DONE };
-
+struct config;
 struct engine;
-struct dataset;
-struct reqlog;
-struct scrape;
 struct snapshot_writer;
+
 /* Called on every engine tick (4 Hz) and once more at the end: the headless
  * reporter, the dashboard and tests hang off this. */
 typedef void (*engine_tick_fn)(struct engine *e, void *ud, int64_t now_ns);
-
-struct engine {
-	const struct config *cfg;
-	struct ev_loop *loop;
-	struct http *http;
-	struct stats *stats;
-	struct series *series;      /* one point per second, for the charts */
-	/* Server metrics: NULL when --metrics-url none and no GPU exporter. */
-	struct server_state *server;
-	struct scrape *scrape;
-	struct snapshot_writer *snap;   /* s key, SIGUSR1, --snapshot-every */
-	struct reqlog *reqlog;          /* --request-log; NULL when off */
-	struct load load;
-	struct plan *plan;          /* stages, sweeps, warmup, SLOs, models */
-	struct request_ctx rctx;
-	struct request *live;       /* in-flight requests */
-	struct request *spare;      /* finished, ready for reuse */
-	uint64_t pool_size;
-	long cache_size;            /* connections curl keeps for reuse */
-
-	char *endpoint;
-	char run_id[33];               /* one per run: merge refuses the same run twice */
-	char *model;
-	struct curl_slist *headers;
-	char **secrets;                /* key, URL password and query values: scrubbed
-	                                * from whatever a server echoes (redact.h) */
-	struct oai_request_opts ropts;
-	struct cJSON *extra_body;
-	struct rng prompt_rng;
-	struct dataset *dataset;    /* prompt source, see dataset.h */
-
-	ev_signal sigint, sigterm, sighup;
-	bool hung_up;                   /* SIGHUP: the terminal is gone */
-	ev_timer tick, grace, duration;
-	ev_timer retry;             /* refill after connection failures */
-	int64_t backoff_ns;         /* 0 while the server accepts connections */
-	int backoff_code;           /* why: 0 refused connections, else 429/503 */
-	uint64_t jitter;            /* backoff jitter state */
-	int interrupts;
-	enum engine_state state;
-	int64_t t_start;
-	int64_t t_stop;             /* when sending stopped */
-	int64_t t_end;
-	const char *stop_reason;
-
-	engine_tick_fn on_tick;
-	void *on_tick_ud;
-};
 
 /* Builds everything from cfg; errors are written to err. */
 struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *err, size_t errcap);
@@ -94,5 +39,16 @@ void engine_abort(struct engine *e, const char *reason);
 
 /* Duration of the run so far (or in total once done), ns. */
 int64_t engine_elapsed(const struct engine *e, int64_t now_ns);
+
+/* The run as readers see it (see view.h); cheap, take one per use. */
+void engine_view(const struct engine *e, struct run_view *v);
+/* Called on every tick (4 Hz) and once at the end; one callback. */
+void engine_set_on_tick(struct engine *e, engine_tick_fn fn, void *ud);
+struct ev_loop *engine_loop(const struct engine *e);
+/* The background snapshot writer (s key, SIGUSR1, --snapshot-every). */
+struct snapshot_writer *engine_snapshot_writer(const struct engine *e);
+/* The completions/chat URL requests go to (credentials in it: redact
+ * before showing). */
+const char *engine_endpoint(const struct engine *e);
 
 #endif

@@ -19,7 +19,7 @@ enum load_mode { LOAD_CLOSED, LOAD_OPEN };
 /* Open-loop inter-arrival times, all with mean 1/rate. Gamma has shape k
  * (--burstiness, as vLLM's bench serve): coefficient of variation
  * 1/sqrt(k), so k = 1 is Poisson, k < 1 burstier, k > 1 smoother. */
-enum load_arrival { LOAD_POISSON, LOAD_CONSTANT, LOAD_GAMMA };
+enum load_arrival { LOAD_POISSON, LOAD_CONSTANT, LOAD_GAMMA, LOAD_ARRIVAL_N };
 
 /* Who made a change: the user (keys, the initial -c/-r) or a plan. */
 enum load_source { LOAD_SRC_USER, LOAD_SRC_PLAN };
@@ -113,6 +113,8 @@ bool load_exhausted(const struct load *l);   /* limit reached or stopped */
 void load_set_arrival(struct load *l, enum load_arrival a, double shape);
 /* "poisson", "constant", "gamma" (NULL: poisson). 0, or -1 if unknown. */
 int load_arrival_parse(const char *name, enum load_arrival *out);
+/* Every value below LOAD_ARRIVAL_N has its own name (LOAD_POISSON, the
+ * default, is listed first); anything else is "poisson". */
 const char *load_arrival_name(enum load_arrival a);
 /* One inter-arrival gap in seconds, mean 1/rate (rate > 0). Pure apart
  * from the rng, so the statistics can be tested without a clock. */

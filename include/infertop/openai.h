@@ -11,7 +11,12 @@
 
 #include <cjson/cJSON.h>
 
-enum oai_api { OAI_CHAT, OAI_COMPLETIONS };
+enum oai_api { OAI_CHAT, OAI_COMPLETIONS, OAI_API_N };
+
+/* "chat" (OAI_CHAT, the default), "completions"; NULL outside the enum. */
+const char *oai_api_name(int api);
+/* 0, or -1 for a name that is not one of oai_api_name()'s. */
+int oai_api_parse(const char *name, enum oai_api *out);
 
 #define OAI_ERROR_MSG_MAX 192
 

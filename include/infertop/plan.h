@@ -256,9 +256,9 @@ int plan_step_index(const struct plan *p, size_t *nsteps);
 const struct plan_spec *plan_get_spec(const struct plan *p);
 /* Finished steps, in order; the array grows as steps end (a live table). */
 size_t plan_steps(const struct plan *p, const struct plan_step_result **out);
-/* The open step's figures so far (costs a few histogram copies: call it
- * once a second, not per frame). 0, or -1 when no step is open. */
-int plan_step_live(struct plan *p, int64_t now_ns, struct plan_step_result *out);
+/* The open step's figures so far, refreshed on the plan's tick once a
+ * second; NULL when no step is open. */
+const struct plan_step_result *plan_live_step(const struct plan *p);
 /* Timeline in time order, at most cap entries (the latest PLAN_TIMELINE
  * are kept). Returns how many were written. */
 size_t plan_timeline(const struct plan *p, struct plan_event *out, size_t cap);

@@ -14,15 +14,10 @@
 #include "infertop/prom.h"
 #include "infertop/server.h"
 
+/* PROFILE_VLLM, PROFILE_SGLANG, ...: one per line of servers.def. */
 enum profile_id {
-	PROFILE_VLLM,
-	PROFILE_SGLANG,
-	PROFILE_TGI,
-	PROFILE_LLAMACPP,
-	PROFILE_TRTLLM,		/* trtllm-serve */
-	PROFILE_TRITON,		/* Triton with the TensorRT-LLM backend */
-	PROFILE_NIM,
-	PROFILE_LMDEPLOY,
+#define SERVER(id, name, path, help) PROFILE_##id,
+#include "infertop/servers.def"
 	PROFILE_COUNT
 };
 #define PROFILE_AUTO (-1)	/* detect from the names */
@@ -37,6 +32,8 @@ const char *profile_name(int id);
 int profile_parse(const char *name, int *id);
 /* The path a server serves its metrics on ("/metrics", "/v1/metrics", ...). */
 const char *profile_metrics_path(int id);
+/* The server's name in prose ("vLLM", "llama.cpp", ...); NULL if none. */
+const char *profile_help(int id);
 
 /* Metrics URLs to try, in order, for a target base URL (scheme://host:port
  * plus an optional path prefix). A given profile yields one URL: the base

@@ -21,10 +21,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "infertop/snapshot.h"
 #include "infertop/stats.h"
 
 struct cJSON;
+struct hist;
+struct snapshot;
 struct config;
 struct load;
 struct series;

@@ -7,13 +7,13 @@
 
 #include "infertop/series.h"
 
-/* Turns the engine's counters and histograms into one series point per
+/* Turns a run's counters and histograms into one series point per
  * second, and new load-change events into chart markers. */
 
-struct engine;
+struct run_view;
 
-/* What the sampler remembers between calls; lives inside the series so that
- * one series_sample() call needs nothing else. */
+/* What the sampler remembers between calls (the run owns one, beside its
+ * series); zero-initialised before the first call. */
 struct sampler {
 	bool started;
 	int64_t next_ns;            /* next point due */
@@ -24,14 +24,12 @@ struct sampler {
 	int prev_state;
 };
 
-struct sampler *series_sampler(struct series *s);
-
 /* Call at every engine tick (at least once a second): pushes one point per
  * elapsed second (rates from counter deltas over the actual time between
  * points, window p99s in ms, in-flight, target; server gauges from
- * e->server when known, NaN otherwise) and marks load changes, pauses and
+ * v->server when known, NaN otherwise) and marks load changes, pauses and
  * the start of draining. Cheap when no point is due. */
-void series_sample(struct series *s, const struct engine *e, int64_t now_ns);
+void sampler_push(struct sampler *p, struct series *s, const struct run_view *v, int64_t now_ns);
 
 /* The label a load change gets on the charts, e.g. "c=16" or "r=2.5/s". */
 void sampler_event_label(int mode, double value, char *buf, size_t cap);

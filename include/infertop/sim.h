@@ -23,8 +23,9 @@
  * finish_reason, then the usage chunk (stream_options.include_usage) and
  * "data: [DONE]". TTFB and TTFT therefore differ by the prefill time.
  *
- * /metrics (and the profile's own path: /prometheus/metrics for trtllm,
- * /v1/metrics for nim) exposes that server's names from doc/metrics.md, plus,
+ * /metrics (and the profile's own path from servers.def: /prometheus/metrics
+ * for trtllm, /v1/metrics for nim) exposes that server's names from
+ * doc/metrics.md, plus,
  * for every profile, infertop_sim_faults_total{kind} (faults injected) and
  * the histogram infertop_sim_send_lag_seconds (scheduled time of a chunk
  * to its hand-over to the socket: the sim's own timing error). */

@@ -24,13 +24,11 @@
 #include "infertop/sim_req.h"
 #include "infertop/sim_timer.h"
 
+/* One per line of servers.def, in the same order as the client's enum
+ * profile_id: every server the client reads is simulated. */
 enum sim_profile {
-	SIM_PROF_VLLM,
-	SIM_PROF_SGLANG,
-	SIM_PROF_TGI,
-	SIM_PROF_LLAMACPP,
-	SIM_PROF_TRTLLM,
-	SIM_PROF_NIM,
+#define SERVER(id, name, path, help) SIM_PROF_##id,
+#include "infertop/servers.def"
 	SIM_PROF_COUNT
 };
 

@@ -8,7 +8,7 @@
  * read back by `infertop report|merge|compare`.
  *
  * struct snapshot is the one in-memory model of a run: built from a live
- * engine (snapshot.c) it borrows the engine's histograms; read from a file
+ * run (snapshot.c, from its view) it borrows the engine's histograms; read from a file
  * or merged (snapshot_read.c) it owns decoded copies. The plan's results
  * are data (struct snapshot_plan), not text. Each output format is one
  * module that only reads the model (include/infertop/result.h): JSON
@@ -38,7 +38,9 @@ enum snapshot_reason {
 };
 
 struct cJSON;
+struct config;
 struct engine;
+struct run_view;
 
 /* The plan's results as data (JSON keys "plan", "steps", "matrix", "slo",
  * "models"): what the text summary and the JSON writer render. */
@@ -184,11 +186,11 @@ struct snapshot {
 const char *snapshot_reason_name(enum snapshot_reason r);
 
 
-/* Fills s from a live engine at now_ns (CLOCK_MONOTONIC). Histograms are
- * borrowed: s is valid while the engine is and untouched. Reads
- * e->server, e->series and e->reqlog when they are not NULL. 0, or -1 on
+/* Fills s from a live run's view at now_ns (CLOCK_MONOTONIC). Histograms
+ * are borrowed: s is valid while the engine is and untouched. Reads
+ * v->server, v->series and v->reqlog when they are not NULL. 0, or -1 on
  * out of memory (s is then released). */
-int snapshot_from_engine(struct snapshot *s, const struct engine *e, int64_t now_ns, enum snapshot_reason why);
+int snapshot_from_view(struct snapshot *s, const struct run_view *v, int64_t now_ns, enum snapshot_reason why);
 /* Frees what s owns and zeroes it. */
 void snapshot_release(struct snapshot *s);
 /* Frees the plan data's arrays and zeroes it. */
@@ -199,8 +201,8 @@ void snapshot_plan_release(struct snapshot_plan *p);
 struct cJSON *snapshot_to_json(const struct snapshot *s);
 /* The document printed; malloc'd, NULL on out of memory. */
 char *snapshot_to_text(const struct snapshot *s);
-/* snapshot_from_engine + snapshot_to_json, printed; malloc'd, NULL on OOM. */
-char *snapshot_build(const struct engine *e, int64_t now_ns, enum snapshot_reason why);
+/* snapshot_from_view + snapshot_to_json, printed; malloc'd, NULL on OOM. */
+char *snapshot_build(const struct run_view *v, int64_t now_ns, enum snapshot_reason why);
 
 /* Parses a document (any text cJSON accepts, len bytes) into s. 0, or -1
  * with a message in err: not JSON, a newer or missing schema, a histogram
@@ -271,7 +273,7 @@ struct snapshot_writer;
  * a callback each outcome is one line on stderr (successes not with -q).
  * The functions below accept a NULL writer and then do nothing
  * (snapshot_request returns -1). NULL on out of memory. */
-struct snapshot_writer *snapshot_writer_new(struct engine *e);
+struct snapshot_writer *snapshot_writer_new(const struct engine *e, const struct config *cfg);
 /* Waits for a write still in progress (its outcome is reported), frees. */
 void snapshot_writer_free(struct snapshot_writer *w);
 void snapshot_writer_set_callback(struct snapshot_writer *w, snapshot_done_fn fn, void *ud);
@@ -286,6 +288,8 @@ void snapshot_writer_stop(struct snapshot_writer *w);
 int snapshot_request(struct snapshot_writer *w, enum snapshot_reason why);
 /* True while a child is writing. */
 bool snapshot_busy(const struct snapshot_writer *w);
+/* The file the running child writes; NULL when none is running. */
+const char *snapshot_writing_path(const struct snapshot_writer *w);
 /* The last outcome (ok false, path "" before the first), and how many
  * snapshots were written and failed so far. */
 const struct snapshot_result *snapshot_last(const struct snapshot_writer *w);
@@ -300,6 +304,6 @@ int snapshot_dir_check(const char *dir, char *err, size_t errcap);
  * snapshots were in use (--snapshot-dir, --snapshot-every, or one taken
  * during the run). Messages on `log` (successes not with -q). 0, or -1 if
  * a file could not be written. */
-int snapshot_write_final(struct engine *e, FILE *log);
+int snapshot_write_final(const struct engine *e, FILE *log);
 
 #endif

@@ -39,9 +39,11 @@ void ui_stop(struct ui *u);
 void ui_free(struct ui *u);
 
 /* What the keys do to the run, apart from the screen (so they can be
- * tested without a terminal). Each returns 0 when it changed something,
- * -1 when it did not; msg gets a line for the status bar either way.
- * max_conc bounds concurrency (file descriptors). */
+ * tested without a terminal). Each reads the run's view and acts through
+ * the engine's command interface (command.h), as the control API does.
+ * Each returns 0 when it changed something, -1 when it did not; msg gets
+ * a line for the status bar either way. max_conc (0: none) bounds the
+ * concurrency below the file descriptor limit the command applies. */
 int ui_action_load(struct engine *e, enum key_action a, long max_conc, char *msg, size_t cap);
 /* The text typed after `c`: a concurrency, or a rate in open loop. */
 int ui_action_set(struct engine *e, const char *typed, long max_conc, char *msg, size_t cap);
@@ -49,8 +51,8 @@ int ui_action_set(struct engine *e, const char *typed, long max_conc, char *msg,
 int ui_action_mode(struct engine *e, int64_t now_ns, long max_conc, char *msg, size_t cap);
 int ui_action_pause(struct engine *e, char *msg, size_t cap);
 /* Empties the sliding window (whole-run figures stay). */
-int ui_action_window_reset(struct engine *e, int64_t now_ns, char *msg, size_t cap);
+int ui_action_window_reset(struct engine *e, char *msg, size_t cap);
 /* r: a plan held by a manual change takes the load back. */
-int ui_action_plan_resume(struct engine *e, int64_t now_ns, char *msg, size_t cap);
+int ui_action_plan_resume(struct engine *e, char *msg, size_t cap);
 
 #endif

@@ -10,20 +10,15 @@
 #include "infertop/theme.h"
 
 /* Dashboard widgets. A frame is two passes: the caller fills a struct dash
- * (what to show, read-only pointers into the engine), then each panel of
+ * (what to show: the run's view, never the engine), then each panel of
  * the layout is drawn by the widget of its kind from one const table.
  * Widgets only read: they never write stats, change load, or read the
  * clock (the frame's time is dash.now). */
 
-struct engine;
-struct server_state;
-struct series;
-struct plan_step_result;
+struct run_view;
 
 struct dash {
-	const struct engine *e;
-	const struct server_state *srv;   /* NULL: no server metrics */
-	const struct series *ser;         /* NULL: no charts data */
+	const struct run_view *v;        /* the run: read-only */
 	const unsigned long *attr;        /* per theme role */
 	int64_t now;
 	int64_t zoom_ns;                  /* chart span; 0 = whole run */
@@ -38,7 +33,6 @@ struct dash {
 	enum theme_role status_role;
 	const char *done_hint;            /* shown in the header once the run is over */
 	unsigned layout_flags;
-	const struct plan_step_result *live_step;   /* the open step so far, or NULL */
 };
 
 struct widget {
@@ -51,8 +45,8 @@ extern const struct widget widgets[PANEL_KIND_N];
 
 /* One whole frame into w (erased first); the caller refreshes. */
 void widgets_render(WINDOW *w, const struct layout *l, const struct dash *d);
-/* The flags layout_compute needs for this engine (GPU, open loop). */
-unsigned widgets_layout_flags(const struct engine *e);
+/* The flags layout_compute needs for this run (GPU, open loop). */
+unsigned widgets_layout_flags(const struct run_view *v);
 
 /* Widgets, one file each (src/w_*.c). */
 void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
@@ -96,10 +90,10 @@ const char *wd_vbar(const struct dash *d);
 
 /* Number formats that keep their width: milliseconds ("0.85", "12.3",
  * "456", "12.3s"), counts and rates ("987", "12.3k", "4.56M"), percent. */
-void fmt_ms(char *buf, size_t cap, double ms);
-void fmt_si(char *buf, size_t cap, double v);
+void wd_fmt_ms(char *buf, size_t cap, double ms);
+void wd_fmt_si(char *buf, size_t cap, double v);
 /* Whole numbers: exact below 100000, then "123k", "4.56M". */
-void fmt_count(char *buf, size_t cap, uint64_t n);
-void fmt_elapsed(char *buf, size_t cap, int64_t ns);
+void wd_fmt_count(char *buf, size_t cap, uint64_t n);
+void wd_fmt_elapsed(char *buf, size_t cap, int64_t ns);
 
 #endif

@@ -5,6 +5,7 @@
  * --format csv`. */
 
 #include "infertop/result.h"
+#include "infertop/snapshot.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -5,6 +5,7 @@
  * (snapshot_read.c) to find it again. */
 
 #include "infertop/result.h"
+#include "infertop/snapshot.h"
 
 #include <string.h>
 

@@ -4,6 +4,7 @@
  * markdown` and `infertop compare --format markdown`. */
 
 #include "infertop/result.h"
+#include "infertop/snapshot.h"
 
 #include <inttypes.h>
 

@@ -8,7 +8,10 @@
 
 #include "infertop/clock.h"
 #include "infertop/hist.h"
+#include "infertop/load.h"
 #include "infertop/plan.h"
+#include "infertop/server.h"
+#include "infertop/stats.h"
 #include "infertop/snapshot.h"
 #include "infertop/units.h"
 
@@ -17,14 +20,17 @@ static double us_to_ms(int64_t us)
 	return (double)us / 1000.0;
 }
 
-void report_progress(FILE *out, const struct engine *e, int64_t now_ns)
+void report_progress(FILE *out, const struct engine *eng, int64_t now_ns)
 {
-	const struct stats *s = e->stats;
+	struct run_view view;
+	engine_view(eng, &view);
+	const struct run_view *v = &view;
+	const struct stats *s = v->stats;
 	double win = stats_window_seconds(s, now_ns);
 	uint64_t errors = stats_errors_total(s);
 	uint64_t ended = s->run_c.completed + errors;
 	char el[32];
-	units_format_duration(engine_elapsed(e, now_ns), el, sizeof el);
+	units_format_duration(run_view_elapsed(v, now_ns), el, sizeof el);
 	const struct hist *ttft = s->win[STAT_TTFT], *itl = s->win[STAT_ITL];
 	fprintf(out,
 		"[%7s] in-flight %" PRIu64 " | done %" PRIu64 " | errors %" PRIu64 " (%.1f%%) | "
@@ -34,21 +40,21 @@ void report_progress(FILE *out, const struct engine *e, int64_t now_ns)
 		win > 0 ? stats_live_tokens(s, &s->win_c) / win : 0.0,
 		us_to_ms(hist_percentile(ttft, 50)), us_to_ms(hist_percentile(ttft, 99)),
 		us_to_ms(hist_percentile(itl, 50)), us_to_ms(hist_percentile(itl, 99)));
-	if (e->load.backing_off && e->state == ENGINE_RUNNING) {
-		if (e->backoff_code)
-			fprintf(out, " | backing off (%d)", e->backoff_code);
+	if (v->load->backing_off && v->state == ENGINE_RUNNING) {
+		if (v->backoff_code)
+			fprintf(out, " | backing off (%d)", v->backoff_code);
 		else
 			fprintf(out, " | backing off (connections refused)");
 	}
-	if (e->server) {
+	if (v->server) {
 		char b[160];
-		server_format_brief(e->server, b, sizeof b);
+		server_format_brief(v->server, b, sizeof b);
 		fprintf(out, " | %s", b);
 	}
-	if (plan_slo(e->plan))
-		fprintf(out, " | goodput %.2f req/s", plan_goodput_window(e->plan, now_ns));
+	if (plan_slo(v->plan))
+		fprintf(out, " | goodput %.2f req/s", plan_goodput_window(v->plan, now_ns));
 	char ps[160];
-	plan_status(e->plan, now_ns, ps, sizeof ps);
+	plan_status(v->plan, now_ns, ps, sizeof ps);
 	if (ps[0])
 		fprintf(out, " | %s", ps);
 	fputc('\n', out);
@@ -59,8 +65,10 @@ void report_summary(FILE *out, const struct engine *e)
 {
 	/* One printer for a live run and a saved file: `infertop report`
 	 * shows the same block from a snapshot. */
+	struct run_view v;
+	engine_view(e, &v);
 	struct snapshot s;
-	if (snapshot_from_engine(&s, e, clock_now_ns(), SNAPSHOT_FINAL) != 0) {
+	if (snapshot_from_view(&s, &v, clock_now_ns(), SNAPSHOT_FINAL) != 0) {
 		fprintf(out, "infertop: out of memory building the summary\n");
 		return;
 	}
@@ -72,7 +80,9 @@ void report_summary(FILE *out, const struct engine *e)
  * at the top level, infertop's under "infertop". */
 char *report_json(const struct engine *e)
 {
-	return snapshot_build(e, clock_now_ns(), e->state == ENGINE_DONE ? SNAPSHOT_FINAL : SNAPSHOT_KEY);
+	struct run_view v;
+	engine_view(e, &v);
+	return snapshot_build(&v, clock_now_ns(), v.state == ENGINE_DONE ? SNAPSHOT_FINAL : SNAPSHOT_KEY);
 }
 
 int report_write_json(const struct engine *e, const char *path, char *err, size_t errcap)

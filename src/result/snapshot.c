@@ -1,10 +1,10 @@
 #include "config.h"
 
-/* A snapshot of a live engine: everything it knows, gathered into struct
- * snapshot (histograms borrowed, not copied), the model every renderer of
- * the result layer reads. Runs in the writer's forked child too, on the
- * child's copy of the memory. Formats nothing itself: the parts carried
- * as JSON come from the JSON writer (json_write.c). */
+/* A snapshot of a live run (its view): everything it knows, gathered into
+ * struct snapshot (histograms borrowed, not copied), the model every
+ * renderer of the result layer reads. Runs in the writer's forked child
+ * too, on the child's copy of the memory. Formats nothing itself: the
+ * parts carried as JSON come from the JSON writer (json_write.c). */
 
 #include "infertop/snapshot.h"
 #include "infertop/redact.h"
@@ -20,7 +20,7 @@
 
 #include "infertop/clock.h"
 #include "infertop/dataset.h"
-#include "infertop/engine.h"
+#include "infertop/view.h"
 #include "infertop/hist.h"
 #include "infertop/plan.h"
 #include "infertop/reqlog.h"
@@ -70,16 +70,16 @@ static const char *token_source(uint64_t from_usage, uint64_t from_chunks)
 	return "usage";
 }
 
-/* ---- from a live engine ---- */
+/* ---- from a live run ---- */
 
-static cJSON *options_object(const struct engine *e)
+static cJSON *options_object(const struct run_view *v)
 {
-	return result_json_options(e->cfg, e->model);
+	return result_json_options(v->cfg, v->model);
 }
 
-static cJSON *load_changes(const struct engine *e)
+static cJSON *load_changes(const struct run_view *v)
 {
-	return result_json_load_changes(&e->load, e->t_start);
+	return result_json_load_changes(v->load, v->t_start);
 }
 
 static cJSON *series_object(const struct series *ser, int64_t t_start, int64_t elapsed_ns)
@@ -261,45 +261,45 @@ static const char *state_name(enum engine_state st)
 	return "?";
 }
 
-int snapshot_from_engine(struct snapshot *s, const struct engine *e, int64_t now_ns, enum snapshot_reason why)
+int snapshot_from_view(struct snapshot *s, const struct run_view *v, int64_t now_ns, enum snapshot_reason why)
 {
-	const struct stats *st = e->stats;
-	const struct config *c = e->cfg;
+	const struct stats *st = v->stats;
+	const struct config *c = v->cfg;
 	memset(s, 0, sizeof *s);
 	s->schema = SNAPSHOT_SCHEMA;
 	s->reason = why;
 	s->nruns = 1;
 	copy_str(s->version, sizeof s->version, PACKAGE_VERSION);
-	copy_str(s->run_id, sizeof s->run_id, e->run_id);
+	copy_str(s->run_id, sizeof s->run_id, v->run_id);
 	if (gethostname(s->host, sizeof s->host) != 0)
 		s->host[0] = '\0';
 	s->host[sizeof s->host - 1] = '\0';
 	redact_url(c->url, s->target_url, sizeof s->target_url);
-	copy_str(s->model, sizeof s->model, e->model ? e->model : c->model);
-	if (e->server)
-		copy_str(s->server_detected, sizeof s->server_detected, e->server->detected);
-	copy_str(s->status, sizeof s->status, state_name(e->state));
-	copy_str(s->stop_reason, sizeof s->stop_reason, e->stop_reason);
+	copy_str(s->model, sizeof s->model, v->model ? v->model : c->model);
+	if (v->server)
+		copy_str(s->server_detected, sizeof s->server_detected, v->server->detected);
+	copy_str(s->status, sizeof s->status, state_name(v->state));
+	copy_str(s->stop_reason, sizeof s->stop_reason, v->stop_reason);
 	copy_str(s->token_source, sizeof s->token_source, token_source(st->tokens_from_usage, st->tokens_from_chunks));
 
 	/* After the end the stats stand still: figures are as of t_end. */
-	int64_t at = e->state == ENGINE_DONE && e->t_end ? e->t_end : now_ns;
-	int64_t elapsed = engine_elapsed(e, now_ns);
+	int64_t at = v->state == ENGINE_DONE && v->t_end ? v->t_end : now_ns;
+	int64_t elapsed = run_view_elapsed(v, now_ns);
 	s->taken_unix = wall_now();
-	s->start_unix = e->t_start ? s->taken_unix - (double)(now_ns - e->t_start) / 1e9 : s->taken_unix;
+	s->start_unix = v->t_start ? s->taken_unix - (double)(now_ns - v->t_start) / 1e9 : s->taken_unix;
 	s->elapsed = elapsed > 0 ? (double)elapsed / 1e9 : 0.0;
 	/* Warmup and cooldown are not part of the measured run. */
-	s->duration = e->t_start ? plan_measured_seconds(e->plan, e->t_start, at) : 0.0;
+	s->duration = v->t_start ? plan_measured_seconds(v->plan, v->t_start, at) : 0.0;
 	copy_str(s->input_length_source, sizeof s->input_length_source,
-		 e->dataset ? dataset_length_source(e->dataset) : "");
+		 v->dataset ? dataset_length_source(v->dataset) : "");
 
-	s->open_loop = e->load.mode == LOAD_OPEN;
-	s->concurrency = (double)e->load.concurrency;
-	s->rate = e->load.rate;
-	s->max_concurrency = (double)e->load.max_concurrency;
-	s->paused = e->load.paused;
+	s->open_loop = v->load->mode == LOAD_OPEN;
+	s->concurrency = (double)v->load->concurrency;
+	s->rate = v->load->rate;
+	s->max_concurrency = (double)v->load->max_concurrency;
+	s->paused = v->load->paused;
 	s->in_flight = st->in_flight;
-	s->pending = load_pending(&e->load);
+	s->pending = load_pending(v->load);
 	if (c->rate > 0) {
 		s->vllm_request_rate = c->rate;
 		s->vllm_max_concurrency = c->max_concurrency ? (double)c->max_concurrency : NAN;
@@ -329,27 +329,27 @@ int snapshot_from_engine(struct snapshot *s, const struct engine *e, int64_t now
 		s->run[m] = st->run[m];
 		s->win[m] = st->win[m];
 	}
-	s->max_output_tok_s = max_out_tok_s(e->series, elapsed);
+	s->max_output_tok_s = max_out_tok_s(v->series, elapsed);
 
-	const struct slo *slo = plan_slo(e->plan);
+	const struct slo *slo = plan_slo(v->plan);
 	if (slo) {
 		s->have_slo = true;
 		s->slo_run = slo->run;
 		slo_describe(slo, s->slo_desc, sizeof s->slo_desc);
 	}
 
-	s->options = options_object(e);
-	s->load_changes = load_changes(e);
+	s->options = options_object(v);
+	s->load_changes = load_changes(v);
 	if (!s->options || !s->load_changes)
 		goto oom;
-	if (e->plan && plan_parts(s, e->plan) != 0)
+	if (v->plan && plan_parts(s, v->plan) != 0)
 		goto oom;
-	if (e->server && !(s->server = server_to_json(e->server)))
+	if (v->server && !(s->server = server_to_json(v->server)))
 		goto oom;
 	scrub_server(s->server);
-	if (e->series && e->t_start && !(s->series = series_object(e->series, e->t_start, elapsed)))
+	if (v->series && v->t_start && !(s->series = series_object(v->series, v->t_start, elapsed)))
 		goto oom;
-	if (e->reqlog && !(s->request_log = reqlog_to_json(e->reqlog)))
+	if (v->reqlog && !(s->request_log = reqlog_to_json(v->reqlog)))
 		goto oom;
 	return 0;
 oom:
@@ -357,10 +357,10 @@ oom:
 	return -1;
 }
 
-char *snapshot_build(const struct engine *e, int64_t now_ns, enum snapshot_reason why)
+char *snapshot_build(const struct run_view *v, int64_t now_ns, enum snapshot_reason why)
 {
 	struct snapshot s;
-	if (snapshot_from_engine(&s, e, now_ns, why) != 0)
+	if (snapshot_from_view(&s, v, now_ns, why) != 0)
 		return NULL;
 	cJSON *j = snapshot_to_json(&s);
 	snapshot_release(&s);

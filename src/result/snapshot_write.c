@@ -19,7 +19,9 @@
 #include <unistd.h>
 
 #include "infertop/clock.h"
+#include "infertop/cli.h"
 #include "infertop/engine.h"
+#include "infertop/loop.h"
 
 /* ---- one atomic file ---- */
 
@@ -185,9 +187,9 @@ struct child_msg {
 };
 
 struct snapshot_writer {
-	struct engine *e;
+	const struct engine *e;     /* read through engine_view() only */
+	const struct config *cfg;
 	struct ev_loop *loop;
-	ev_signal usr1;
 	ev_timer every;
 	ev_io pipe_io;
 	ev_timer reap;
@@ -230,7 +232,7 @@ static void report(struct snapshot_writer *w, const struct snapshot_result *r)
 			fprintf(stderr, "infertop: snapshots are written again (%llu failed before)\n",
 				(unsigned long long)w->failing);
 		w->failing = 0;
-		if (!w->e->cfg->quiet)
+		if (!w->cfg->quiet)
 			fprintf(stderr, "infertop: snapshot written to %s\n", r->path);
 	} else if (w->failing++ == 0 || now - w->failing_said_ns >= 60 * CLOCK_NS_PER_S) {
 		w->failing_said_ns = now;
@@ -269,7 +271,9 @@ static void child_main(struct snapshot_writer *w, int fd, enum snapshot_reason w
 	struct child_msg m;
 	memset(&m, 0, sizeof m);
 	snprintf(m.path, sizeof m.path, "%s", w->cur.path);
-	char *txt = snapshot_build(w->e, now, why);
+	struct run_view v;
+	engine_view(w->e, &v);
+	char *txt = snapshot_build(&v, now, why);
 	if (!txt) {
 		snprintf(m.error, sizeof m.error, "out of memory building the snapshot");
 	} else {
@@ -394,7 +398,7 @@ int snapshot_request(struct snapshot_writer *w, enum snapshot_reason why)
 	w->cur.reason = why;
 	w->cur.t_request_ns = w->pending_t && w->pending_t < now ? w->pending_t : now;
 	w->pending_t = 0;
-	snapshot_path(w->cur.path, sizeof w->cur.path, w->e->cfg->snapshot_dir, wall_now());
+	snapshot_path(w->cur.path, sizeof w->cur.path, w->cfg->snapshot_dir, wall_now());
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) != 0) {
 		fail_now(w, "cannot start the snapshot writer (pipe)");
@@ -424,11 +428,10 @@ int snapshot_request(struct snapshot_writer *w, enum snapshot_reason why)
 	return 0;
 }
 
-static void on_usr1(struct ev_loop *loop, ev_signal *s, int revents)
+static void on_usr1(void *ud, int signum)
 {
-	(void)loop;
-	(void)revents;
-	snapshot_request(s->data, SNAPSHOT_SIGNAL);
+	(void)signum;
+	snapshot_request(ud, SNAPSHOT_SIGNAL);
 }
 
 static void on_every(struct ev_loop *loop, ev_timer *t, int revents)
@@ -438,17 +441,16 @@ static void on_every(struct ev_loop *loop, ev_timer *t, int revents)
 	snapshot_request(t->data, SNAPSHOT_PERIODIC);
 }
 
-struct snapshot_writer *snapshot_writer_new(struct engine *e)
+struct snapshot_writer *snapshot_writer_new(const struct engine *e, const struct config *cfg)
 {
 	struct snapshot_writer *w = calloc(1, sizeof *w);
 	if (!w)
 		return NULL;
 	w->e = e;
-	w->loop = e->loop;
+	w->cfg = cfg;
+	w->loop = engine_loop(e);
 	w->fd = -1;
-	ev_signal_init(&w->usr1, on_usr1, SIGUSR1);
-	w->usr1.data = w;
-	double every = (double)e->cfg->snapshot_every_ns / 1e9;
+	double every = (double)cfg->snapshot_every_ns / 1e9;
 	ev_timer_init(&w->every, on_every, every, every);
 	w->every.data = w;
 	ev_timer_init(&w->reap, on_reap, 0.001, 0.001);
@@ -471,8 +473,8 @@ void snapshot_writer_start(struct snapshot_writer *w)
 {
 	if (!w)
 		return;
-	ev_signal_start(w->loop, &w->usr1);
-	if (w->e->cfg->snapshot_every_ns > 0)
+	loop_signal_set(w->loop, LOOP_SIGUSR1, on_usr1, w);
+	if (w->cfg->snapshot_every_ns > 0)
 		ev_timer_start(w->loop, &w->every);
 }
 
@@ -480,8 +482,7 @@ void snapshot_writer_stop(struct snapshot_writer *w)
 {
 	if (!w)
 		return;
-	ev_signal_stop(w->loop, &w->usr1);
-	signal(SIGUSR1, SIG_IGN);
+	loop_signal_release(LOOP_SIGUSR1, on_usr1, w);
 	ev_timer_stop(w->loop, &w->every);
 	w->pending = false;
 }
@@ -516,6 +517,11 @@ bool snapshot_busy(const struct snapshot_writer *w)
 	return w && w->child > 0;
 }
 
+const char *snapshot_writing_path(const struct snapshot_writer *w)
+{
+	return w && w->child > 0 ? w->cur.path : NULL;
+}
+
 const struct snapshot_result *snapshot_last(const struct snapshot_writer *w)
 {
 	static const struct snapshot_result none;
@@ -532,13 +538,16 @@ uint64_t snapshot_failures(const struct snapshot_writer *w)
 	return w ? w->failures : 0;
 }
 
-int snapshot_write_final(struct engine *e, FILE *log)
+int snapshot_write_final(const struct engine *e, FILE *log)
 {
-	const struct config *c = e->cfg;
-	bool in_use = c->snapshot_dir || c->snapshot_every_ns > 0 || (e->snap && e->snap->requests > 0);
+	struct run_view v;
+	engine_view(e, &v);
+	const struct config *c = v.cfg;
+	const struct snapshot_writer *w = engine_snapshot_writer(e);
+	bool in_use = c->snapshot_dir || c->snapshot_every_ns > 0 || (w && w->requests > 0);
 	if (!c->output_path && !in_use)
 		return 0;
-	char *txt = snapshot_build(e, clock_now_ns(), SNAPSHOT_FINAL);
+	char *txt = snapshot_build(&v, clock_now_ns(), SNAPSHOT_FINAL);
 	if (!txt) {
 		fprintf(log, "infertop: out of memory building the result\n");
 		return -1;

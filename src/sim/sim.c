@@ -16,8 +16,26 @@
 #include <unistd.h>
 
 #include "infertop/clock.h"
+#include "infertop/help.h"
 #include "infertop/sim_internal.h"
 #include "infertop/units.h"
+
+/* The names --profile takes (servers.def), optionally with each metrics
+ * path other than /metrics. */
+static const char *profile_list(char *buf, size_t cap, const char *last_sep, int with_paths)
+{
+	char each[SIM_PROF_COUNT][64];
+	const char *names[SIM_PROF_COUNT];
+	for (int i = 0; i < SIM_PROF_COUNT; i++) {
+		const char *path = sim_profile_metrics_path((enum sim_profile)i);
+		if (with_paths && strcmp(path, "/metrics") != 0)
+			snprintf(each[i], sizeof each[i], "%s (%s)", sim_profile_name((enum sim_profile)i), path);
+		else
+			snprintf(each[i], sizeof each[i], "%s", sim_profile_name((enum sim_profile)i));
+		names[i] = each[i];
+	}
+	return help_join(buf, cap, names, SIM_PROF_COUNT, last_sep);
+}
 
 void sim_usage(FILE *out)
 {
@@ -31,11 +49,13 @@ void sim_usage(FILE *out)
 	      "  --listen ADDR:PORT        address to serve on (default 127.0.0.1:8000; port 0\n"
 	      "                            picks a free one). The first stdout line is\n"
 	      "                            \"listening on ADDR:PORT\".\n"
-	      "  --model NAME              model id to serve (default infertop-sim)\n"
-	      "  --profile NAME            /metrics names, units and path to imitate: vllm,\n"
-	      "                            sglang, tgi, llamacpp, trtllm (/prometheus/metrics),\n"
-	      "                            nim (/v1/metrics) (default vllm)\n"
-	      "  --timing fixed|batching  fixed: first token --ttft after the request, then one\n"
+	      "  --model NAME              model id to serve (default infertop-sim)\n",
+	      out);
+	char list[1024], help[1200];
+	snprintf(help, sizeof help, "/metrics names, units and path to imitate: %s (default %s)",
+		 profile_list(list, sizeof list, ", ", 1), sim_profile_name(SIM_PROF_VLLM));
+	help_option(out, "--profile NAME", help, 28);
+	fputs("  --timing fixed|batching  fixed: first token --ttft after the request, then one\n"
 	      "                            every --itl, whatever the load; batching: a vLLM-like\n"
 	      "                            engine with slots, KV cache, queue and preemption\n"
 	      "                            (default batching; --ttft or --itl alone imply fixed)\n"
@@ -219,8 +239,11 @@ int sim_opts_parse(int argc, char **argv, struct sim_opts *o)
 				strcpy(o->model, v);
 			break;
 		case OPT_PROFILE:
-			if (sim_profile_parse(v, &o->profile) != 0)
-				rc = bad("profile", v, "expected vllm, sglang, tgi, llamacpp, trtllm or nim");
+			if (sim_profile_parse(v, &o->profile) != 0) {
+				char list[512], want[600];
+				snprintf(want, sizeof want, "expected %s", profile_list(list, sizeof list, " or ", 0));
+				rc = bad("profile", v, want);
+			}
 			break;
 		case OPT_TIMING:
 			timing_given = 1;

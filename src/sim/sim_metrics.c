@@ -48,20 +48,23 @@ void sim_stats_init(struct sim_stats *st)
 	sim_hist_init(&st->lag, lag_le, NB(lag_le));
 }
 
-static const char *const profile_names[SIM_PROF_COUNT] = {
-	[SIM_PROF_VLLM] = "vllm",	  [SIM_PROF_SGLANG] = "sglang", [SIM_PROF_TGI] = "tgi",
-	[SIM_PROF_LLAMACPP] = "llamacpp", [SIM_PROF_TRTLLM] = "trtllm", [SIM_PROF_NIM] = "nim",
+static const struct {
+	const char *name, *path;
+} servers[] = {
+#define SERVER(id, name, path, help) [SIM_PROF_##id] = { name, path },
+#include "infertop/servers.def"
 };
+_Static_assert(sizeof servers / sizeof servers[0] == SIM_PROF_COUNT, "servers.def and enum sim_profile");
 
 const char *sim_profile_name(enum sim_profile p)
 {
-	return p < SIM_PROF_COUNT ? profile_names[p] : "?";
+	return p < SIM_PROF_COUNT ? servers[p].name : "?";
 }
 
 int sim_profile_parse(const char *s, enum sim_profile *p)
 {
 	for (int i = 0; i < SIM_PROF_COUNT; i++) {
-		if (strcmp(s, profile_names[i]) == 0) {
+		if (strcmp(s, servers[i].name) == 0) {
 			*p = (enum sim_profile)i;
 			return 0;
 		}
@@ -71,14 +74,7 @@ int sim_profile_parse(const char *s, enum sim_profile *p)
 
 const char *sim_profile_metrics_path(enum sim_profile p)
 {
-	switch (p) {
-	case SIM_PROF_TRTLLM:
-		return "/prometheus/metrics";
-	case SIM_PROF_NIM:
-		return "/v1/metrics";
-	default:
-		return "/metrics";
-	}
+	return p < SIM_PROF_COUNT ? servers[p].path : "/metrics";
 }
 
 /* Names per server from doc/metrics.md section 2; NULL where the server has no
@@ -93,7 +89,7 @@ struct prof {
 	const char *extra_labels;
 };
 
-static const struct prof profs[SIM_PROF_COUNT] = {
+static const struct prof profs[] = {
 	[SIM_PROF_VLLM] = { "vllm:num_requests_running", "vllm:num_requests_waiting",
 			    "vllm:kv_cache_usage_perc", "vllm:prompt_tokens_total",
 			    "vllm:generation_tokens_total", "vllm:num_preemptions_total",
@@ -118,7 +114,16 @@ static const struct prof profs[SIM_PROF_COUNT] = {
 			   "prompt_tokens_total", "generation_tokens_total", NULL, "request_success_total",
 			   "time_to_first_token_seconds", "time_per_output_token_seconds",
 			   "e2e_request_latency_seconds", NULL, 0, 1, NULL },
+	[SIM_PROF_LMDEPLOY] = { "lmdeploy:num_requests_running", "lmdeploy:num_requests_waiting",
+				"lmdeploy:gpu_cache_usage_perc", "lmdeploy:prompt_tokens_total",
+				"lmdeploy:generation_tokens_total", NULL, "lmdeploy:request_success_total",
+				"lmdeploy:time_to_first_token_seconds", "lmdeploy:iter_token_latency",
+				"lmdeploy:e2e_request_latency_seconds", "lmdeploy:request_queue_time_seconds",
+				0, 1, NULL },
+	/* SIM_PROF_LLAMACPP and SIM_PROF_TRITON have renderers of their own
+	 * (render_llamacpp, render_triton). */
 };
+_Static_assert(sizeof profs / sizeof profs[0] == SIM_PROF_COUNT, "a profs[] entry per profile");
 
 struct sbuf {
 	char *p;
@@ -295,6 +300,52 @@ static void render_llamacpp(struct ctx *c)
 	      st->decode_steps ? (double)st->busy_slot_sum / (double)st->decode_steps : 0);
 }
 
+/* Triton's own counters (microseconds), its TTFT histogram (milliseconds)
+ * and the TensorRT-LLM backend's gauges, as the capture in
+ * tests/fixtures/prom/triton.txt: one model, the backend's. A real Triton
+ * serves these on port 8002, not on the API port; the sim keeps them on
+ * its one port, so a client needs --metrics-url .../metrics for it. */
+static void render_triton(struct ctx *c)
+{
+	const struct sim_server *s = c->s;
+	const struct sim_stats *st = &s->st;
+	const long block = 64;	/* tokens per KV block */
+	snprintf(c->labels, sizeof c->labels, "model=\"tensorrt_llm\",version=\"1\"");
+	counter(c, "nv_inference_request_success", "Number of successful inference requests, all batch sizes",
+		(double)(st->success[0] + st->success[1]));
+	gauge(c, "nv_inference_pending_request_count",
+	      "Instantaneous number of pending requests awaiting execution per-model.", (double)s->nwaiting);
+	counter(c, "nv_inference_request_duration_us",
+		"Cumulative inference request duration in microseconds (includes cached requests)",
+		st->e2e.sum * 1e6);
+	counter(c, "nv_inference_queue_duration_us",
+		"Cumulative inference queuing duration in microseconds (includes cached requests)",
+		st->queue.sum * 1e6);
+	const char *ttft = "nv_inference_first_response_histogram_ms";
+	head(c, ttft, "histogram", "Duration from request to first response in milliseconds");
+	uint64_t cum = 0;
+	char num[40], le[64];
+	for (int i = 0; i <= st->ttft.nb; i++) {
+		cum += st->ttft.cnt[i];
+		snprintf(le, sizeof le, "le=\"%s\"",
+			 i < st->ttft.nb ? fmt_num(st->ttft.le[i] * 1e3, num, sizeof num) : "+Inf");
+		sample(c, ttft, "_bucket", le, (double)cum);
+	}
+	sample(c, ttft, "_sum", NULL, st->ttft.sum * 1e3);
+	sample(c, ttft, "_count", NULL, (double)st->ttft.count);
+	const char *req = "nv_trt_llm_request_metrics";
+	head(c, req, "gauge", "TRT LLM request metrics");
+	sample(c, req, "", "request_type=\"waiting\"", (double)s->nwaiting);
+	sample(c, req, "", "request_type=\"max\"", (double)s->opt.max_running);
+	sample(c, req, "", "request_type=\"active\"", (double)s->nrunning);
+	const char *kv = "nv_trt_llm_kv_cache_block_metrics";
+	head(c, kv, "gauge", "TRT LLM KV cache block metrics");
+	sample(c, kv, "", "kv_cache_block_type=\"fraction\"", kv_usage(s));
+	sample(c, kv, "", "kv_cache_block_type=\"tokens_per\"", (double)block);
+	sample(c, kv, "", "kv_cache_block_type=\"used\"", (double)((s->kv_used + block - 1) / block));
+	sample(c, kv, "", "kv_cache_block_type=\"max\"", (double)(s->opt.kv_tokens / block));
+}
+
 char *sim_metrics_render(const struct sim_server *s, size_t *len)
 {
 	struct sbuf b = { malloc(16384), 0, 16384, 0 };
@@ -303,6 +354,8 @@ char *sim_metrics_render(const struct sim_server *s, size_t *len)
 	struct ctx c = { &b, s, "" };
 	if (s->opt.profile == SIM_PROF_LLAMACPP) {
 		render_llamacpp(&c);
+	} else if (s->opt.profile == SIM_PROF_TRITON) {
+		render_triton(&c);
 	} else {
 		const struct prof *p = &profs[s->opt.profile];
 		if (p->model_label)

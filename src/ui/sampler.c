@@ -6,11 +6,11 @@
 #include <stdio.h>
 
 #include "infertop/clock.h"
-#include "infertop/engine.h"
 #include "infertop/hist.h"
 #include "infertop/load.h"
 #include "infertop/server.h"
 #include "infertop/stats.h"
+#include "infertop/view.h"
 
 void sampler_event_label(int mode, double value, char *buf, size_t cap)
 {
@@ -36,9 +36,9 @@ static double gauge(const struct server_state *srv, enum server_gauge g)
 	return srv->gauge[g].v;
 }
 
-static void mark_events(struct series *s, struct sampler *p, const struct engine *e, int64_t now_ns)
+static void mark_events(struct series *s, struct sampler *p, const struct run_view *v, int64_t now_ns)
 {
-	const struct load *l = &e->load;
+	const struct load *l = v->load;
 	/* The events ring keeps the last LOAD_EVENTS: older unseen ones are gone. */
 	if (l->nevents - p->seen_events > LOAD_EVENTS)
 		p->seen_events = l->nevents - LOAD_EVENTS;
@@ -54,19 +54,18 @@ static void mark_events(struct series *s, struct sampler *p, const struct engine
 		p->prev_paused = l->paused;
 		series_mark(s, now_ns, l->paused ? "pause" : "resume");
 	}
-	if ((int)e->state != p->prev_state) {
-		if (e->state == ENGINE_DRAINING)
+	if ((int)v->state != p->prev_state) {
+		if (v->state == ENGINE_DRAINING)
 			series_mark(s, now_ns, "drain");
-		p->prev_state = (int)e->state;
+		p->prev_state = (int)v->state;
 	}
 }
 
-void series_sample(struct series *s, const struct engine *e, int64_t now_ns)
+void sampler_push(struct sampler *p, struct series *s, const struct run_view *v, int64_t now_ns)
 {
 	if (!s)
 		return;
-	struct sampler *p = series_sampler(s);
-	const struct stats *st = e->stats;
+	const struct stats *st = v->stats;
 	if (!p->started) {
 		p->started = true;
 		p->next_ns = now_ns;
@@ -76,27 +75,27 @@ void series_sample(struct series *s, const struct engine *e, int64_t now_ns)
 		p->prev_streamed = st->all_c.streamed;
 		p->prev_state = (int)ENGINE_RUNNING;
 	}
-	mark_events(s, p, e, now_ns);
+	mark_events(s, p, v, now_ns);
 	if (now_ns < p->next_ns)
 		return;
 
-	double v[SER_N];
+	double pt[SER_N];
 	double dt = (double)(now_ns - p->prev_ns) / 1e9;
 	if (dt > 0) {
-		v[SER_OUT_TOK_S] = (double)(st->all_c.streamed - p->prev_streamed) * stats_tokens_per_chunk(st) / dt;
-		v[SER_REQ_S] = (double)(st->all_c.completed - p->prev_completed) / dt;
-		v[SER_ERRORS] = (double)(st->all_c.failed - p->prev_failed) / dt;
+		pt[SER_OUT_TOK_S] = (double)(st->all_c.streamed - p->prev_streamed) * stats_tokens_per_chunk(st) / dt;
+		pt[SER_REQ_S] = (double)(st->all_c.completed - p->prev_completed) / dt;
+		pt[SER_ERRORS] = (double)(st->all_c.failed - p->prev_failed) / dt;
 	} else {
-		v[SER_OUT_TOK_S] = v[SER_REQ_S] = v[SER_ERRORS] = NAN;
+		pt[SER_OUT_TOK_S] = pt[SER_REQ_S] = pt[SER_ERRORS] = NAN;
 	}
-	v[SER_TTFT_P99] = window_p99_ms(st->win[STAT_TTFT]);
-	v[SER_ITL_P99] = window_p99_ms(st->win[STAT_ITL]);
-	v[SER_IN_FLIGHT] = (double)st->in_flight;
-	v[SER_TARGET] = e->load.mode == LOAD_OPEN ? e->load.rate : (double)e->load.concurrency;
-	v[SER_WAITING] = gauge(e->server, SRV_WAITING);
-	v[SER_RUNNING] = gauge(e->server, SRV_RUNNING);
-	v[SER_KV] = gauge(e->server, SRV_KV_USAGE);
-	series_push(s, now_ns, v);
+	pt[SER_TTFT_P99] = window_p99_ms(st->win[STAT_TTFT]);
+	pt[SER_ITL_P99] = window_p99_ms(st->win[STAT_ITL]);
+	pt[SER_IN_FLIGHT] = (double)st->in_flight;
+	pt[SER_TARGET] = v->load->mode == LOAD_OPEN ? v->load->rate : (double)v->load->concurrency;
+	pt[SER_WAITING] = gauge(v->server, SRV_WAITING);
+	pt[SER_RUNNING] = gauge(v->server, SRV_RUNNING);
+	pt[SER_KV] = gauge(v->server, SRV_KV_USAGE);
+	series_push(s, now_ns, pt);
 
 	p->prev_ns = now_ns;
 	p->prev_completed = st->all_c.completed;

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <term.h>
 #include <termios.h>
 #include <unistd.h>
@@ -21,12 +20,13 @@
 #include "infertop/clock.h"
 #include "infertop/plan.h"
 #include "infertop/engine.h"
+#include "infertop/load.h"
+#include "infertop/loop.h"
 #include "infertop/layout.h"
 #include "infertop/snapshot.h"
 #include "infertop/theme.h"
 #include "infertop/widget.h"
 
-#define FD_HEADROOM 64
 #define ERRLOG_MAX (64 * 1024)
 #define STATUS_NS (6 * CLOCK_NS_PER_S)
 #define STATUS_LONG_NS (20 * CLOCK_NS_PER_S) /* a path to copy, a warning to read */
@@ -53,7 +53,6 @@ struct ui {
 	bool ascii, colour;
 	ev_io input;
 	ev_timer frame;
-	ev_signal winch, sigint, sigterm, sighup;
 	ev_io errpipe;
 	int idle_reads;
 
@@ -70,13 +69,8 @@ struct ui {
 	int64_t status_until;     /* 0: until replaced */
 	bool quit_requested;
 	bool waiting;
-	long max_conc;
 
-	/* The open plan step, refreshed once a second (it costs histogram
-	 * copies): the steps view shows it as the table's last row. */
-	struct plan_step_result live;
-	bool have_live;
-	int64_t live_at;
+	uint64_t seen_cmd;        /* engine commands already shown */
 
 	char partial[512];        /* stderr bytes after the last newline */
 	size_t partial_len;
@@ -120,7 +114,7 @@ struct ui *ui_new(struct engine *e, const struct config *cfg, char *err, size_t 
 	}
 	u->e = e;
 	u->cfg = cfg;
-	u->loop = e->loop;
+	u->loop = engine_loop(e);
 	u->zoom = ZOOM_DEFAULT;
 	u->view = VIEW_OVERVIEW;
 	char msg[1024];
@@ -129,9 +123,6 @@ struct ui *ui_new(struct engine *e, const struct config *cfg, char *err, size_t 
 		fprintf(stderr, "infertop: warning: %s\n", msg);
 		set_status(u, THEME_R_WARN, 0, "%s", msg);
 	}
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		u->max_conc = rl.rlim_cur > FD_HEADROOM + 1 ? (long)(rl.rlim_cur - FD_HEADROOM) : 1;
 	return u;
 }
 
@@ -211,30 +202,42 @@ static void apply_theme(struct ui *u)
 	clearok(curscr, TRUE);
 }
 
+/* A change made by someone else (the control API, a fleet) shows on the
+ * status line as if typed, with who made it. The keys' own commands are
+ * shown by key() already. */
+static void show_foreign_command(struct ui *u, const struct run_view *v)
+{
+	const struct cmd_record *c = v->last_cmd;
+	if (!c || c->seq == u->seen_cmd)
+		return;
+	u->seen_cmd = c->seq;
+	if (c->source == CMD_SRC_KEY)
+		return;
+	set_status(u, c->status == CMD_OK ? THEME_R_NORMAL : THEME_R_WARN, c->at_ns, "%s (by %s)", c->msg,
+		   cmd_source_name(c->source));
+}
+
 static void draw(struct ui *u, int64_t now)
 {
+	struct run_view v;
+	engine_view(u->e, &v);
 	/* After a hangup the terminal is gone: nothing more is written to it. */
-	if (!u->started || u->stopped || u->e->hung_up)
+	if (!u->started || u->stopped || v.hung_up)
 		return;
+	show_foreign_command(u, &v);
 	int rows, cols;
 	getmaxyx(stdscr, rows, cols);
 	if (u->status[0] && u->status_until && now > u->status_until)
 		u->status[0] = '\0';
-	unsigned flags = widgets_layout_flags(u->e) | (u->help ? LAYOUT_HELP : 0);
+	unsigned flags = widgets_layout_flags(&v) | (u->help ? LAYOUT_HELP : 0);
 	struct layout l;
 	layout_compute(rows, cols, u->view, flags, &l);
 	char prompt[96];
 	if (u->entering)
-		snprintf(prompt, sizeof prompt, "%s: %s", u->e->load.mode == LOAD_OPEN ? "set rate (req/s)" : "set concurrency",
+		snprintf(prompt, sizeof prompt, "%s: %s", v.load->mode == LOAD_OPEN ? "set rate (req/s)" : "set concurrency",
 			 u->entry);
-	if (u->view == VIEW_PLAN && now - u->live_at >= CLOCK_NS_PER_S) {
-		u->have_live = plan_step_live(u->e->plan, now, &u->live) == 0;
-		u->live_at = now;
-	}
 	struct dash d = {
-		.e = u->e,
-		.srv = u->e->server,
-		.ser = u->e->series,
+		.v = &v,
 		.attr = u->attr,
 		.now = now,
 		.zoom_ns = zooms[u->zoom].span_ns,
@@ -247,7 +250,6 @@ static void draw(struct ui *u, int64_t now)
 		.status_role = u->status_role,
 		.done_hint = u->quit_requested ? NULL : "q quits",
 		.layout_flags = flags,
-		.live_step = u->view == VIEW_PLAN && u->have_live ? &u->live : NULL,
 	};
 	widgets_render(stdscr, &l, &d);
 	wnoutrefresh(stdscr);
@@ -270,11 +272,10 @@ static void resize(struct ui *u)
 	draw(u, clock_now_ns());
 }
 
-static void on_winch(struct ev_loop *loop, ev_signal *w, int revents)
+static void on_winch(void *ud, int signum)
 {
-	(void)loop;
-	(void)revents;
-	resize(w->data);
+	(void)signum;
+	resize(ud);
 }
 
 static void next_theme(struct ui *u, int64_t now)
@@ -297,26 +298,38 @@ static void next_theme(struct ui *u, int64_t now)
 	apply_theme(u);
 }
 
+static bool ui_engine_running(const struct ui *u)
+{
+	struct run_view v;
+	engine_view(u->e, &v);
+	return v.state == ENGINE_RUNNING;
+}
+
 static void request_quit(struct ui *u, int64_t now)
 {
-	struct engine *e = u->e;
+	struct run_view v;
+	engine_view(u->e, &v);
 	u->quit_requested = true;
-	if (u->waiting || e->state == ENGINE_DONE) {
+	if (u->waiting || v.state == ENGINE_DONE) {
 		ev_break(u->loop, EVBREAK_ONE);
-	} else if (e->state == ENGINE_RUNNING) {
-		set_status(u, THEME_R_WARN, 0, "stopping: in-flight requests get %.0fs to finish (q again aborts them)",
-			   (double)u->cfg->grace_ns / 1e9);
-		engine_stop(e, "quit (q)");
-	} else {
-		set_status(u, THEME_R_WARN, now, "aborting in-flight requests");
-		engine_abort(e, "quit (q twice)");
+		return;
 	}
+	/* Running: a graceful stop; draining: the second q aborts. */
+	bool draining = v.state != ENGINE_RUNNING;
+	struct cmd_result r;
+	engine_cmd_stop(u->e, CMD_SRC_KEY, &r);
+	if (draining)
+		set_status(u, THEME_R_WARN, now, "%s", r.msg);
+	else
+		set_status(u, THEME_R_WARN, 0, "%s (q again aborts them)", r.msg);
 }
 
 static void number_key(struct ui *u, int ch, int64_t now)
 {
 	size_t n = strlen(u->entry);
-	bool open = u->e->load.mode == LOAD_OPEN;
+	struct run_view v;
+	engine_view(u->e, &v);
+	bool open = v.load->mode == LOAD_OPEN;
 	if (ch == 27) {
 		u->entering = false;
 		set_status(u, THEME_R_NORMAL, now, "cancelled");
@@ -325,7 +338,7 @@ static void number_key(struct ui *u, int ch, int64_t now)
 		u->entering = false;
 		if (n == 0)
 			return;
-		int rc = ui_action_set(u->e, u->entry, u->max_conc, msg, sizeof msg);
+		int rc = ui_action_set(u->e, u->entry, 0, msg, sizeof msg);
 		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
 	} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
 		if (n)
@@ -359,11 +372,11 @@ static void key(struct ui *u, int ch, int64_t now)
 	case KEY_ACT_LOAD_DOWN:
 	case KEY_ACT_LOAD_DOUBLE:
 	case KEY_ACT_LOAD_HALVE:
-		rc = ui_action_load(u->e, a, u->max_conc, msg, sizeof msg);
+		rc = ui_action_load(u->e, a, 0, msg, sizeof msg);
 		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
 		break;
 	case KEY_ACT_LOAD_SET:
-		if (u->e->state != ENGINE_RUNNING) {
+		if (!ui_engine_running(u)) {
 			set_status(u, THEME_R_WARN, now, "the run is over");
 			break;
 		}
@@ -371,7 +384,7 @@ static void key(struct ui *u, int ch, int64_t now)
 		u->entry[0] = '\0';
 		break;
 	case KEY_ACT_MODE:
-		rc = ui_action_mode(u->e, now, u->max_conc, msg, sizeof msg);
+		rc = ui_action_mode(u->e, now, 0, msg, sizeof msg);
 		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
 		break;
 	case KEY_ACT_PAUSE:
@@ -379,18 +392,19 @@ static void key(struct ui *u, int ch, int64_t now)
 		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
 		break;
 	case KEY_ACT_PLAN_RESUME:
-		rc = ui_action_plan_resume(u->e, now, msg, sizeof msg);
+		rc = ui_action_plan_resume(u->e, msg, sizeof msg);
 		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
 		break;
 	case KEY_ACT_SNAPSHOT:
 		/* Written in the background; on_snapshot shows the outcome. */
-		if (snapshot_request(u->e->snap, SNAPSHOT_KEY) == 1)
-			set_status(u, THEME_R_NORMAL, now, "snapshot: one is being written, another follows");
-		else if (snapshot_busy(u->e->snap))
-			set_status(u, THEME_R_NORMAL, now, "snapshot: writing...");
+	{
+		struct cmd_result r;
+		if (engine_cmd_snapshot(u->e, CMD_SRC_KEY, &r) == CMD_OK)
+			set_status(u, THEME_R_NORMAL, now, "%s", r.msg);
 		break;
+	}
 	case KEY_ACT_WINDOW_RESET:
-		ui_action_window_reset(u->e, now, msg, sizeof msg);
+		ui_action_window_reset(u->e, msg, sizeof msg);
 		set_status(u, THEME_R_NORMAL, now, "%s", msg);
 		break;
 	case KEY_ACT_VIEW_NEXT:
@@ -468,12 +482,20 @@ static void on_errpipe(struct ev_loop *loop, ev_io *w, int revents)
 	}
 }
 
-static void on_quit_signal(struct ev_loop *loop, ev_signal *w, int revents)
+/* After the run, while the final screen waits for q: a signal quits as q. */
+static void on_quit_signal(void *ud, int signum)
 {
-	(void)revents;
-	struct ui *u = w->data;
+	(void)signum;
+	struct ui *u = ud;
 	u->quit_requested = true;
-	ev_break(loop, EVBREAK_ONE);
+	ev_break(u->loop, EVBREAK_ONE);
+}
+
+static void release_quit_signals(struct ui *u)
+{
+	loop_signal_release(LOOP_SIGINT, on_quit_signal, u);
+	loop_signal_release(LOOP_SIGTERM, on_quit_signal, u);
+	loop_signal_release(LOOP_SIGHUP, on_quit_signal, u);
 }
 
 static int capture_stderr(struct ui *u)
@@ -579,7 +601,7 @@ int ui_start(struct ui *u, char *err, size_t errcap)
 
 	u->started = true;
 	active = u;
-	snapshot_writer_set_callback(u->e->snap, on_snapshot, u);
+	snapshot_writer_set_callback(engine_snapshot_writer(u->e), on_snapshot, u);
 	if (u->status[0]) /* the theme warning, long enough to read */
 		u->status_until = clock_now_ns() + STATUS_LONG_NS;
 	static bool registered;
@@ -600,36 +622,36 @@ int ui_start(struct ui *u, char *err, size_t errcap)
 	ev_set_priority(&u->frame, EV_MINPRI);
 	u->frame.data = u;
 	ev_timer_start(u->loop, &u->frame);
-	ev_signal_init(&u->winch, on_winch, SIGWINCH);
-	u->winch.data = u;
-	ev_signal_start(u->loop, &u->winch);
-	ev_signal_init(&u->sigint, on_quit_signal, SIGINT);
-	ev_signal_init(&u->sigterm, on_quit_signal, SIGTERM);
-	ev_signal_init(&u->sighup, on_quit_signal, SIGHUP);
-	u->sigint.data = u->sigterm.data = u->sighup.data = u;
+	loop_signal_set(u->loop, LOOP_SIGWINCH, on_winch, u);
 	resize(u);
 	return 0;
 }
 
 void ui_wait_quit(struct ui *u, const char *saved)
 {
-	if (!u || !u->started || u->stopped || u->quit_requested || u->e->interrupts > 0)
+	if (!u || !u->started || u->stopped || u->quit_requested)
+		return;
+	struct run_view v;
+	engine_view(u->e, &v);
+	if (v.interrupts > 0)
 		return;
 	u->waiting = true;
+	/* Lines already written to stderr ("result written to ...") would
+	 * otherwise arrive after the final status and replace it. */
+	if (saved_stderr >= 0)
+		on_errpipe(u->loop, &u->errpipe, 0);
 	char reason[512];
 	snprintf(reason, sizeof reason, "run finished (%s)%s%s: q quits and prints the summary",
-		 u->e->stop_reason ? u->e->stop_reason : "done", saved && *saved ? "; " : "",
+		 v.stop_reason ? v.stop_reason : "done", saved && *saved ? "; " : "",
 		 saved ? saved : "");
 	set_status(u, THEME_R_WARN, 0, "%s", reason);
-	ev_signal_start(u->loop, &u->sigint);
-	ev_signal_start(u->loop, &u->sigterm);
-	ev_signal_start(u->loop, &u->sighup);
+	loop_signal_set(u->loop, LOOP_SIGINT, on_quit_signal, u);
+	loop_signal_set(u->loop, LOOP_SIGTERM, on_quit_signal, u);
+	loop_signal_set(u->loop, LOOP_SIGHUP, on_quit_signal, u);
 	draw(u, clock_now_ns());
 	while (!u->quit_requested && ev_is_active(&u->input))
 		ev_run(u->loop, EVRUN_ONCE);
-	ev_signal_stop(u->loop, &u->sigint);
-	ev_signal_stop(u->loop, &u->sigterm);
-	ev_signal_stop(u->loop, &u->sighup);
+	release_quit_signals(u);
 	u->waiting = false;
 }
 
@@ -637,14 +659,12 @@ void ui_stop(struct ui *u)
 {
 	if (!u || !u->started || u->stopped)
 		return;
-	snapshot_writer_set_callback(u->e->snap, NULL, NULL);
+	snapshot_writer_set_callback(engine_snapshot_writer(u->e), NULL, NULL);
 	u->stopped = true;
 	ev_io_stop(u->loop, &u->input);
 	ev_timer_stop(u->loop, &u->frame);
-	ev_signal_stop(u->loop, &u->winch);
-	ev_signal_stop(u->loop, &u->sigint);
-	ev_signal_stop(u->loop, &u->sigterm);
-	ev_signal_stop(u->loop, &u->sighup);
+	loop_signal_release(LOOP_SIGWINCH, on_winch, u);
+	release_quit_signals(u);
 	endwin();
 	delscreen(u->scr);
 	u->scr = NULL;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "infertop/command.h"
 #include "infertop/engine.h"
 #include "infertop/hist.h"
 #include "infertop/load.h"
@@ -16,54 +17,58 @@
 #include "infertop/stats.h"
 #include "infertop/ui.h"
 #include "infertop/units.h"
+#include "infertop/view.h"
 
-/* Rates are kept to a sane range: below one request a minute the run says
- * nothing; above a million per second the client is the bottleneck. */
-#define RATE_MIN (1.0 / 60)
-#define RATE_MAX 1e6
+/* The keys' side of the command interface: each action works out the new
+ * target from the run's view (what the screen shows) and hands it to one
+ * engine command; the command checks it, applies it and words the outcome.
+ * Returns 0 when something changed, -1 when not; msg gets the line for the
+ * status bar either way. */
 
-static bool can_change(const struct engine *e, char *msg, size_t cap)
+static int done(enum cmd_status st, const struct cmd_result *r, char *msg, size_t cap)
 {
-	if (e->state == ENGINE_RUNNING)
-		return true;
-	snprintf(msg, cap, "%s", e->state == ENGINE_DONE ? "the run is over" : "stopping: the load cannot change now");
-	return false;
+	snprintf(msg, cap, "%s", r->msg);
+	return st == CMD_OK ? 0 : -1;
 }
 
-static int set_conc(struct engine *e, long n, long max_conc, char *msg, size_t cap)
+/* cap_conc: a limit below the file descriptors' (0: none), said as theirs. */
+static int set_conc(struct engine *e, long n, long cap_conc, char *msg, size_t cap)
 {
-	const char *note = "";
+	struct cmd_result r;
 	if (n < 1)
 		n = 1;
-	if (max_conc > 0 && n > max_conc) {
-		n = max_conc;
-		note = " (the file descriptor limit)";
-	}
-	if (e->load.mode == LOAD_CLOSED && e->load.concurrency == n) {
-		snprintf(msg, cap, "concurrency stays %ld%s", n, note);
-		return -1;
-	}
-	load_set_concurrency(&e->load, n);
-	snprintf(msg, cap, "concurrency %ld%s", n, note);
-	return 0;
+	bool capped = cap_conc > 0 && n > cap_conc;
+	enum cmd_status st = engine_cmd_set_concurrency(e, capped ? cap_conc : n, CMD_SRC_KEY, &r);
+	if (capped && !strstr(r.msg, "descriptor"))
+		snprintf(r.msg + strlen(r.msg), sizeof r.msg - strlen(r.msg), " (the file descriptor limit)");
+	return done(st, &r, msg, cap);
 }
 
-static int set_rate(struct engine *e, double r, char *msg, size_t cap)
+static int set_rate(struct engine *e, double rate, char *msg, size_t cap)
 {
-	if (!(r >= RATE_MIN))
-		r = RATE_MIN;
-	if (r > RATE_MAX)
-		r = RATE_MAX;
-	load_set_rate(&e->load, r);
-	snprintf(msg, cap, "rate %.4g req/s", r);
-	return 0;
+	struct cmd_result r;
+	if (!(rate >= CMD_RATE_MIN))
+		rate = CMD_RATE_MIN;
+	if (rate > CMD_RATE_MAX)
+		rate = CMD_RATE_MAX;
+	return done(engine_cmd_set_rate(e, rate, CMD_SRC_KEY, &r), &r, msg, cap);
+}
+
+static bool running(const struct run_view *v, char *msg, size_t cap)
+{
+	if (v->state == ENGINE_RUNNING)
+		return true;
+	snprintf(msg, cap, "%s", v->state == ENGINE_DONE ? "the run is over" : "stopping: the load cannot change now");
+	return false;
 }
 
 int ui_action_load(struct engine *e, enum key_action a, long max_conc, char *msg, size_t cap)
 {
-	if (!can_change(e, msg, cap))
+	struct run_view v;
+	engine_view(e, &v);
+	if (!running(&v, msg, cap))
 		return -1;
-	const struct load *l = &e->load;
+	const struct load *l = v.load;
 	if (l->mode == LOAD_OPEN) {
 		double f;
 		switch (a) {
@@ -108,9 +113,11 @@ int ui_action_load(struct engine *e, enum key_action a, long max_conc, char *msg
 
 int ui_action_set(struct engine *e, const char *typed, long max_conc, char *msg, size_t cap)
 {
-	if (!can_change(e, msg, cap))
+	struct run_view v;
+	engine_view(e, &v);
+	if (!running(&v, msg, cap))
 		return -1;
-	if (e->load.mode == LOAD_OPEN) {
+	if (v.load->mode == LOAD_OPEN) {
 		double r;
 		if (units_parse_double(typed, &r) != 0 || !(r > 0)) {
 			snprintf(msg, cap, "not a rate: \"%s\" (requests per second, e.g. 2.5)", typed);
@@ -119,7 +126,7 @@ int ui_action_set(struct engine *e, const char *typed, long max_conc, char *msg,
 		return set_rate(e, r, msg, cap);
 	}
 	long n;
-	if (units_parse_long(typed, 1, 1000000000L, &n) != 0) {
+	if (units_parse_long(typed, 1, CMD_CONCURRENCY_MAX, &n) != 0) {
 		snprintf(msg, cap, "not a concurrency: \"%s\" (a whole number from 1)", typed);
 		return -1;
 	}
@@ -128,69 +135,67 @@ int ui_action_set(struct engine *e, const char *typed, long max_conc, char *msg,
 
 int ui_action_mode(struct engine *e, int64_t now_ns, long max_conc, char *msg, size_t cap)
 {
-	if (!can_change(e, msg, cap))
+	struct run_view v;
+	engine_view(e, &v);
+	if (!running(&v, msg, cap))
 		return -1;
-	struct load *l = &e->load;
+	const struct load *l = v.load;
 	if (l->mode == LOAD_OPEN) {
 		/* Back to the users that offer the same load: the cap on in-flight
 		 * requests when there is one, else the rate times the window's
 		 * mean E2E (Little's law). Never the in-flight count, which an
 		 * overload inflates with requests stuck in the server's queue. */
 		long n;
-		double e2e_s = hist_count(e->stats->win[STAT_E2E]) ? hist_mean(e->stats->win[STAT_E2E]) / 1e6 : 0;
+		const struct hist *e2e = v.stats->win[STAT_E2E];
+		double e2e_s = hist_count(e2e) ? hist_mean(e2e) / 1e6 : 0;
 		if (l->max_concurrency > 0)
 			n = l->max_concurrency;
 		else if (e2e_s > 0 && l->rate > 0)
 			n = lround(l->rate * e2e_s);
 		else
 			n = l->concurrency > 0 ? l->concurrency : 1;
-		if (n < 1)
-			n = 1;
-		load_set_concurrency(l, n > max_conc && max_conc > 0 ? max_conc : n);
+		if (set_conc(e, n, max_conc, msg, cap) != 0)
+			return -1;
 		snprintf(msg, cap, "closed loop: %ld users", l->concurrency);
 		return 0;
 	}
 	/* To an open loop at the throughput just measured: same load, now
 	 * with Poisson arrivals. */
-	double secs = stats_window_seconds(e->stats, now_ns);
-	double r = secs > 0 ? (double)e->stats->win_c.completed / secs : 0;
+	double secs = stats_window_seconds(v.stats, now_ns);
+	double r = secs > 0 ? (double)v.stats->win_c.completed / secs : 0;
 	if (!(r > 0))
 		r = l->rate > 0 ? l->rate : (l->concurrency > 0 ? (double)l->concurrency : 1);
 	r = round(r * 100) / 100;
-	set_rate(e, r, msg, cap);
+	if (set_rate(e, r, msg, cap) != 0)
+		return -1;
 	snprintf(msg, cap, "open loop: %.4g req/s (Poisson arrivals)", l->rate);
 	return 0;
 }
 
 int ui_action_pause(struct engine *e, char *msg, size_t cap)
 {
-	if (!can_change(e, msg, cap))
+	struct run_view v;
+	engine_view(e, &v);
+	if (!running(&v, msg, cap))
 		return -1;
-	bool p = !e->load.paused;
-	load_pause(&e->load, p);
-	snprintf(msg, cap, "%s", p ? "paused: no new requests; in-flight ones finish (p resumes)" : "resumed");
-	return 0;
+	struct cmd_result r;
+	bool pause = !v.load->paused;
+	enum cmd_status st = pause ? engine_cmd_pause(e, CMD_SRC_KEY, &r) : engine_cmd_resume(e, CMD_SRC_KEY, &r);
+	if (st == CMD_OK && pause)
+		snprintf(msg, cap, "%s (p resumes)", r.msg);
+	else
+		snprintf(msg, cap, "%s", r.msg);
+	return st == CMD_OK ? 0 : -1;
 }
 
-int ui_action_window_reset(struct engine *e, int64_t now_ns, char *msg, size_t cap)
+int ui_action_window_reset(struct engine *e, char *msg, size_t cap)
 {
-	stats_window_reset(e->stats, now_ns);
-	plan_window_reset(e->plan, now_ns);
-	snprintf(msg, cap, "sliding window emptied; whole-run figures kept");
-	return 0;
+	struct cmd_result r;
+	return done(engine_cmd_window_reset(e, CMD_SRC_KEY, &r), &r, msg, cap);
 }
 
-int ui_action_plan_resume(struct engine *e, int64_t now_ns, char *msg, size_t cap)
+int ui_action_plan_resume(struct engine *e, char *msg, size_t cap)
 {
-	if (!can_change(e, msg, cap))
-		return -1;
-	if (plan_resume(e->plan, now_ns) != 0) {
-		snprintf(msg, cap, "%s", plan_state_name(e->plan)[0] ? "the plan is in control already"
-								     : "no plan to resume (--stages, --sweep, --matrix)");
-		return -1;
-	}
-	char st[160];
-	plan_status(e->plan, now_ns, st, sizeof st);
-	snprintf(msg, cap, "plan resumed: %s", st);
-	return 0;
+	struct cmd_result r;
+	return done(engine_cmd_plan_resume(e, CMD_SRC_KEY, &r), &r, msg, cap);
 }

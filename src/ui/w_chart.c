@@ -5,9 +5,10 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "infertop/engine.h"
+#include "infertop/load.h"
 #include "infertop/series.h"
 #include "infertop/widget.h"
+#include "infertop/view.h"
 
 /* Charts over time: a filled area in braille dots (2 x 4 per cell) or, in
  * ASCII mode, '#' and '.' (1 x 2 per cell). Load changes are marked with
@@ -129,12 +130,12 @@ void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 	 * crawling in from the right. */
 	int64_t want = d->zoom_ns;
 	const char *span_name = d->zoom_name ? d->zoom_name : "";
-	if (d->ser && series_extent(d->ser, &first, &last) == 0) {
+	if (d->v->series && series_extent(d->v->series, &first, &last) == 0) {
 		if (want > last - first) {
 			want = 0;
 			span_name = "run";
 		}
-		n = series_read(d->ser, cd->id, want, v, (size_t)npts, &t0);
+		n = series_read(d->v->series, cd->id, want, v, (size_t)npts, &t0);
 	}
 	if (n == 0) {
 		wd_put(w, r, 1, 0, dim, "waiting for data");
@@ -154,15 +155,15 @@ void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 	double top = cd->percent ? 1.0 : nice_ceil(maxv);
 	char b[64], tb[32];
 	if (!isnan(cur)) {
-		fmt_si(b, sizeof b, cur * scale);
+		wd_fmt_si(b, sizeof b, cur * scale);
 		x = wd_put(w, r, 0, x + 1, wd_attr(d, THEME_R_VALUE), b);
 		x = wd_put(w, r, 0, x, wd_attr(d, THEME_R_LABEL), cd->unit);
 	}
-	if (arg == CHART_CONC && d->e->load.mode == LOAD_CLOSED) {
-		snprintf(b, sizeof b, " / target %ld", d->e->load.concurrency);
+	if (arg == CHART_CONC && d->v->load->mode == LOAD_CLOSED) {
+		snprintf(b, sizeof b, " / target %ld", d->v->load->concurrency);
 		x = wd_put(w, r, 0, x, wd_attr(d, THEME_R_LABEL), b);
 	}
-	fmt_si(tb, sizeof tb, top * scale);
+	wd_fmt_si(tb, sizeof tb, top * scale);
 	snprintf(b, sizeof b, "top %s%s  %s", tb, cd->percent ? "%" : "", span_name);
 	if (x + 2 + wd_width(b) <= r->w)
 		wd_put_right(w, r, 0, r->w, dim, b);
@@ -173,7 +174,7 @@ void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 	int64_t span = want > 0 ? want : last - t0;
 	struct series_marker marks[MAX_MARKS];
 	int mark_col[MAX_MARKS];
-	size_t nm = span > 0 ? series_marks(d->ser, t0, t0 + span, marks, MAX_MARKS) : 0;
+	size_t nm = span > 0 ? series_marks(d->v->series, t0, t0 + span, marks, MAX_MARKS) : 0;
 	int k = 0;
 	for (size_t i = 0; i < nm; i++) {
 		int c = (int)((double)(marks[i].t_ns - t0) / (double)span * cols);

@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "infertop/engine.h"
 #include "infertop/reqlog.h"
 #include "infertop/stats.h"
 #include "infertop/widget.h"
+#include "infertop/view.h"
 
 /* Failed requests by kind, with the latest message of each kind. */
 
@@ -44,12 +44,12 @@ static int http_codes(const struct stats *st, char *buf, size_t cap)
  * most frequent kind. */
 static void summary_line(WINDOW *w, const struct rect *r, int y, const struct dash *d, const int *order, int n)
 {
-	const struct stats *st = d->e->stats;
+	const struct stats *st = d->v->stats;
 	unsigned long lab = wd_attr(d, THEME_R_LABEL), crit = wd_attr(d, THEME_R_CRIT);
 	int x = wd_put(w, r, y, 1, lab, "errors ");
 	/* Lines of --request-log lost to a full disk are data lost: said here
 	 * too, not only once on the status line. */
-	const struct reqlog_stats *rl = d->e->reqlog ? reqlog_stats(d->e->reqlog) : NULL;
+	const struct reqlog_stats *rl = d->v->reqlog ? reqlog_stats(d->v->reqlog) : NULL;
 	if (n == 0) {
 		x = wd_put(w, r, y, x, wd_attr(d, THEME_R_GOOD), "none");
 		if (rl && rl->dropped) {
@@ -66,7 +66,7 @@ static void summary_line(WINDOW *w, const struct rect *r, int y, const struct da
 		return;
 	}
 	char b[64];
-	fmt_count(b, sizeof b, stats_errors_total(st));
+	wd_fmt_count(b, sizeof b, stats_errors_total(st));
 	x = wd_put(w, r, y, x, crit, b);
 	for (int i = 0; i < n; i++) {
 		x = wd_put(w, r, y, x, lab, i ? ", " : "  ");
@@ -84,7 +84,7 @@ static void summary_line(WINDOW *w, const struct rect *r, int y, const struct da
 
 static void kind_line(WINDOW *w, const struct rect *r, int y, int k, const struct dash *d, bool share)
 {
-	const struct stats *st = d->e->stats;
+	const struct stats *st = d->v->stats;
 	unsigned long lab = wd_attr(d, THEME_R_LABEL);
 	wd_put(w, r, y, 1, lab, stats_err_name((enum err_kind)k));
 	char b[48];
@@ -102,7 +102,7 @@ static void kind_line(WINDOW *w, const struct rect *r, int y, int k, const struc
 
 void w_errors_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 {
-	const struct stats *st = d->e->stats;
+	const struct stats *st = d->v->stats;
 	int order[ERR_NKINDS];
 	int n = kinds_by_count(st, order);
 	if (arg != PANEL_DETAIL) {

@@ -4,9 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "infertop/engine.h"
+#include "infertop/cli.h"
 #include "infertop/server.h"
 #include "infertop/widget.h"
+#include "infertop/view.h"
 
 /* GPUs as the DCGM exporter reports them: one line each. */
 
@@ -60,8 +61,8 @@ static void gpu_line(WINDOW *w, const struct rect *r, int y, int idx, const stru
 
 void w_gpu_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 {
-	const struct server_state *s = d->srv;
-	const char *url = d->e->cfg ? d->e->cfg->gpu_metrics_url : NULL;
+	const struct server_state *s = d->v->server;
+	const char *url = d->v->cfg ? d->v->cfg->gpu_metrics_url : NULL;
 	char extra[160] = "";
 	if (s && url && s->ngpus > 0) {
 		char pw[32], jt[32];

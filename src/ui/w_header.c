@@ -3,19 +3,19 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "infertop/engine.h"
 #include "infertop/plan.h"
 #include "infertop/redact.h"
 #include "infertop/server.h"
 #include "infertop/widget.h"
+#include "infertop/view.h"
 
-static const char *state_word(const struct engine *e)
+static const char *state_word(const struct run_view *e)
 {
 	switch (e->state) {
 	case ENGINE_IDLE:
 		return "starting";
 	case ENGINE_RUNNING:
-		if (e->load.paused)
+		if (e->load->paused)
 			return "paused";
 		/* "warming up", "manual", "draining", "cooling down" */
 		if (plan_state_name(e->plan)[0] && strcmp(plan_state_name(e->plan), "running") != 0)
@@ -33,7 +33,7 @@ static const char *state_word(const struct engine *e)
 
 /* From the requests over the window: "ok" while any succeed, else what
  * the newest failure was ("refused", "HTTP 503", "timeout"). */
-static void target_health(const struct engine *e, char *out, size_t cap)
+static void target_health(const struct run_view *e, char *out, size_t cap)
 {
 	const struct stats *st = e->stats;
 	if (st->win_c.completed > 0 || st->win_c.failed == 0) {
@@ -49,7 +49,7 @@ static void target_health(const struct engine *e, char *out, size_t cap)
 void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 {
 	(void)arg;
-	const struct engine *e = d->e;
+	const struct run_view *e = d->v;
 	unsigned long hd = wd_attr(d, THEME_R_HEADER), key = wd_attr(d, THEME_R_HEADER_KEY);
 	wd_clear_row(w, r, 0, 0, hd);
 
@@ -58,7 +58,7 @@ void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 	 * gives way. A dead /metrics is not a dead server. */
 	char target[64], server[64], elapsed[32], right[320];
 	target_health(e, target, sizeof target);
-	const struct server_state *srv = d->srv;
+	const struct server_state *srv = d->v->server;
 	if (!srv || srv->status == SERVER_OFF)
 		snprintf(server, sizeof server, "%s", wd_dash(d));
 	else if (srv->status == SERVER_UP)
@@ -66,7 +66,7 @@ void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 	else
 		snprintf(server, sizeof server, "%s%s%s", srv->detected, srv->detected[0] ? " " : "",
 			 server_status_name(srv->status));
-	fmt_elapsed(elapsed, sizeof elapsed, engine_elapsed(e, d->now));
+	wd_fmt_elapsed(elapsed, sizeof elapsed, run_view_elapsed(e, d->now));
 	const char *state = state_word(e);
 	/* The plan's stage ("step 2/5 c=16, 1m10s left") when there is one. */
 	char stage[128] = "";

@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "infertop/engine.h"
 #include "infertop/keys.h"
 #include "infertop/widget.h"
+#include "infertop/view.h"
 
 /* The bottom line: what is being typed, else the latest message, else the
  * keys, all generated from the key table. */

@@ -3,10 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "infertop/engine.h"
+#include "infertop/cli.h"
 #include "infertop/hist.h"
 #include "infertop/stats.h"
 #include "infertop/widget.h"
+#include "infertop/view.h"
 
 /* Latency percentiles, sliding window and whole run side by side. */
 
@@ -47,7 +48,7 @@ static void cell(char *buf, size_t cap, const struct hist *h, enum col c, const 
 		us = hist_mean(h);
 	else
 		us = (double)hist_percentile(h, cols[c].p);
-	fmt_ms(buf, cap, us / 1000.0);
+	wd_fmt_ms(buf, cap, us / 1000.0);
 }
 
 static void span_name(char *buf, size_t cap, int64_t ns)
@@ -63,7 +64,7 @@ static void span_name(char *buf, size_t cap, int64_t ns)
 
 void w_latency_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 {
-	const struct stats *st = d->e->stats;
+	const struct stats *st = d->v->stats;
 	bool detail = arg == PANEL_DETAIL;
 	const struct lat_row *rows = detail ? detail_rows : compact_rows;
 	int nrows = detail ? 8 : ((d->layout_flags & LAYOUT_QUEUE) ? 6 : 5);
@@ -98,11 +99,11 @@ void w_latency_draw(WINDOW *w, const struct rect *r, int arg, const struct dash 
 	int x_win = namew, x_run = namew + nc * cw + gap;
 
 	char win[32], t[96];
-	span_name(win, sizeof win, d->e->cfg ? d->e->cfg->window_ns : 0);
+	span_name(win, sizeof win, d->v->cfg ? d->v->cfg->window_ns : 0);
 	wd_title(w, r, d, "Latency", "ms");
 	char nwin[16], nrun[16];
-	fmt_count(nwin, sizeof nwin, hist_count(st->win[STAT_E2E]));
-	fmt_count(nrun, sizeof nrun, hist_count(st->run[STAT_E2E]));
+	wd_fmt_count(nwin, sizeof nwin, hist_count(st->win[STAT_E2E]));
+	wd_fmt_count(nrun, sizeof nrun, hist_count(st->run[STAT_E2E]));
 	snprintf(t, sizeof t, " window %s: %s req ", win, nwin);
 	int tx = x_win + 12 > 16 ? x_win + 12 : 16;
 	unsigned long title = wd_attr(d, THEME_R_TITLE), lab = wd_attr(d, THEME_R_LABEL);

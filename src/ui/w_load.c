@@ -3,11 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "infertop/engine.h"
 #include "infertop/plan.h"
 #include "infertop/load.h"
 #include "infertop/stats.h"
 #include "infertop/widget.h"
+#include "infertop/view.h"
 
 /* One figure of the load line: label, value, unit, in a long and a short
  * spelling; when even the short line does not fit, the figures of lowest
@@ -44,7 +44,7 @@ static struct seg *push(struct seg *segs, int *n, const char *llong, const char 
 static void rate_value(char *buf, size_t cap, double count, double secs, const struct dash *d)
 {
 	if (secs > 0)
-		fmt_si(buf, cap, count / secs);
+		wd_fmt_si(buf, cap, count / secs);
 	else
 		snprintf(buf, cap, "%s", wd_dash(d));
 }
@@ -52,9 +52,9 @@ static void rate_value(char *buf, size_t cap, double count, double secs, const s
 void w_load_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 {
 	(void)arg;
-	const struct engine *e = d->e;
+	const struct run_view *e = d->v;
 	const struct stats *st = e->stats;
-	const struct load *l = &e->load;
+	const struct load *l = e->load;
 	struct seg segs[MAX_SEGS];
 	int n = 0;
 	struct seg *s;
@@ -89,11 +89,11 @@ void w_load_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 		snprintf(s->value, sizeof s->value, "%u", load_pending(l));
 	}
 	s = push(segs, &n, "done ", "ok ", "", "", THEME_R_VALUE, 6);
-	fmt_count(s->value, sizeof s->value, st->run_c.completed);
+	wd_fmt_count(s->value, sizeof s->value, st->run_c.completed);
 	uint64_t errs = stats_errors_total(st), ended = st->run_c.completed + errs;
 	s = push(segs, &n, "errors ", "err ", "", "", errs ? THEME_R_CRIT : THEME_R_VALUE, 8);
 	char num[16];
-	fmt_count(num, sizeof num, errs);
+	wd_fmt_count(num, sizeof num, errs);
 	snprintf(s->value, sizeof s->value, "%s (%.1f%%)", num, ended ? 100.0 * (double)errs / (double)ended : 0.0);
 	double win = stats_window_seconds(st, d->now);
 	s = push(segs, &n, "", "", " req/s", " req/s", THEME_R_VALUE, 5);

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "infertop/engine.h"
 #include "infertop/server.h"
 #include "infertop/widget.h"
+#include "infertop/view.h"
 
 /* What the server says about itself. Every figure it does not expose is a
  * dash, never a zero. */
@@ -54,7 +54,7 @@ static void value_text(char *buf, size_t cap, const struct item *it, const struc
 	}
 	case IT_NUM:
 	default:
-		fmt_si(buf, cap, it->v->v);
+		wd_fmt_si(buf, cap, it->v->v);
 		break;
 	}
 }
@@ -98,7 +98,7 @@ static void grid(WINDOW *w, const struct rect *r, int y0, int rows, const struct
 
 static void title(WINDOW *w, const struct rect *r, const struct dash *d)
 {
-	const struct server_state *s = d->srv;
+	const struct server_state *s = d->v->server;
 	int x = wd_title(w, r, d, "Server", s && s->detected[0] ? s->detected : NULL);
 	if (!s)
 		return;
@@ -118,7 +118,7 @@ static void latency_rows(WINDOW *w, const struct rect *r, int y, int x, int rows
 		enum server_latency l;
 		const char *name;
 	} ls[] = {{SRVL_TTFT, "TTFT"}, {SRVL_ITL, "ITL"}, {SRVL_E2E, "E2E"}, {SRVL_QUEUE, "queue"}};
-	const struct server_state *s = d->srv;
+	const struct server_state *s = d->v->server;
 	unsigned long lab = wd_attr(d, THEME_R_LABEL);
 	wd_put(w, r, y, x, lab, "server ms");
 	wd_put_right(w, r, y, x + 19, lab, "p50");
@@ -147,7 +147,7 @@ static void run_aggregates(WINDOW *w, const struct rect *r, int y, int x, int ro
 		const char *name;
 		bool pct;
 	} gs[] = {{SRV_WAITING, "waiting", false}, {SRV_RUNNING, "running", false}, {SRV_KV_USAGE, "KV usage", true}};
-	const struct server_state *s = d->srv;
+	const struct server_state *s = d->v->server;
 	unsigned long lab = wd_attr(d, THEME_R_LABEL);
 	wd_put(w, r, y, x, lab, "over the run");
 	wd_put_right(w, r, y, x + 22, lab, "mean");
@@ -163,8 +163,8 @@ static void run_aggregates(WINDOW *w, const struct rect *r, int y, int x, int ro
 			snprintf(mean, sizeof mean, "%.0f%%", 100 * a->sum / (double)a->n);
 			snprintf(max, sizeof max, "%.0f%%", 100 * a->max);
 		} else {
-			fmt_si(mean, sizeof mean, a->sum / (double)a->n);
-			fmt_si(max, sizeof max, a->max);
+			wd_fmt_si(mean, sizeof mean, a->sum / (double)a->n);
+			wd_fmt_si(max, sizeof max, a->max);
 		}
 		unsigned long va = wd_attr(d, a->n ? THEME_R_VALUE : THEME_R_DIM);
 		wd_put_right(w, r, y + 1 + i, x + 22, va, mean);
@@ -173,7 +173,7 @@ static void run_aggregates(WINDOW *w, const struct rect *r, int y, int x, int ro
 	for (int i = 0; i < s->nwatch && 4 + i < rows; i++) {
 		char v[32];
 		if (s->watch[i].value.valid)
-			fmt_si(v, sizeof v, s->watch[i].value.v);
+			wd_fmt_si(v, sizeof v, s->watch[i].value.v);
 		else
 			snprintf(v, sizeof v, "%s", wd_dash(d));
 		int ex = wd_put(w, r, y + 4 + i, x, lab, s->watch[i].expr);
@@ -183,7 +183,7 @@ static void run_aggregates(WINDOW *w, const struct rect *r, int y, int x, int ro
 
 void w_server_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 {
-	const struct server_state *s = d->srv;
+	const struct server_state *s = d->v->server;
 	title(w, r, d);
 	if (!s || s->status == SERVER_OFF) {
 		wd_put(w, r, 1, 1, wd_attr(d, THEME_R_DIM), "no server metrics (scraping off, or not available)");

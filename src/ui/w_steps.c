@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "infertop/engine.h"
 #include "infertop/plan.h"
 #include "infertop/widget.h"
+#include "infertop/view.h"
 
 /* The plan's steps as a table that grows while a sweep, matrix or staged
  * run goes on: ended steps fixed, the open one last, marked and live. */
@@ -59,13 +59,13 @@ static void row(WINDOW *w, const struct rect *r, int y, const struct plan_step_r
 		if (c == NCOLS - 1 && !slo)
 			snprintf(b, sizeof b, "%s", wd_dash(d));
 		else if (c == 3 || c == 4)
-			fmt_count(b, sizeof b, (uint64_t)x);
+			wd_fmt_count(b, sizeof b, (uint64_t)x);
 		else if (c >= 8 && c <= 11)
-			fmt_ms(b, sizeof b, x);
+			wd_fmt_ms(b, sizeof b, x);
 		else if (c == 2)
 			snprintf(b, sizeof b, "%.1f", x);
 		else
-			fmt_si(b, sizeof b, x);
+			wd_fmt_si(b, sizeof b, x);
 		unsigned long a = (c == 4 && x > 0) ? wd_attr(d, THEME_R_CRIT) : val;
 		wd_put_right(w, r, y, col_end(c), a, b);
 	}
@@ -74,7 +74,7 @@ static void row(WINDOW *w, const struct rect *r, int y, const struct plan_step_r
 void w_steps_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 {
 	(void)arg;
-	struct plan *p = d->e->plan;
+	const struct plan *p = d->v->plan;
 	const struct plan_step_result *done = NULL;
 	size_t n = p ? plan_steps(p, &done) : 0;
 	char status[160] = "";
@@ -82,7 +82,7 @@ void w_steps_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 		plan_status(p, d->now, status, sizeof status);
 	wd_title(w, r, d, "Plan", status[0] ? status : NULL);
 	bool planned = p && plan_state_name(p)[0] != '\0';
-	if (!planned || (n == 0 && !d->live_step)) {
+	if (!planned || (n == 0 && !d->v->live_step)) {
 		wd_put(w, r, 1, 1, wd_attr(d, THEME_R_DIM),
 		       planned ? "no step has started yet" : "no plan: run with --stages, --sweep, --scenario or --matrix");
 		return;
@@ -94,11 +94,11 @@ void w_steps_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 		wd_put_right(w, r, 1, col_end(c), lab, cols[c].head);
 	bool slo = plan_slo(p) != NULL;
 	/* Newest rows win when the table outgrows the panel. */
-	int room = r->h - 2 - (d->live_step ? 1 : 0);
+	int room = r->h - 2 - (d->v->live_step ? 1 : 0);
 	size_t first = room > 0 && n > (size_t)room ? n - (size_t)room : 0;
 	int y = 2;
 	for (size_t i = first; i < n && y < r->h; i++, y++)
 		row(w, r, y, &done[i], false, slo, d);
-	if (d->live_step && y < r->h)
-		row(w, r, y, d->live_step, true, slo, d);
+	if (d->v->live_step && y < r->h)
+		row(w, r, y, d->v->live_step, true, slo, d);
 }

@@ -3,16 +3,17 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "infertop/engine.h"
+#include "infertop/stats.h"
 #include "infertop/widget.h"
+#include "infertop/view.h"
 
 /* Below the smallest layout: say so plainly, keep counting. */
 void w_too_small_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 {
 	(void)arg;
-	const struct engine *e = d->e;
+	const struct run_view *e = d->v;
 	char l[5][96], el[32];
-	fmt_elapsed(el, sizeof el, engine_elapsed(e, d->now));
+	wd_fmt_elapsed(el, sizeof el, run_view_elapsed(e, d->now));
 	snprintf(l[0], sizeof l[0], "terminal too small");
 	snprintf(l[1], sizeof l[1], "%dx%d, need %dx%d", r->w, r->h, LAYOUT_MIN_COLS, LAYOUT_MIN_ROWS);
 	snprintf(l[2], sizeof l[2], "run continues %s", el);

@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include "infertop/load.h"
+#include "infertop/cli.h"
 #include "infertop/widget.h"
 
 #include <math.h>
@@ -9,8 +11,8 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "infertop/engine.h"
 #include "infertop/server.h"
+#include "infertop/view.h"
 
 const struct widget widgets[PANEL_KIND_N] = {
 	[PANEL_HEADER] = {"header", w_header_draw},
@@ -26,12 +28,12 @@ const struct widget widgets[PANEL_KIND_N] = {
 	[PANEL_TOO_SMALL] = {"too-small", w_too_small_draw},
 };
 
-unsigned widgets_layout_flags(const struct engine *e)
+unsigned widgets_layout_flags(const struct run_view *e)
 {
 	unsigned f = 0;
 	if (e->cfg && e->cfg->gpu_metrics_url)
 		f |= LAYOUT_GPU;
-	if (e->load.mode == LOAD_OPEN)
+	if (e->load->mode == LOAD_OPEN)
 		f |= LAYOUT_QUEUE;
 	if (e->server && e->server->status != SERVER_OFF)
 		f |= LAYOUT_SERVER;
@@ -229,7 +231,7 @@ void wd_bar(WINDOW *w, const struct rect *r, int y, int x, int width, double fra
 	}
 }
 
-void fmt_ms(char *buf, size_t cap, double ms)
+void wd_fmt_ms(char *buf, size_t cap, double ms)
 {
 	if (isnan(ms) || ms < 0)
 		snprintf(buf, cap, "?");
@@ -247,7 +249,7 @@ void fmt_ms(char *buf, size_t cap, double ms)
 		snprintf(buf, cap, "%.0fm", ms / 60000);
 }
 
-void fmt_si(char *buf, size_t cap, double v)
+void wd_fmt_si(char *buf, size_t cap, double v)
 {
 	static const char sfx[] = {'k', 'M', 'G', 'T'};
 	if (isnan(v)) {
@@ -280,15 +282,15 @@ void fmt_si(char *buf, size_t cap, double v)
 	snprintf(buf, cap, a < 9.995 ? "%.2f%c" : a < 99.95 ? "%.1f%c" : "%.0f%c", v, sfx[k]);
 }
 
-void fmt_count(char *buf, size_t cap, uint64_t n)
+void wd_fmt_count(char *buf, size_t cap, uint64_t n)
 {
 	if (n < 100000)
 		snprintf(buf, cap, "%llu", (unsigned long long)n);
 	else
-		fmt_si(buf, cap, (double)n);
+		wd_fmt_si(buf, cap, (double)n);
 }
 
-void fmt_elapsed(char *buf, size_t cap, int64_t ns)
+void wd_fmt_elapsed(char *buf, size_t cap, int64_t ns)
 {
 	if (ns < 0)
 		ns = 0;

@@ -1,0 +1,80 @@
+#ifndef INFERTOP_ENGINE_INTERNAL_H
+#define INFERTOP_ENGINE_INTERNAL_H
+
+/* The engine's own state. Only the engine's files (engine.c, command.c),
+ * the composition of a run in tests and benches read this; everything else
+ * reads a struct run_view (view.h) and acts through command.h. */
+
+#include <ev.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "infertop/cli.h"
+#include "infertop/engine.h"
+#include "infertop/load.h"
+#include "infertop/openai.h"
+#include "infertop/plan.h"
+#include "infertop/request.h"
+#include "infertop/rng.h"
+#include "infertop/sampler.h"
+#include "infertop/series.h"
+#include "infertop/server.h"
+#include "infertop/stats.h"
+#include "infertop/view.h"
+
+struct dataset;
+struct reqlog;
+struct scrape;
+struct snapshot_writer;
+
+struct engine {
+	const struct config *cfg;
+	struct ev_loop *loop;
+	struct http *http;
+	struct stats *stats;
+	struct series *series;      /* one point per second, for the charts */
+	struct sampler sampler;     /* what turns the run into series points */
+	/* Server metrics: NULL when --metrics-url none and no GPU exporter. */
+	struct server_state *server;
+	struct scrape *scrape;
+	struct snapshot_writer *snap;   /* s key, SIGUSR1, --snapshot-every */
+	struct reqlog *reqlog;          /* --request-log; NULL when off */
+	struct load load;
+	struct plan *plan;          /* stages, sweeps, warmup, SLOs, models */
+	struct request_ctx rctx;
+	struct request *live;       /* in-flight requests */
+	struct request *spare;      /* finished, ready for reuse */
+	uint64_t pool_size;
+	long cache_size;            /* connections curl keeps for reuse */
+
+	char *endpoint;
+	char run_id[33];               /* one per run: merge refuses the same run twice */
+	char *model;
+	struct curl_slist *headers;
+	char **secrets;                /* key, URL password and query values: scrubbed
+	                                * from whatever a server echoes (redact.h) */
+	struct oai_request_opts ropts;
+	struct cJSON *extra_body;
+	struct rng prompt_rng;
+	struct dataset *dataset;    /* prompt source, see dataset.h */
+
+	bool hung_up;                   /* SIGHUP: the terminal is gone */
+	ev_timer tick, grace, duration;
+	ev_timer retry;             /* refill after connection failures */
+	int64_t backoff_ns;         /* 0 while the server accepts connections */
+	int backoff_code;           /* why: 0 refused connections, else 429/503 */
+	uint64_t jitter;            /* backoff jitter state */
+	int interrupts;
+	enum engine_state state;
+	int64_t t_start;
+	int64_t t_stop;             /* when sending stopped */
+	int64_t t_end;
+	const char *stop_reason;
+
+	engine_tick_fn on_tick;
+	void *on_tick_ud;
+	struct cmd_record last_cmd;  /* what the last command did, and who sent it */
+};
+
+
+#endif
