@@ -63,6 +63,10 @@ SKIP_TREE = ("infertop/server", "infertop/series")
 # Keys the restructured result layer may stop writing: the plan's
 # pre-rendered text (its figures are in "plan", "steps", "slo", "models").
 OPTIONAL = ("infertop/plan_summary_text",)
+# Keys that come and go with the clock, never listed: the time series'
+# levels (none in a run shorter than a second) and a server quantile's
+# bucket (written only while the bucket is wide).
+OPTIONAL_RE = re.compile(r"^infertop/series/levels/|^infertop/server/.*_bucket_ms")
 
 def walk(o, path, keys, vals, idx_path):
     if isinstance(o, dict):
@@ -85,7 +89,7 @@ for arg in sys.argv[1:]:
     keys, vals = set(), {}
     walk(json.load(open(f)), "", keys, vals, "")
     for k in sorted(keys):
-        if k in OPTIONAL:
+        if k in OPTIONAL or OPTIONAL_RE.search(k):
             continue
         print("key", name, k)
     for k in sorted(vals):
