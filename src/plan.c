@@ -3,6 +3,7 @@
 /* The running plan: phases, step boundaries and ramps on libev timers,
  * per-step figures, manual override, and the plan's parts of the result. */
 
+#include "infertop/options.h"
 #include "infertop/plan.h"
 
 #include <inttypes.h>

@@ -4,6 +4,7 @@
  * lists and GuideLLM's rate=auto), --matrix and --scenario, plus the
  * warmup, cooldown and arrival settings that frame them. */
 
+#include "infertop/options.h"
 #include "infertop/plan.h"
 
 #include <ctype.h>

@@ -820,11 +820,14 @@ static void test_goodput_none(void **state)
 	assert_true(gp == 0);
 }
 
+/* The simulator's TTFT is 50 ms; the SLO that all must meet leaves a wide
+ * margin, as a loaded machine (two sanitised builds side by side) adds tens
+ * of ms: the test is about counting, not about the machine's speed. */
 static void test_goodput_all(void **state)
 {
 	uint64_t all, ttft, tpot, done;
 	double gp;
-	run_slo(state, "ttft=60ms", &all, &ttft, &tpot, &done, &gp);
+	run_slo(state, "ttft=500ms", &all, &ttft, &tpot, &done, &gp);
 	assert_int_equal(all, 24);
 	assert_int_equal(ttft, 24);
 	struct enginefix *f = *state;
@@ -846,7 +849,7 @@ static void test_goodput_mixed(void **state)
 {
 	uint64_t all, ttft, tpot, done;
 	double gp;
-	run_slo(state, "ttft=60ms,tpot=5ms", &all, &ttft, &tpot, &done, &gp);
+	run_slo(state, "ttft=500ms,tpot=5ms", &all, &ttft, &tpot, &done, &gp);
 	assert_int_equal(ttft, 24);
 	assert_int_equal(tpot, 0);
 	assert_int_equal(all, 0);

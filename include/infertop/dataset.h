@@ -30,10 +30,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "infertop/cli.h"
 #include "infertop/dist.h"
 #include "infertop/openai.h"
 #include "infertop/rng.h"
+
+struct config;
 
 #define DATASET_MAX_RECORD (256u << 20)
 #define DATASET_EST_CHARS_PER_TOKEN 4.0

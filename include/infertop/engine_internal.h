@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "infertop/cli.h"
+#include "infertop/options.h"
 #include "infertop/engine.h"
 #include "infertop/load.h"
 #include "infertop/openai.h"

@@ -7,13 +7,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "infertop/cli.h"
 #include "infertop/dist.h"
 #include "infertop/hist.h"
 #include "infertop/load.h"
 #include "infertop/rng.h"
 #include "infertop/slo.h"
 #include "infertop/stats.h"
+
+struct config;
 
 /* Workload plans: what load runs when, and what is measured.
  *

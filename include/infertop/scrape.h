@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "infertop/cli.h"
+#include "infertop/options.h"
 #include "infertop/http.h"
 #include "infertop/server.h"
 

@@ -181,7 +181,6 @@ struct sim_server {
 	int listen_fd;
 	ev_io mhd_io;
 	ev_timer mhd_tmr;
-	ev_signal sig_int, sig_term;
 	int need_run;			/* a connection was resumed: MHD_run again */
 	struct sim_timers timers;
 	struct sim_rng rng;

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "infertop/cli.h"
+#include "infertop/options.h"
 #include "infertop/clock.h"
 #include "infertop/hist.h"
 #include "infertop/load.h"

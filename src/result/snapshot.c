@@ -6,6 +6,7 @@
  * too, on the child's copy of the memory. Formats nothing itself: the
  * parts carried as JSON come from the JSON writer (json_write.c). */
 
+#include "infertop/options.h"
 #include "infertop/snapshot.h"
 #include "infertop/redact.h"
 #include "infertop/result.h"

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "infertop/clock.h"
-#include "infertop/cli.h"
+#include "infertop/options.h"
 #include "infertop/engine.h"
 #include "infertop/loop.h"
 

@@ -17,6 +17,7 @@
 
 #include "infertop/clock.h"
 #include "infertop/help.h"
+#include "infertop/loop.h"
 #include "infertop/sim_internal.h"
 #include "infertop/units.h"
 
@@ -441,11 +442,11 @@ static void pump_after_timers(void *ud)
 	sim_http_pump(ud);
 }
 
-static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
+static void on_signal(void *ud, int signum)
 {
-	(void)revents;
-	(void)w;
-	ev_break(loop, EVBREAK_ALL);
+	(void)signum;
+	struct sim_server *s = ud;
+	ev_break(s->loop, EVBREAK_ALL);
 }
 
 static void json_escape_model(struct sim_server *s)
@@ -513,10 +514,8 @@ int sim_main(int argc, char **argv)
 	if (sim_http_start(s) != 0)
 		goto out_sched;
 
-	ev_signal_init(&s->sig_int, on_signal, SIGINT);
-	ev_signal_init(&s->sig_term, on_signal, SIGTERM);
-	ev_signal_start(s->loop, &s->sig_int);
-	ev_signal_start(s->loop, &s->sig_term);
+	loop_signal_set(s->loop, LOOP_SIGINT, on_signal, s);
+	loop_signal_set(s->loop, LOOP_SIGTERM, on_signal, s);
 
 	printf("listening on %s\n", shown);
 	fflush(stdout);
@@ -527,8 +526,8 @@ int sim_main(int argc, char **argv)
 
 	ev_run(s->loop, 0);
 
-	ev_signal_stop(s->loop, &s->sig_int);
-	ev_signal_stop(s->loop, &s->sig_term);
+	loop_signal_release(LOOP_SIGINT, on_signal, s);
+	loop_signal_release(LOOP_SIGTERM, on_signal, s);
 	sim_http_stop(s);
 	rc = 0;
 out_sched:

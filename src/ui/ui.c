@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "infertop/options.h"
 #include "infertop/ui.h"
 
 #include <curses.h>

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "infertop/cli.h"
+#include "infertop/options.h"
 #include "infertop/server.h"
 #include "infertop/widget.h"
 #include "infertop/view.h"

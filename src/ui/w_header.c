@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "infertop/options.h"
 #include "infertop/plan.h"
 #include "infertop/redact.h"
 #include "infertop/server.h"

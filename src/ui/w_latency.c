@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "infertop/cli.h"
+#include "infertop/options.h"
 #include "infertop/hist.h"
 #include "infertop/stats.h"
 #include "infertop/widget.h"

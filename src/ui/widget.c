@@ -1,7 +1,7 @@
 #include "config.h"
 
 #include "infertop/load.h"
-#include "infertop/cli.h"
+#include "infertop/options.h"
 #include "infertop/widget.h"
 
 #include <math.h>

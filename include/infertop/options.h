@@ -1,0 +1,89 @@
+#ifndef INFERTOP_OPTIONS_H
+#define INFERTOP_OPTIONS_H
+
+/* The run's options as data: what cli.c fills from argv and every module
+ * reads. Kept apart from the parser so that the modules the parser asks to
+ * check their own values (datasets, plans, servers) need not depend on it. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "infertop/dist.h"
+#include "infertop/openai.h"
+
+/* Everything the user can set, after validation. Owned strings are freed by
+ * cli_free(). Times are nanoseconds. */
+struct config {
+	char *url;              /* base URL, no trailing "/" or "/v1" */
+	enum oai_api api;
+	char *model;            /* NULL: first id from GET /v1/models */
+	long concurrency;       /* closed loop target users */
+	double rate;            /* > 0: open loop, requests per second */
+	long max_concurrency;   /* open-loop cap, 0 = none */
+	uint64_t seed;
+	long requests;          /* stop after this many started, 0 = no limit */
+	int64_t duration_ns;    /* stop starting after this long, 0 = no limit */
+	long input_tokens;      /* plain value or the distribution's mean */
+	long output_tokens;
+	struct dist input_dist;    /* "128", "100:200", "normal:128,32" */
+	struct dist output_dist;
+	bool have_output_tokens; /* --output-tokens given: it beats a dataset's own lengths */
+	char *dataset;          /* "synthetic", "sharegpt:FILE", "jsonl:FILE", "text:FILE" */
+	long prefix_tokens;     /* shared prefix for prefix-cache tests */
+	bool ignore_eos;
+	bool have_temperature;
+	double temperature;
+	char *extra_body;       /* JSON object text, validated */
+	char **headers;         /* "Name: value", NULL-terminated */
+	size_t nheaders;
+	char *api_key_env;      /* env var holding the key; default OPENAI_API_KEY */
+	bool insecure;
+	int64_t timeout_ns;
+	bool new_connection;
+	bool no_tui;
+	bool demo;
+	int64_t interval_ns;    /* headless progress line period */
+	int64_t window_ns;      /* sliding window span */
+	int64_t grace_ns;       /* drain time after a stop */
+	char *output_path;      /* -o result JSON */
+	bool quiet;
+	char **demo_args;       /* --sim-arg values passed to the demo simulator */
+	size_t ndemo_args;
+
+	/* Server metrics (scrape/profile). */
+	char *metrics_url;      /* NULL: the profile's path on the target; "none": off */
+	int64_t metrics_interval_ns;
+	char *server;           /* "auto" or a profile name */
+	char *gpu_metrics_url;  /* DCGM exporter, NULL = none */
+	char **watch_metrics;   /* --watch-metric expressions */
+	size_t nwatch_metrics;
+
+	/* Workload plans (validated by the plan module when the run is built). */
+	char *arrival;          /* poisson (default), constant, gamma */
+	double burstiness;      /* gamma shape; 1 = Poisson */
+	char *stages;           /* "2m@c=8, 5m@r=20, 3m@c=1..64" */
+	char *sweep;            /* "c=1,5,10" or "rate=auto" */
+	int64_t stage_duration_ns;  /* per sweep or matrix step */
+	char *warmup;           /* TIME or a request count */
+	int64_t cooldown_ns;
+	char *scenario;         /* chatbot, generation, summarization, long */
+	bool matrix;
+	char *models;           /* "a,b" */
+	char *traffic_split;    /* "0.9,0.1" */
+	char *slo;              /* "ttft=500ms,tpot=50ms,e2e=10s" */
+
+	/* Snapshots and long runs. */
+	char *snapshot_dir;     /* NULL: current directory */
+	int64_t snapshot_every_ns;  /* 0: only on demand and at the end */
+	char *request_log;      /* per-request JSONL, NULL = off */
+	uint64_t request_log_max;   /* rotate past this size */
+	bool have_max_error_rate;
+	double max_error_rate;  /* exit 3 above this share of failed requests */
+
+	/* Dashboard. */
+	double refresh_hz;
+	char *theme;            /* NULL: default theme */
+	bool ascii;
+};
+
+#endif
