@@ -303,22 +303,14 @@ static void print_agg(FILE *out, const char *name, const struct server_agg *a, d
 	fprintf(out, "%-40s mean %.2f%s  max %.2f%s\n", name, server_agg_mean(a) * scale, unit, a->max * scale, unit);
 }
 
-/* A title centred in a 50-column dashed rule, like the client sections. */
-static void rule(FILE *out, const char *title)
-{
-	int n = (int)strlen(title), left = n < 50 ? (50 - n) / 2 : 0, right = n < 50 ? 50 - n - left : 0;
-	fprintf(out, "%.*s%s%.*s\n", left, "--------------------------------------------------", title, right,
-		"--------------------------------------------------");
-}
-
 void server_print_summary(FILE *out, const struct server_state *st)
 {
 	if (st->status == SERVER_OFF && st->gpu_status == SERVER_OFF)
 		return;
 	if (st->status != SERVER_OFF) {
 		char title[64];
-		snprintf(title, sizeof title, " Server metrics (%s) ", st->detected[0] ? st->detected : "unknown");
-		rule(out, title);
+		snprintf(title, sizeof title, "Server metrics (%s)", st->detected[0] ? st->detected : "unknown");
+		section(out, title);
 		if (st->scrapes == 0) {
 			fprintf(out, "%-40s %s\n", "Unavailable:", st->last_error[0] ? st->last_error : "no answer");
 		} else {
@@ -340,7 +332,7 @@ void server_print_summary(FILE *out, const struct server_state *st)
 	}
 	if (st->gpu_status != SERVER_OFF) {
 		if (st->status == SERVER_OFF)
-			rule(out, " GPU metrics ");
+			section(out, "GPU metrics");
 		if (st->gpu_scrapes == 0)
 			fprintf(out, "%-40s %s\n", "GPU metrics unavailable:", st->gpu_error);
 		print_agg(out, "GPU power (W):", &st->power_agg, 1, "");
