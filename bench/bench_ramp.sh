@@ -48,4 +48,4 @@ first=$(grep -m1 -E '^[0-9]+ \[ *[0-9.]+s\]' "$out/stderr" | cut -d' ' -f1)
 printf 'streams %d, -d %ds\n' "$streams" "$dur"
 printf 'first progress line  %s ms\n' "${first:-none}"
 printf 'run length           %d ms\n' $(((t1 - t0) / 1000000))
-grep -m3 -iE 'requests|error' "$out/summary" || true
+grep -iE -A6 "requests|error" "$out/summary" | head -20 || true

@@ -480,7 +480,7 @@ static const char *spec_forms(char *buf, size_t cap)
 	return buf;
 }
 
-static struct dataset *dataset_new(const struct config *cfg, char *err, size_t errcap)
+struct dataset *dataset_new(const struct config *cfg, char *err, size_t errcap)
 {
 	enum dataset_kind kind;
 	const char *path;
@@ -520,7 +520,7 @@ static struct dataset *dataset_new(const struct config *cfg, char *err, size_t e
 /* Records are served in a reshuffled order, one shuffle step per request,
  * so every prompt is used once before any repeats and the order follows
  * the caller's (seeded) generator. */
-static int dataset_finish(struct dataset *d, char *err, size_t errcap)
+int dataset_finish(struct dataset *d, char *err, size_t errcap)
 {
 	if (d->kind != DATASET_SYNTHETIC && d->kind != DATASET_TEXT) {
 		d->order = malloc(d->nrecs * sizeof *d->order);
@@ -533,51 +533,6 @@ static int dataset_finish(struct dataset *d, char *err, size_t errcap)
 		return errbuf_set(err, errcap, "out of memory");
 	dataset_update_desc(d);
 	return 0;
-}
-
-struct dataset *dataset_open_stream(const struct config *cfg, FILE *f, const char *name, char *err,
-				    size_t errcap)
-{
-	struct dataset *d = dataset_new(cfg, err, errcap);
-	if (!d)
-		return NULL;
-	if (d->kind == DATASET_SYNTHETIC) {
-		dataset_free(d);
-		errbuf_set(err, errcap, "a synthetic dataset has no file");
-		return NULL;
-	}
-	if (dataset_load(d, f, name, err, errcap) != 0 || dataset_finish(d, err, errcap) != 0) {
-		dataset_free(d);
-		return NULL;
-	}
-	return d;
-}
-
-struct dataset *dataset_open(const struct config *cfg, char *err, size_t errcap)
-{
-	struct dataset *d = dataset_new(cfg, err, errcap);
-	if (!d)
-		return NULL;
-	if (d->kind == DATASET_SYNTHETIC) {
-		if (dataset_finish(d, err, errcap) != 0) {
-			dataset_free(d);
-			return NULL;
-		}
-		return d;
-	}
-	FILE *f = fopen(d->path, "rb");
-	if (!f) {
-		errbuf_set(err, errcap, "--dataset: cannot open %s: %s", d->path, strerror(errno));
-		dataset_free(d);
-		return NULL;
-	}
-	int rc = dataset_load(d, f, d->path, err, errcap);
-	fclose(f);
-	if (rc != 0 || dataset_finish(d, err, errcap) != 0) {
-		dataset_free(d);
-		return NULL;
-	}
-	return d;
 }
 
 void dataset_set_lengths(struct dataset *d, const struct dist *in, const struct dist *out, bool out_override)

@@ -618,3 +618,51 @@ int dataset_load(struct dataset *d, FILE *f, const char *name, char *err, size_t
 	free(rd.buf);
 	return rc;
 }
+
+/* Opening a dataset: the store is made (dataset.c), the file read into it
+ * here, and the store finished (lengths, order, prefix). */
+
+struct dataset *dataset_open_stream(const struct config *cfg, FILE *f, const char *name, char *err,
+				    size_t errcap)
+{
+	struct dataset *d = dataset_new(cfg, err, errcap);
+	if (!d)
+		return NULL;
+	if (d->kind == DATASET_SYNTHETIC) {
+		dataset_free(d);
+		errbuf_set(err, errcap, "a synthetic dataset has no file");
+		return NULL;
+	}
+	if (dataset_load(d, f, name, err, errcap) != 0 || dataset_finish(d, err, errcap) != 0) {
+		dataset_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+struct dataset *dataset_open(const struct config *cfg, char *err, size_t errcap)
+{
+	struct dataset *d = dataset_new(cfg, err, errcap);
+	if (!d)
+		return NULL;
+	if (d->kind == DATASET_SYNTHETIC) {
+		if (dataset_finish(d, err, errcap) != 0) {
+			dataset_free(d);
+			return NULL;
+		}
+		return d;
+	}
+	FILE *f = fopen(d->path, "rb");
+	if (!f) {
+		errbuf_set(err, errcap, "--dataset: cannot open %s: %s", d->path, strerror(errno));
+		dataset_free(d);
+		return NULL;
+	}
+	int rc = dataset_load(d, f, d->path, err, errcap);
+	fclose(f);
+	if (rc != 0 || dataset_finish(d, err, errcap) != 0) {
+		dataset_free(d);
+		return NULL;
+	}
+	return d;
+}

@@ -298,6 +298,11 @@ static void engine_on_plan_end(void *ud)
 	engine_stop(ud, "plan finished");
 }
 
+static void engine_view_for_writer(void *ud, struct run_view *v)
+{
+	engine_view(ud, v);
+}
+
 static char *str_printf(const char *a, const char *b)
 {
 	size_t n = strlen(a) + strlen(b) + 1;
@@ -392,7 +397,7 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	e->http = http_new(loop);
 	e->stats = stats_new(cfg->window_ns, clock_now_ns());
 	e->series = series_new();
-	e->snap = snapshot_writer_new(e, cfg);
+	e->snap = snapshot_writer_new(loop, cfg, engine_view_for_writer, e);
 	e->secrets = url_secrets(cfg->url);
 	if (!e->endpoint || !e->http || !e->stats || !e->series || !e->snap || !e->secrets ||
 	    engine_build_headers(e) != 0) {
@@ -686,13 +691,6 @@ void engine_view(const struct engine *e, struct run_view *v)
 		.reqlog = e->reqlog,
 		.last_cmd = &e->last_cmd,
 	};
-}
-
-int64_t run_view_elapsed(const struct run_view *v, int64_t now_ns)
-{
-	if (!v->t_start)
-		return 0;
-	return (v->state == ENGINE_DONE ? v->t_end : now_ns) - v->t_start;
 }
 
 void engine_set_on_tick(struct engine *e, engine_tick_fn fn, void *ud)

@@ -174,7 +174,7 @@ static int run(struct config *cfg)
 	if (u) {
 		char saved[1200] = "";
 		if (!v.hung_up) {
-			rc = snapshot_write_final(e, stderr) == 0 ? 0 : 1;
+			rc = snapshot_write_final(&v, engine_snapshot_writer(e), stderr) == 0 ? 0 : 1;
 			if (cfg->output_path)
 				snprintf(saved, sizeof saved, rc == 0 ? "result saved to %s" : "could not save %s",
 					 cfg->output_path);
@@ -188,7 +188,7 @@ static int run(struct config *cfg)
 	signal(SIGHUP, SIG_IGN);
 	report_summary(stdout, e);
 	if (rc < 0)
-		rc = snapshot_write_final(e, stderr) == 0 ? 0 : 1;
+		rc = snapshot_write_final(&v, engine_snapshot_writer(e), stderr) == 0 ? 0 : 1;
 	/* Nothing succeeded: the figures describe no server behaviour at all,
 	 * and a script must not take the run for a pass. */
 	const struct stats *st = v.stats;

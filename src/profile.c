@@ -33,110 +33,19 @@ struct map_entry {
 	const char *mk, *mv;	/* one label matcher, or NULL */
 };
 
-#define G(p, s, pr, c, n) { PROFILE_##p, EK_GAUGE, PSLOT_##s, pr, CB_##c, 0, 1.0, n, NULL, NULL }
-#define GM(p, s, pr, c, n, k, v) { PROFILE_##p, EK_GAUGE, PSLOT_##s, pr, CB_##c, 0, 1.0, n, k, v }
-#define C(p, s, pr, n) { PROFILE_##p, EK_COUNTER, PSLOT_##s, pr, CB_SUM, 0, 1.0, n, NULL, NULL }
-#define H(p, l, pr, n) { PROFILE_##p, EK_HIST, SRVL_##l, pr, CB_SUM, 0, 1.0, n, NULL, NULL }
-/* SGLang has used both "sglang:" and "sglang_" for the same names. */
-#define SG(s, pr, c, n) G(SGLANG, s, pr, c, "sglang:" n), G(SGLANG, s, pr, c, "sglang_" n)
-#define SC(s, pr, n) C(SGLANG, s, pr, "sglang:" n), C(SGLANG, s, pr, "sglang_" n)
-#define SH(l, pr, n) H(SGLANG, l, pr, "sglang:" n), H(SGLANG, l, pr, "sglang_" n)
+#define MF_NONE 0u
 
+/* Every SERVER_METRIC line of servers.def, in its order. */
 static const struct map_entry map[] = {
-	G(VLLM, RUNNING, 0, SUM, "vllm:num_requests_running"),
-	G(VLLM, WAITING, 0, SUM, "vllm:num_requests_waiting"),
-	G(VLLM, KV, 0, MEAN, "vllm:kv_cache_usage_perc"),
-	G(VLLM, KV, 1, MEAN, "vllm:gpu_cache_usage_perc"),
-	C(VLLM, PREEMPT, 0, "vllm:num_preemptions_total"),
-	C(VLLM, PREFIX_HITS, 0, "vllm:prefix_cache_hits_total"),
-	C(VLLM, PREFIX_QUERIES, 0, "vllm:prefix_cache_queries_total"),
-	G(VLLM, PREFIX_RATE, 1, MEAN, "vllm:gpu_prefix_cache_hit_rate"),
-	C(VLLM, PROMPT, 0, "vllm:prompt_tokens_total"),
-	C(VLLM, GEN, 0, "vllm:generation_tokens_total"),
-	H(VLLM, TTFT, 0, "vllm:time_to_first_token_seconds"),
-	H(VLLM, ITL, 0, "vllm:inter_token_latency_seconds"),
-	H(VLLM, ITL, 1, "vllm:time_per_output_token_seconds"),
-	H(VLLM, E2E, 0, "vllm:e2e_request_latency_seconds"),
-	H(VLLM, QUEUE, 0, "vllm:request_queue_time_seconds"),
-
-	SG(RUNNING, 0, SUM, "num_running_reqs"),
-	SG(WAITING, 0, SUM, "num_queue_reqs"),
-	SG(KV, 0, MEAN, "token_usage"),
-	SC(PREEMPT, 0, "num_retracted_requests_total"),
-	/* Cached over all prompt tokens between two scrapes is the window hit
-	 * rate; SGLang's own gauge covers only its last batches. */
-	SC(PREFIX_HITS, 0, "cached_tokens_total"),
-	SC(PREFIX_QUERIES, 0, "prompt_tokens_total"),
-	SG(PREFIX_RATE, 1, MEAN, "cache_hit_rate"),
-	SC(PROMPT, 0, "prompt_tokens_total"),
-	SC(GEN, 0, "generation_tokens_total"),
-	SH(TTFT, 0, "time_to_first_token_seconds"),
-	SH(ITL, 0, "inter_token_latency_seconds"),
-	SH(ITL, 1, "time_per_output_token_seconds"),
-	SH(E2E, 0, "e2e_request_latency_seconds"),
-	SH(QUEUE, 0, "queue_time_seconds"),
-
-	G(TGI, RUNNING, 0, SUM, "tgi_batch_current_size"),
-	G(TGI, WAITING, 0, SUM, "tgi_queue_size"),
-	/* TGI has no token counters, but its length histograms' sums are. */
-	C(TGI, PROMPT, 0, "tgi_request_input_length_sum"),
-	C(TGI, GEN, 0, "tgi_request_generated_tokens_sum"),
-	H(TGI, ITL, 0, "tgi_request_mean_time_per_token_duration"),
-	H(TGI, E2E, 0, "tgi_request_duration"),
-	H(TGI, QUEUE, 0, "tgi_request_queue_duration"),
-
-	G(LLAMACPP, RUNNING, 0, SUM, "llamacpp:requests_processing"),
-	G(LLAMACPP, WAITING, 0, SUM, "llamacpp:requests_deferred"),
-	G(LLAMACPP, KV, 0, MEAN, "llamacpp:kv_cache_usage_ratio"),
-	C(LLAMACPP, PROMPT, 0, "llamacpp:prompt_tokens_total"),
-	C(LLAMACPP, GEN, 0, "llamacpp:tokens_predicted_total"),
-
-	G(TRTLLM, RUNNING, 0, SUM, "trtllm_num_requests_running"),
-	G(TRTLLM, RUNNING, 1, SUM, "trtllm_num_active_requests"),
-	G(TRTLLM, WAITING, 0, SUM, "trtllm_num_requests_waiting"),
-	G(TRTLLM, WAITING, 1, SUM, "trtllm_server_queue_length"),
-	G(TRTLLM, KV, 0, MEAN, "trtllm_kv_cache_utilization"),
-	G(TRTLLM, PREFIX_RATE, 0, MEAN, "trtllm_kv_cache_hit_rate"),
-	C(TRTLLM, PROMPT, 0, "trtllm_prompt_tokens_total"),
-	H(TRTLLM, TTFT, 0, "trtllm_time_to_first_token_seconds"),
-	H(TRTLLM, ITL, 0, "trtllm_time_per_output_token_seconds"),
-	H(TRTLLM, E2E, 0, "trtllm_e2e_request_latency_seconds"),
-	H(TRTLLM, QUEUE, 0, "trtllm_request_queue_time_seconds"),
-
-	GM(TRITON, RUNNING, 0, SUM, "nv_trt_llm_request_metrics", "request_type", "active"),
-	GM(TRITON, WAITING, 0, SUM, "nv_trt_llm_request_metrics", "request_type", "waiting"),
-	{ PROFILE_TRITON, EK_GAUGE, PSLOT_WAITING, 1, CB_MAX, MF_TRITON_MODEL, 1.0,
-	  "nv_inference_pending_request_count", NULL, NULL },
-	GM(TRITON, KV, 0, MEAN, "nv_trt_llm_kv_cache_block_metrics", "kv_cache_block_type", "fraction"),
-	GM(TRITON, KV_USED, 0, SUM, "nv_trt_llm_kv_cache_block_metrics", "kv_cache_block_type", "used"),
-	GM(TRITON, KV_TOTAL, 0, SUM, "nv_trt_llm_kv_cache_block_metrics", "kv_cache_block_type", "max"),
-	{ PROFILE_TRITON, EK_HIST, SRVL_TTFT, 0, CB_SUM, MF_TRITON_MODEL, 1e-3,
-	  "nv_inference_first_response_histogram_ms", NULL, NULL },
-	{ PROFILE_TRITON, EK_COUNTER, PSLOT_QUEUE_SUM, 0, CB_SUM, MF_TRITON_MODEL, 1e-6,
-	  "nv_inference_queue_duration_us", NULL, NULL },
-	{ PROFILE_TRITON, EK_COUNTER, PSLOT_E2E_SUM, 0, CB_SUM, MF_TRITON_MODEL, 1e-6,
-	  "nv_inference_request_duration_us", NULL, NULL },
-	{ PROFILE_TRITON, EK_COUNTER, PSLOT_REQ_COUNT, 0, CB_SUM, MF_TRITON_MODEL, 1.0,
-	  "nv_inference_request_success", NULL, NULL },
-
-	G(NIM, RUNNING, 0, SUM, "num_requests_running"),
-	G(NIM, WAITING, 0, SUM, "num_requests_waiting"),
-	G(NIM, KV, 0, MEAN, "gpu_cache_usage_perc"),
-	C(NIM, PROMPT, 0, "prompt_tokens_total"),
-	C(NIM, GEN, 0, "generation_tokens_total"),
-	H(NIM, TTFT, 0, "time_to_first_token_seconds"),
-	H(NIM, ITL, 0, "time_per_output_token_seconds"),
-	H(NIM, E2E, 0, "e2e_request_latency_seconds"),
-
-	G(LMDEPLOY, RUNNING, 0, SUM, "lmdeploy:num_requests_running"),
-	G(LMDEPLOY, WAITING, 0, SUM, "lmdeploy:num_requests_waiting"),
-	G(LMDEPLOY, KV, 0, MEAN, "lmdeploy:gpu_cache_usage_perc"),
-	C(LMDEPLOY, PROMPT, 0, "lmdeploy:prompt_tokens_total"),
-	C(LMDEPLOY, GEN, 0, "lmdeploy:generation_tokens_total"),
-	H(LMDEPLOY, TTFT, 0, "lmdeploy:time_to_first_token_seconds"),
-	H(LMDEPLOY, ITL, 0, "lmdeploy:iter_token_latency"),
-	H(LMDEPLOY, E2E, 0, "lmdeploy:e2e_request_latency_seconds"),
-	H(LMDEPLOY, QUEUE, 0, "lmdeploy:request_queue_time_seconds"),
+#define SERVER_METRIC(id, kind, slot, prio, comb, flags, scale, name, label, value) \
+	{ PROFILE_##id, EK_##kind, SLOT_OF_##kind(slot), prio, CB_##comb, MF_##flags, scale, name, label, value },
+#define SLOT_OF_GAUGE(s) PSLOT_##s
+#define SLOT_OF_COUNTER(s) PSLOT_##s
+#define SLOT_OF_HIST(s) SRVL_##s
+#include "infertop/servers.def"
+#undef SLOT_OF_GAUGE
+#undef SLOT_OF_COUNTER
+#undef SLOT_OF_HIST
 };
 
 #define NMAP ((int)(sizeof map / sizeof map[0]))

@@ -30,31 +30,29 @@ else
 	fail=$((fail + 1))
 fi
 
+# verdict WHAT OFFENDERS: one check's line; OFFENDERS empty means it holds.
+verdict() {
+	n=$((n + 1))
+	if [ -z "$2" ]; then
+		echo "ok: $1"
+	else
+		echo "FAIL: $1; not so for:" $2
+		fail=$((fail + 1))
+	fi
+}
+
 # Widgets draw a view; they never see the engine.
-n=$((n + 1))
-bad=$(grep -l '#include "infertop/engine\(_internal\)\?\.h"' src/ui/w_*.c src/ui/widget.c include/infertop/widget.h 2>/dev/null)
-if [ -z "$bad" ]; then
-	echo "ok: no widget includes engine.h"
-else
-	echo "FAIL: widgets that include the engine: $bad"
-	fail=$((fail + 1))
-fi
+verdict "no widget includes engine.h" \
+	"$(grep -l '#include "infertop/engine\(_internal\)\?\.h"' src/ui/w_*.c src/ui/widget.c include/infertop/widget.h)"
 
 # The engine's fields are its own: only the engine's files (and tests and
 # benches, which build runs by hand) include engine_internal.h.
-n=$((n + 1))
-bad=$(grep -l '#include "infertop/engine_internal\.h"' $(find src include -name '*.[ch]') |
-	grep -v -e '^src/engine\.c$' -e '^src/engine_cmd\.c$')
-if [ -z "$bad" ]; then
-	echo "ok: only the engine reads its own state"
-else
-	echo "FAIL: engine_internal.h included by: $bad"
-	fail=$((fail + 1))
-fi
+verdict "only the engine reads its own state" \
+	"$(grep -l '#include "infertop/engine_internal\.h"' $(find src include -name '*.[ch]') |
+		grep -v -e '^src/engine\.c$' -e '^src/engine_cmd\.c$')"
 
 # Every function a file exports is declared in a header under include/:
 # nothing is exported unannounced (static otherwise).
-n=$((n + 1))
 missing=""
 for f in $(find src -name '*.c' | sort); do
 	for fn in $(grep -v '^static' "$f" | sed -n 's/^[a-z][a-z_0-9 *]*[ *]\([a-z_][a-z_0-9]*\)(.*/\1/p' | sort -u); do
@@ -62,12 +60,7 @@ for f in $(find src -name '*.c' | sort); do
 		grep -q "[ *]$fn(" include/infertop/*.h || missing="$missing $f:$fn"
 	done
 done
-if [ -z "$missing" ]; then
-	echo "ok: every exported function is declared in a header"
-else
-	echo "FAIL: exported without a declaration:$missing"
-	fail=$((fail + 1))
-fi
+verdict "every exported function is declared in a header" "$missing"
 
 echo "$((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -118,6 +118,21 @@ static void on_step(struct ev_loop *loop, ev_timer *w, int revents)
 	s->checked = true;
 }
 
+/* Runs the engine with fn called once, after `after` seconds, on its loop;
+ * the script must have run, and the run must be over. */
+static void run_with(struct enginefix *f, struct script *s, void (*fn)(struct ev_loop *, ev_timer *, int),
+		     double after, struct run_view *v)
+{
+	s->e = f->e;
+	ev_timer_init(&s->t, fn, after, 0.);
+	s->t.data = s;
+	ev_timer_start(f->loop, &s->t);
+	engine_run(f->e);
+	assert_true(s->checked);
+	engine_view(f->e, v);
+	assert_int_equal(v->state, ENGINE_DONE);
+}
+
 static void test_commands_on_a_live_run(void **state)
 {
 	(void)state;
@@ -130,18 +145,11 @@ static void test_commands_on_a_live_run(void **state)
 			      "--metrics-url", "none", "--snapshot-dir", dir, NULL};
 	enginefix_engine(&f, args);
 
-	struct script s = {.e = f.e};
-	ev_timer_init(&s.t, on_step, 0.3, 0.);
-	s.t.data = &s;
-	ev_timer_start(f.loop, &s.t);
-	engine_run(f.e);
-	assert_true(s.checked);
-
+	struct script s = {0};
+	struct run_view v;
+	run_with(&f, &s, on_step, 0.3, &v);
 	/* The run ended by the stop, well before -d, with its in-flight
 	 * requests finished (--grace is long). */
-	struct run_view v;
-	engine_view(f.e, &v);
-	assert_int_equal(v.state, ENGINE_DONE);
 	assert_string_equal(v.stop_reason, "stopped by the control API");
 	assert_true(run_view_elapsed(&v, 0) < 10 * 1000000000LL);
 
@@ -181,15 +189,9 @@ static void test_stop_twice_aborts(void **state)
 	const char *args[] = {"-c", "2", "-d", "60s", "--output-tokens", "2", "--grace", "60s",
 			      "--metrics-url", "none", NULL};
 	enginefix_engine(&f, args);
-	struct script s = {.e = f.e};
-	ev_timer_init(&s.t, on_stop_twice, 0.2, 0.);
-	s.t.data = &s;
-	ev_timer_start(f.loop, &s.t);
-	engine_run(f.e);
-	assert_true(s.checked);
+	struct script s = {0};
 	struct run_view v;
-	engine_view(f.e, &v);
-	assert_int_equal(v.state, ENGINE_DONE);
+	run_with(&f, &s, on_stop_twice, 0.2, &v);
 	assert_string_equal(v.stop_reason, "quit (q)");
 	assert_true(run_view_elapsed(&v, 0) < 5 * 1000000000LL);
 	assert_true(v.stats->errors[ERR_ABORTED] >= 1);

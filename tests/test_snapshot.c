@@ -245,6 +245,14 @@ static int list_dir(const char *dir, char names[][256], int cap)
 
 /* ---- pure helpers ---- */
 
+/* What main() does at the end of a run. */
+static int write_final(const struct engine *e, FILE *log)
+{
+	struct run_view v;
+	engine_view(e, &v);
+	return snapshot_write_final(&v, engine_snapshot_writer(e), log);
+}
+
 static void test_sanitize_url(void **state)
 {
 	(void)state;
@@ -1080,21 +1088,21 @@ static void test_write_final(void **state)
 	make_engine(f, "http://127.0.0.1:9", args);
 	FILE *null = fopen("/dev/null", "w");
 	assert_non_null(null);
-	assert_int_equal(snapshot_write_final(f->e, null), 0);
+	assert_int_equal(write_final(f->e, null), 0);
 	check_snapshot_file(out, SNAPSHOT_FINAL);
 	/* -o overwrites, atomically. */
-	assert_int_equal(snapshot_write_final(f->e, null), 0);
+	assert_int_equal(write_final(f->e, null), 0);
 	char names[4][256];
 	assert_int_equal(list_dir(f->dir, names, 4), 1);
 	/* No -o and no snapshot options: nothing written. */
 	free(f->cfg.output_path);
 	f->cfg.output_path = NULL;
 	unlink(out);
-	assert_int_equal(snapshot_write_final(f->e, null), 0);
+	assert_int_equal(write_final(f->e, null), 0);
 	assert_int_equal(list_dir(f->dir, names, 4), 0);
 	/* With --snapshot-dir: a timestamped final snapshot there. */
 	f->cfg.snapshot_dir = strdup(f->dir);
-	assert_int_equal(snapshot_write_final(f->e, null), 0);
+	assert_int_equal(write_final(f->e, null), 0);
 	assert_int_equal(list_dir(f->dir, names, 4), 1);
 	char p[1024];
 	snprintf(p, sizeof p, "%s/%s", f->dir, names[0]);
@@ -1102,7 +1110,7 @@ static void test_write_final(void **state)
 	/* A directory that is not there: an error, the caller exits 1. */
 	snprintf(out, sizeof out, "%s/none/r.json", f->dir);
 	f->cfg.output_path = strdup(out);
-	assert_int_equal(snapshot_write_final(f->e, null), -1);
+	assert_int_equal(write_final(f->e, null), -1);
 	fclose(null);
 }
 

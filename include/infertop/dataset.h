@@ -151,6 +151,12 @@ int dataset_load(struct dataset *d, FILE *f, const char *name, char *err, size_t
 struct dataset *dataset_open_stream(const struct config *cfg, FILE *f, const char *name, char *err,
 				    size_t errcap);
 
+/* The steps of dataset_open() (dataset_file.c): an empty store of the kind
+ * cfg names, and its end once records are in (order, prefix, lengths).
+ * NULL / -1 with a message in err. */
+struct dataset *dataset_new(const struct config *cfg, char *err, size_t errcap);
+int dataset_finish(struct dataset *d, char *err, size_t errcap);
+
 /* Keeps a copy of text[0..len) as a new record; fills in len. NULL when
  * out of memory or past the 2^32-1 record limit. */
 struct dataset_rec *dataset_add(struct dataset *d, const char *text, size_t len);

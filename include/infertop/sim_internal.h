@@ -201,6 +201,7 @@ struct sim_server {
 	struct sim_tmr step;		/* batching: end of the current step */
 	double step_budget;		/* prefill tokens the current step can do */
 	struct sim_stats st;
+	void (*wake)(struct sim_rq *rq);   /* the HTTP side: send what is ready */
 };
 
 /* sim_http.c */
@@ -212,7 +213,10 @@ void sim_http_pump(struct sim_server *s);
 void sim_http_wake(struct sim_rq *rq);
 
 /* sim_sched.c */
-int sim_sched_init(struct sim_server *s);
+/* wake: how the scheduler tells the HTTP side a request has something to
+ * send (a callback, so that the scheduler does not depend on the HTTP
+ * layer that calls it). */
+int sim_sched_init(struct sim_server *s, void (*wake)(struct sim_rq *rq));
 void sim_sched_fini(struct sim_server *s);
 /* Takes a parsed request into the engine at time now. */
 void sim_sched_submit(struct sim_server *s, struct sim_rq *rq, int64_t now);

@@ -39,7 +39,7 @@ enum snapshot_reason {
 
 struct cJSON;
 struct config;
-struct engine;
+struct ev_loop;
 struct run_view;
 
 /* The plan's results as data (JSON keys "plan", "steps", "matrix", "slo",
@@ -273,7 +273,11 @@ struct snapshot_writer;
  * a callback each outcome is one line on stderr (successes not with -q).
  * The functions below accept a NULL writer and then do nothing
  * (snapshot_request returns -1). NULL on out of memory. */
-struct snapshot_writer *snapshot_writer_new(const struct engine *e, const struct config *cfg);
+/* The writer's view of the run: filled in the forked child when a
+ * snapshot is taken. */
+typedef void (*snapshot_view_fn)(void *ud, struct run_view *v);
+struct snapshot_writer *snapshot_writer_new(struct ev_loop *loop, const struct config *cfg, snapshot_view_fn view,
+					    void *ud);
 /* Waits for a write still in progress (its outcome is reported), frees. */
 void snapshot_writer_free(struct snapshot_writer *w);
 void snapshot_writer_set_callback(struct snapshot_writer *w, snapshot_done_fn fn, void *ud);
@@ -304,6 +308,6 @@ int snapshot_dir_check(const char *dir, char *err, size_t errcap);
  * snapshots were in use (--snapshot-dir, --snapshot-every, or one taken
  * during the run). Messages on `log` (successes not with -q). 0, or -1 if
  * a file could not be written. */
-int snapshot_write_final(const struct engine *e, FILE *log);
+int snapshot_write_final(const struct run_view *v, const struct snapshot_writer *w, FILE *log);
 
 #endif

@@ -20,7 +20,7 @@
 
 #include "infertop/clock.h"
 #include "infertop/options.h"
-#include "infertop/engine.h"
+#include "infertop/view.h"
 #include "infertop/loop.h"
 
 /* ---- one atomic file ---- */
@@ -187,7 +187,8 @@ struct child_msg {
 };
 
 struct snapshot_writer {
-	const struct engine *e;     /* read through engine_view() only */
+	snapshot_view_fn view;      /* the run, as the writer's child sees it */
+	void *view_ud;
 	const struct config *cfg;
 	struct ev_loop *loop;
 	ev_timer every;
@@ -272,7 +273,7 @@ static void child_main(struct snapshot_writer *w, int fd, enum snapshot_reason w
 	memset(&m, 0, sizeof m);
 	snprintf(m.path, sizeof m.path, "%s", w->cur.path);
 	struct run_view v;
-	engine_view(w->e, &v);
+	w->view(w->view_ud, &v);
 	char *txt = snapshot_build(&v, now, why);
 	if (!txt) {
 		snprintf(m.error, sizeof m.error, "out of memory building the snapshot");
@@ -441,14 +442,16 @@ static void on_every(struct ev_loop *loop, ev_timer *t, int revents)
 	snapshot_request(t->data, SNAPSHOT_PERIODIC);
 }
 
-struct snapshot_writer *snapshot_writer_new(const struct engine *e, const struct config *cfg)
+struct snapshot_writer *snapshot_writer_new(struct ev_loop *loop, const struct config *cfg, snapshot_view_fn view,
+					    void *ud)
 {
 	struct snapshot_writer *w = calloc(1, sizeof *w);
 	if (!w)
 		return NULL;
-	w->e = e;
+	w->view = view;
+	w->view_ud = ud;
 	w->cfg = cfg;
-	w->loop = engine_loop(e);
+	w->loop = loop;
 	w->fd = -1;
 	double every = (double)cfg->snapshot_every_ns / 1e9;
 	ev_timer_init(&w->every, on_every, every, every);
@@ -538,16 +541,13 @@ uint64_t snapshot_failures(const struct snapshot_writer *w)
 	return w ? w->failures : 0;
 }
 
-int snapshot_write_final(const struct engine *e, FILE *log)
+int snapshot_write_final(const struct run_view *v, const struct snapshot_writer *w, FILE *log)
 {
-	struct run_view v;
-	engine_view(e, &v);
-	const struct config *c = v.cfg;
-	const struct snapshot_writer *w = engine_snapshot_writer(e);
+	const struct config *c = v->cfg;
 	bool in_use = c->snapshot_dir || c->snapshot_every_ns > 0 || (w && w->requests > 0);
 	if (!c->output_path && !in_use)
 		return 0;
-	char *txt = snapshot_build(&v, clock_now_ns(), SNAPSHOT_FINAL);
+	char *txt = snapshot_build(v, clock_now_ns(), SNAPSHOT_FINAL);
 	if (!txt) {
 		fprintf(log, "infertop: out of memory building the result\n");
 		return -1;

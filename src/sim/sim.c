@@ -507,7 +507,7 @@ int sim_main(int argc, char **argv)
 		fprintf(stderr, "infertop sim: timerfd: %s\n", strerror(errno));
 		goto out;
 	}
-	if (sim_sched_init(s) != 0) {
+	if (sim_sched_init(s, sim_http_wake) != 0) {
 		fputs("infertop sim: out of memory\n", stderr);
 		goto out_timers;
 	}

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,53 +78,78 @@ const char *sim_profile_metrics_path(enum sim_profile p)
 	return p < SIM_PROF_COUNT ? servers[p].path : "/metrics";
 }
 
-/* Names per server from doc/metrics.md section 2; NULL where the server has no
- * such metric (the client must then show "-", so the sim must not invent
- * one). */
-struct prof {
-	const char *running, *waiting, *kv;
-	const char *prompt, *gen, *preempt, *success;
-	const char *ttft, *itl, *e2e, *queue;
-	int itl_per_request;	/* TGI: a histogram of each request's mean */
-	int model_label;
-	const char *extra_labels;
+/* What the simulator shows of a server, from its lines in servers.def: the
+ * client's current (prio 0) name for each figure the simulator has, so the
+ * simulated /metrics is read exactly as the real server's would be. Figures
+ * the simulator has no model of (KV blocks, the prefix cache, Triton's
+ * duration counters) are not invented: the client shows "-" for them. */
+enum sim_slot {
+	SS_GAUGE_RUNNING,
+	SS_GAUGE_WAITING,
+	SS_GAUGE_KV,
+	SS_COUNTER_PROMPT,
+	SS_COUNTER_GEN,
+	SS_COUNTER_PREEMPT,
+	SS_HIST_TTFT,
+	SS_HIST_ITL,
+	SS_HIST_E2E,
+	SS_HIST_QUEUE,
+	SS_N,
+	/* Read by the client, not simulated. */
+	SS_GAUGE_KV_USED,
+	SS_GAUGE_KV_TOTAL,
+	SS_GAUGE_PREFIX_RATE,
+	SS_COUNTER_PREFIX_HITS,
+	SS_COUNTER_PREFIX_QUERIES,
+	SS_COUNTER_QUEUE_SUM,
+	SS_COUNTER_E2E_SUM,
+	SS_COUNTER_REQ_COUNT,
 };
 
-static const struct prof profs[] = {
-	[SIM_PROF_VLLM] = { "vllm:num_requests_running", "vllm:num_requests_waiting",
-			    "vllm:kv_cache_usage_perc", "vllm:prompt_tokens_total",
-			    "vllm:generation_tokens_total", "vllm:num_preemptions_total",
-			    "vllm:request_success_total", "vllm:time_to_first_token_seconds",
-			    "vllm:inter_token_latency_seconds", "vllm:e2e_request_latency_seconds",
-			    "vllm:request_queue_time_seconds", 0, 1, "engine=\"0\"" },
-	[SIM_PROF_SGLANG] = { "sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:token_usage",
-			      "sglang:prompt_tokens_total", "sglang:generation_tokens_total",
-			      "sglang:num_retracted_requests_total", "sglang:num_requests_total",
-			      "sglang:time_to_first_token_seconds", "sglang:inter_token_latency_seconds",
-			      "sglang:e2e_request_latency_seconds", "sglang:queue_time_seconds", 0, 1,
-			      "tp_rank=\"0\"" },
-	[SIM_PROF_TGI] = { "tgi_batch_current_size", "tgi_queue_size", NULL, NULL, NULL, NULL,
-			   "tgi_request_success", NULL, "tgi_request_mean_time_per_token_duration",
-			   "tgi_request_duration", "tgi_request_queue_duration", 1, 0, NULL },
-	[SIM_PROF_TRTLLM] = { "trtllm_num_requests_running", "trtllm_num_requests_waiting",
-			      "trtllm_kv_cache_utilization", "trtllm_prompt_tokens_total", NULL, NULL,
-			      "trtllm_request_success_total", "trtllm_time_to_first_token_seconds",
-			      "trtllm_time_per_output_token_seconds", "trtllm_e2e_request_latency_seconds",
-			      "trtllm_request_queue_time_seconds", 0, 1, NULL },
-	[SIM_PROF_NIM] = { "num_requests_running", "num_requests_waiting", "gpu_cache_usage_perc",
-			   "prompt_tokens_total", "generation_tokens_total", NULL, "request_success_total",
-			   "time_to_first_token_seconds", "time_per_output_token_seconds",
-			   "e2e_request_latency_seconds", NULL, 0, 1, NULL },
-	[SIM_PROF_LMDEPLOY] = { "lmdeploy:num_requests_running", "lmdeploy:num_requests_waiting",
-				"lmdeploy:gpu_cache_usage_perc", "lmdeploy:prompt_tokens_total",
-				"lmdeploy:generation_tokens_total", NULL, "lmdeploy:request_success_total",
-				"lmdeploy:time_to_first_token_seconds", "lmdeploy:iter_token_latency",
-				"lmdeploy:e2e_request_latency_seconds", "lmdeploy:request_queue_time_seconds",
-				0, 1, NULL },
-	/* SIM_PROF_LLAMACPP and SIM_PROF_TRITON have renderers of their own
-	 * (render_llamacpp, render_triton). */
+static const struct metric_name {
+	unsigned char profile, slot, prio;
+	const char *name, *label;
+} metric_names[] = {
+#define SERVER_METRIC(id, kind, slot, prio, comb, flags, scale, name, label, value) \
+	{ SIM_PROF_##id, SS_##kind##_##slot, prio, name, label },
+#include "infertop/servers.def"
 };
-_Static_assert(sizeof profs / sizeof profs[0] == SIM_PROF_COUNT, "a profs[] entry per profile");
+
+enum sim_renderer { SR_TABLE, SR_LLAMACPP, SR_TRITON };
+
+static const struct sim_look {
+	bool set;
+	enum sim_renderer renderer;
+	const char *success;	/* request success counter */
+	int by_reason;		/* its series split by finished_reason */
+	int itl_per_request;	/* TGI: a histogram of each request's mean, not of every gap */
+	int model_label;
+	const char *extra_labels;
+} looks[SIM_PROF_COUNT] = {
+#define SERVER_SIM(id, renderer, success, by_reason, itl_per_request, model_label, labels) \
+	[SIM_PROF_##id] = { true, SR_##renderer, success, by_reason, itl_per_request, model_label, labels },
+#include "infertop/servers.def"
+};
+
+struct prof {
+	const char *name[SS_N];
+	const struct sim_look *look;
+};
+
+static void prof_of(enum sim_profile id, struct prof *p)
+{
+	static const struct sim_look table_look = { true, SR_TABLE, NULL, 0, 0, 1, NULL };
+	memset(p, 0, sizeof *p);
+	p->look = looks[id].set ? &looks[id] : &table_look;
+	for (size_t i = 0; i < sizeof metric_names / sizeof metric_names[0]; i++) {
+		const struct metric_name *m = &metric_names[i];
+		/* The first current name wins (SGLang lists "sglang:" before
+		 * "sglang_"); a series told apart by a label is for a renderer
+		 * of its own. */
+		if (m->profile == id && m->prio == 0 && m->slot < SS_N && !m->label && !p->name[m->slot])
+			p->name[m->slot] = m->name;
+	}
+}
 
 struct sbuf {
 	char *p;
@@ -236,33 +262,56 @@ static double kv_usage(const struct sim_server *s)
 	return u > 1 ? 1 : u;
 }
 
+/* A counter the client reads from a histogram's _sum (TGI's token counts):
+ * shown as that histogram, with one +Inf bucket, as a real one would be. */
+static void counter_or_sum(struct ctx *c, const char *name, const char *help, double v, double n)
+{
+	if (!name)
+		return;
+	size_t len = strlen(name);
+	if (len > 4 && strcmp(name + len - 4, "_sum") == 0) {
+		char base[128];
+		snprintf(base, sizeof base, "%.*s", (int)(len - 4), name);
+		head(c, base, "histogram", help);
+		sample(c, base, "_bucket", "le=\"+Inf\"", n);
+		sample(c, base, "_sum", NULL, v);
+		sample(c, base, "_count", NULL, n);
+		return;
+	}
+	counter(c, name, help, v);
+}
+
 static void render_table(struct ctx *c, const struct prof *p)
 {
 	const struct sim_server *s = c->s;
 	const struct sim_stats *st = &s->st;
-	gauge(c, p->running, "Number of requests in model execution batches.", (double)s->nrunning);
-	gauge(c, p->waiting, "Number of requests waiting to be processed.", (double)s->nwaiting);
-	gauge(c, p->kv, "KV-cache usage. 1 means 100 percent usage.", kv_usage(s));
-	counter(c, p->prompt, "Number of prefill tokens processed.", (double)st->prompt_tokens);
-	counter(c, p->gen, "Number of generation tokens processed.", (double)st->gen_tokens);
-	counter(c, p->preempt, "Cumulative number of preemptions from the engine.",
+	const struct sim_look *look = p->look;
+	double done = (double)(st->success[0] + st->success[1]);
+	gauge(c, p->name[SS_GAUGE_RUNNING], "Number of requests in model execution batches.", (double)s->nrunning);
+	gauge(c, p->name[SS_GAUGE_WAITING], "Number of requests waiting to be processed.", (double)s->nwaiting);
+	gauge(c, p->name[SS_GAUGE_KV], "KV-cache usage. 1 means 100 percent usage.", kv_usage(s));
+	counter_or_sum(c, p->name[SS_COUNTER_PROMPT], "Number of prefill tokens processed.",
+		       (double)st->prompt_tokens, done);
+	counter_or_sum(c, p->name[SS_COUNTER_GEN], "Number of generation tokens processed.",
+		       (double)st->gen_tokens, done);
+	counter(c, p->name[SS_COUNTER_PREEMPT], "Cumulative number of preemptions from the engine.",
 		(double)st->preemptions);
-	if (p->success) {
-		head(c, p->success, "counter", "Count of successfully processed requests.");
-		if (s->opt.profile == SIM_PROF_TGI) {
-			sample(c, p->success, "", NULL, (double)(st->success[0] + st->success[1]));
+	if (look->success) {
+		head(c, look->success, "counter", "Count of successfully processed requests.");
+		if (!look->by_reason) {
+			sample(c, look->success, "", NULL, done);
 		} else {
-			sample(c, p->success, "", "finished_reason=\"length\"", (double)st->success[0]);
-			sample(c, p->success, "", "finished_reason=\"stop\"", (double)st->success[1]);
+			sample(c, look->success, "", "finished_reason=\"length\"", (double)st->success[0]);
+			sample(c, look->success, "", "finished_reason=\"stop\"", (double)st->success[1]);
 		}
 	}
-	histogram(c, p->ttft, "Histogram of time to first token in seconds.", &st->ttft);
-	histogram(c, p->itl,
-		  p->itl_per_request ? "Mean time per token per request in seconds."
-				     : "Histogram of inter-token latency in seconds.",
-		  p->itl_per_request ? &st->tpot : &st->itl);
-	histogram(c, p->e2e, "Histogram of end to end request latency in seconds.", &st->e2e);
-	histogram(c, p->queue, "Histogram of time spent waiting in the queue in seconds.", &st->queue);
+	histogram(c, p->name[SS_HIST_TTFT], "Histogram of time to first token in seconds.", &st->ttft);
+	histogram(c, p->name[SS_HIST_ITL],
+		  look->itl_per_request ? "Mean time per token per request in seconds."
+					: "Histogram of inter-token latency in seconds.",
+		  look->itl_per_request ? &st->tpot : &st->itl);
+	histogram(c, p->name[SS_HIST_E2E], "Histogram of end to end request latency in seconds.", &st->e2e);
+	histogram(c, p->name[SS_HIST_QUEUE], "Histogram of time spent waiting in the queue in seconds.", &st->queue);
 }
 
 /* The metric set of the llama.cpp capture in tests/fixtures/llamacpp. */
@@ -352,17 +401,22 @@ char *sim_metrics_render(const struct sim_server *s, size_t *len)
 	if (!b.p)
 		return NULL;
 	struct ctx c = { &b, s, "" };
-	if (s->opt.profile == SIM_PROF_LLAMACPP) {
+	struct prof p;
+	prof_of(s->opt.profile, &p);
+	switch (p.look->renderer) {
+	case SR_LLAMACPP:
 		render_llamacpp(&c);
-	} else if (s->opt.profile == SIM_PROF_TRITON) {
+		break;
+	case SR_TRITON:
 		render_triton(&c);
-	} else {
-		const struct prof *p = &profs[s->opt.profile];
-		if (p->model_label)
+		break;
+	case SR_TABLE:
+		if (p.look->model_label)
 			snprintf(c.labels, sizeof c.labels, "%s%smodel_name=\"%s\"",
-				 p->extra_labels ? p->extra_labels : "", p->extra_labels ? "," : "",
+				 p.look->extra_labels ? p.look->extra_labels : "", p.look->extra_labels ? "," : "",
 				 s->model_prom);
-		render_table(&c, p);
+		render_table(&c, &p);
+		break;
 	}
 	c.labels[0] = '\0';
 	head(&c, "infertop_sim_faults_total", "counter", "Faults injected by infertop sim, by kind.");

@@ -88,7 +88,7 @@ static void fixed_tick(struct sim_tmr *tm, int64_t now)
 		finish(s, rq, t);
 		rq->aborted = 1;
 	}
-	sim_http_wake(rq);
+	s->wake(rq);
 }
 
 static void fixed_submit(struct sim_server *s, struct sim_rq *rq, int64_t now)
@@ -106,7 +106,7 @@ static void fixed_submit(struct sim_server *s, struct sim_rq *rq, int64_t now)
 		finish(s, rq, now);
 		rq->aborted = 1;
 	}
-	sim_http_wake(rq);
+	s->wake(rq);
 }
 
 /* ---- continuous batching ---- */
@@ -195,7 +195,7 @@ static void step_begin(struct sim_server *s, int64_t t)
 			s->running[s->nrunning++] = rq;
 		}
 		if (first)
-			sim_http_wake(rq);
+			s->wake(rq);
 	}
 	if (s->nrunning == 0)
 		return;
@@ -226,7 +226,7 @@ static void step_end(struct sim_tmr *tm, int64_t now)
 			rq->prefill_left = 0;
 		}
 		emit(s, rq, t);
-		sim_http_wake(rq);
+		s->wake(rq);
 	}
 	long j = 0;
 	for (long i = 0; i < s->nrunning; i++) {
@@ -234,7 +234,7 @@ static void step_end(struct sim_tmr *tm, int64_t now)
 		if (rq->produced >= rq->stop_at) {
 			rq->run_idx = -1;
 			finish(s, rq, t);
-			sim_http_wake(rq);
+			s->wake(rq);
 		} else {
 			rq->run_idx = (int32_t)j;
 			s->running[j++] = rq;
@@ -244,8 +244,9 @@ static void step_end(struct sim_tmr *tm, int64_t now)
 	step_begin(s, t);
 }
 
-int sim_sched_init(struct sim_server *s)
+int sim_sched_init(struct sim_server *s, void (*wake)(struct sim_rq *rq))
 {
+	s->wake = wake;
 	s->nrunning = s->nwaiting = 0;
 	s->kv_used = 0;
 	s->wait_head = s->wait_tail = NULL;
