@@ -341,6 +341,39 @@ int64_t hist_percentile(const struct hist *h, double p)
 	return estimate(h, i);
 }
 
+void hist_cumulative(const struct hist *h, const int64_t *le_us, size_t n, uint64_t *out)
+{
+	uint32_t first = bucket_of(h->min < INT64_MAX ? h->min : 0);
+	uint32_t next = first; /* buckets [first, next) are in cum */
+	uint64_t cum = 0;
+	for (size_t k = 0; k < n; k++) {
+		int64_t le = le_us[k];
+		if (!h->count || le < 0 || (h->min_exact && le < h->min)) {
+			out[k] = 0;
+			continue;
+		}
+		if (h->max_exact && le >= h->max) {
+			out[k] = h->count;
+			continue;
+		}
+		/* The last bucket wholly at or below le (le >= 0 here, and bucket
+		 * 0 holds only 0, so `top` below never wraps when it matters). */
+		uint32_t b = bucket_of(le);
+		int64_t top = bucket_hi(b) == le ? (int64_t)b : (int64_t)b - 1;
+		if (top < (int64_t)first) {
+			out[k] = 0;
+			continue;
+		}
+		if ((uint32_t)top + 1 < next) { /* bounds out of order: start over */
+			next = first;
+			cum = 0;
+		}
+		for (; next <= (uint32_t)top; next++)
+			cum += h->counts[next];
+		out[k] = cum;
+	}
+}
+
 void hist_bucket_bounds(int64_t us, int64_t *lo, int64_t *hi)
 {
 	uint32_t i = bucket_of(us < 0 ? 0 : us);

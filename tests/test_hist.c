@@ -1207,6 +1207,143 @@ static void test_decode_mutations(void **state)
 	hist_free(h);
 }
 
+/* The bucket of v by the header's formula, independently of hist.c. */
+static void ref_bucket(int64_t v, int64_t *lo, int64_t *hi)
+{
+	if (v > HIST_TOP_US)
+		v = HIST_TOP_US;
+	int lg = 63 - __builtin_clzll((uint64_t)v | 1);
+	int shift = lg - 10 > 0 ? lg - 10 : 0;
+	*lo = (v >> shift) << shift;
+	*hi = *lo + (INT64_C(1) << shift) - 1;
+}
+
+/* Samples <= x in a sorted array. */
+static uint64_t ref_count_le(const int64_t *sorted, size_t n, int64_t x)
+{
+	size_t a = 0, b = n;
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (sorted[m] <= x)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
+/* What hist_cumulative promises at le over sorted samples (hist.h). */
+static uint64_t ref_cumulative(const int64_t *sorted, size_t n, int64_t le, bool exact_ends)
+{
+	if (!n || le < 0)
+		return 0;
+	if (exact_ends && le >= sorted[n - 1])
+		return n;
+	if (exact_ends && le < sorted[0])
+		return 0;
+	int64_t lo, hi;
+	ref_bucket(le, &lo, &hi);
+	return ref_count_le(sorted, n, hi == le ? le : lo - 1);
+}
+
+static void test_cumulative(void **state)
+{
+	(void)state;
+	enum { N = 20000 };
+	int64_t *v = malloc(N * sizeof *v);
+	assert_non_null(v);
+	struct hist *h = hist_new(), *part = hist_new();
+	assert_non_null(h);
+	assert_non_null(part);
+	rng_seed(77);
+	/* Log-normal around 50 ms: every octave from 1 ms to seconds. */
+	for (size_t i = 0; i < N; i++) {
+		v[i] = (int64_t)(50000.0 * exp(1.5 * rng_gauss()));
+		hist_record(h, v[i]);
+	}
+	qsort(v, N, sizeof *v, cmp_i64);
+
+	/* vLLM's TTFT bounds in us, then bucket tops, bucket bottoms, values
+	 * below 2048, a bound under min and one over max. */
+	int64_t le[] = { 1000,	 5000,	 10000,	  20000,   40000,   60000,   80000,    100000,	 250000,
+			 500000, 750000, 1000000, 2500000, 5000000, 7500000, 10000000, 20000000, 2560000000 };
+	size_t nle = sizeof le / sizeof le[0];
+	uint64_t out[64];
+	hist_cumulative(h, le, nle, out);
+	for (size_t k = 0; k < nle; k++)
+		CHECK(out[k] == ref_cumulative(v, N, le[k], true), "le=%" PRId64 ": got %" PRIu64 " want %" PRIu64,
+		      le[k], out[k], ref_cumulative(v, N, le[k], true));
+	/* Never above the true count, never below it by more than the
+	 * bound's own bucket. */
+	for (size_t k = 0; k < nle; k++) {
+		int64_t lo, hi;
+		ref_bucket(le[k], &lo, &hi);
+		CHECK(out[k] <= ref_count_le(v, N, le[k]), "le=%" PRId64 " counts a sample above it", le[k]);
+		CHECK(out[k] >= ref_count_le(v, N, lo - 1), "le=%" PRId64 " misses more than its bucket", le[k]);
+	}
+
+	/* Random bounds, ascending and not, exact below 2048 and at tops. */
+	int64_t r[64];
+	for (int round = 0; round < 200; round++) {
+		size_t m = 1 + rng_u64() % 64;
+		for (size_t k = 0; k < m; k++) {
+			switch (rng_u64() % 4) {
+			case 0:
+				r[k] = (int64_t)(rng_u64() % 2048);
+				break;
+			case 1: {
+				int64_t lo, hi;
+				ref_bucket((int64_t)(rng_u64() % 20000000), &lo, &hi);
+				r[k] = hi;
+				break;
+			}
+			case 2:
+				r[k] = (int64_t)(rng_u64() % 20000000);
+				break;
+			default:
+				r[k] = (int64_t)(rng_u64() % 100) - 50;
+			}
+		}
+		if (round % 2 == 0)
+			qsort(r, m, sizeof *r, cmp_i64);
+		hist_cumulative(h, r, m, out);
+		for (size_t k = 0; k < m; k++) {
+			CHECK(out[k] == ref_cumulative(v, N, r[k], true), "round %d le=%" PRId64 ": got %" PRIu64 " want %" PRIu64,
+			      round, r[k], out[k], ref_cumulative(v, N, r[k], true));
+			int64_t lo, hi;
+			ref_bucket(r[k] < 0 ? 0 : r[k], &lo, &hi);
+			if (r[k] >= 0 && (r[k] < 2048 || r[k] == hi))
+				CHECK(out[k] == ref_count_le(v, N, r[k]), "le=%" PRId64 " is a bucket top: exact", r[k]);
+		}
+	}
+
+	/* After hist_sub the extremes are bounds only: the answer still
+	 * follows the buckets (the removed extremes' buckets now hold none). */
+	for (size_t i = 0; i < N; i += 2)
+		hist_record(part, v[i]);
+	hist_sub(h, part);
+	int64_t *rest = malloc(N / 2 * sizeof *rest);
+	assert_non_null(rest);
+	for (size_t i = 1, j = 0; i < N; i += 2)
+		rest[j++] = v[i];
+	hist_cumulative(h, le, nle, out);
+	for (size_t k = 0; k < nle; k++) {
+		int64_t lo, hi;
+		ref_bucket(le[k], &lo, &hi);
+		CHECK(out[k] <= ref_count_le(rest, N / 2, le[k]) && out[k] >= ref_count_le(rest, N / 2, lo - 1),
+		      "after sub le=%" PRId64 ": got %" PRIu64, le[k], out[k]);
+	}
+	/* An empty histogram counts nothing anywhere. */
+	hist_reset(h);
+	hist_cumulative(h, le, nle, out);
+	for (size_t k = 0; k < nle; k++)
+		assert_int_equal(out[k], 0);
+	free(rest);
+	free(v);
+	hist_free(part);
+	hist_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1225,6 +1362,7 @@ int main(void)
 		cmocka_unit_test(test_encode_roundtrip),
 		cmocka_unit_test(test_decode_handmade),
 		cmocka_unit_test(test_decode_mutations),
+		cmocka_unit_test(test_cumulative),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

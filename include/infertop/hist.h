@@ -133,6 +133,17 @@ double hist_stddev(const struct hist *h);
  * integer, so p = 99.9 with 1000 samples is rank 999. 0 when empty. */
 int64_t hist_percentile(const struct hist *h, double p);
 
+/* Cumulative counts at n bounds (a Prometheus histogram's `le` buckets):
+ * out[i] = the samples whose bucket lies wholly at or below le_us[i].
+ * That is exactly the number of samples <= le_us[i] when le_us[i] is the
+ * top of its bucket (every value below 2048 is), when it lies at or
+ * above an exact max, or below an exact min. Otherwise the samples that
+ * share le_us[i]'s bucket and are <= le_us[i] (values within a relative
+ * 2^-10 below it) are left out: the count never includes a sample above
+ * the bound, and is short by at most that one bucket's samples. One pass
+ * over the buckets when the bounds ascend. */
+void hist_cumulative(const struct hist *h, const int64_t *le_us, size_t n, uint64_t *out);
+
 /* The values [*lo, *hi] that share us's bucket (after clamping to
  * [0, HIST_TOP_US]): the resolution at which this histogram sees us. */
 void hist_bucket_bounds(int64_t us, int64_t *lo, int64_t *hi);

@@ -7,16 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infertop/buckets.h"
 #include "infertop/sim_internal.h"
 
-/* vLLM's bucket bounds (seconds), used for every profile: the client must
- * never hard-code bounds, and one set keeps the sim simple. */
-static const double ttft_le[] = { 0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,  0.25, 0.5,   0.75,
-				  1.0,	 2.5,	5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0 };
-static const double itl_le[] = { 0.01, 0.025, 0.05, 0.075, 0.1,	 0.15, 0.2,  0.3,  0.4, 0.5,
-				 0.75, 1.0,   2.5,  5.0,   7.5, 10.0, 20.0, 40.0, 80.0 };
-static const double req_le[] = { 0.3,  0.5,  0.8,  1.0,	 1.5,	2.0,   2.5,   5.0,   10.0,   15.0,  20.0,
-				 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0 };
+/* The vLLM histograms' bounds come from buckets.h (shared with the
+ * exporter), used for every profile: the client must never hard-code
+ * bounds, and one set keeps the sim simple. The scheduling lag histogram is
+ * the simulator's own. */
 static const double lag_le[] = { 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001,
 				 0.0025,  0.005,    0.01,    0.025,  0.05,    0.1,    0.25 };
 #define NB(a) ((int)(sizeof a / sizeof a[0]))
@@ -41,11 +38,11 @@ void sim_hist_observe(struct sim_hist *h, double v)
 void sim_stats_init(struct sim_stats *st)
 {
 	memset(st, 0, sizeof *st);
-	sim_hist_init(&st->ttft, ttft_le, NB(ttft_le));
-	sim_hist_init(&st->itl, itl_le, NB(itl_le));
-	sim_hist_init(&st->tpot, itl_le, NB(itl_le));
-	sim_hist_init(&st->e2e, req_le, NB(req_le));
-	sim_hist_init(&st->queue, req_le, NB(req_le));
+	sim_hist_init(&st->ttft, buckets_ttft.le, buckets_ttft.n);
+	sim_hist_init(&st->itl, buckets_itl.le, buckets_itl.n);
+	sim_hist_init(&st->tpot, buckets_itl.le, buckets_itl.n);
+	sim_hist_init(&st->e2e, buckets_request.le, buckets_request.n);
+	sim_hist_init(&st->queue, buckets_request.le, buckets_request.n);
 	sim_hist_init(&st->lag, lag_le, NB(lag_le));
 }
 

@@ -1,0 +1,348 @@
+#include "config.h"
+
+#include "infertop/exporter.h"
+
+#include <inttypes.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infertop/buckets.h"
+#include "infertop/hist.h"
+#include "infertop/load.h"
+#include "infertop/stats.h"
+#include "infertop/view.h"
+
+/* ---- output buffer ---- */
+
+struct out {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void out_grow(struct out *o, size_t need)
+{
+	if (o->oom || o->len + need + 1 <= o->cap)
+		return;
+	size_t cap = o->cap ? o->cap : 16384;
+	while (cap < o->len + need + 1)
+		cap *= 2;
+	char *np = realloc(o->p, cap);
+	if (!np) {
+		o->oom = true;
+		return;
+	}
+	o->p = np;
+	o->cap = cap;
+}
+
+static void out_put(struct out *o, const char *s, size_t n)
+{
+	out_grow(o, n);
+	if (o->oom)
+		return;
+	memcpy(o->p + o->len, s, n);
+	o->len += n;
+	o->p[o->len] = '\0';
+}
+
+static void out_str(struct out *o, const char *s)
+{
+	out_put(o, s, strlen(s));
+}
+
+/* Only integers and strings go through here: the numbers that could
+ * follow LC_NUMERIC are formatted by fmt_double under the C locale. */
+__attribute__((format(printf, 2, 3))) static void out_printf(struct out *o, const char *fmt, ...)
+{
+	char tmp[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		o->oom = true;
+		return;
+	}
+	if ((size_t)n < sizeof tmp) {
+		out_put(o, tmp, (size_t)n);
+		return;
+	}
+	out_grow(o, (size_t)n);
+	if (o->oom)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(o->p + o->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	o->len += (size_t)n;
+}
+
+/* ---- numbers ---- */
+
+/* Microseconds as seconds, exactly (no float on the way): "0.001",
+ * "2560.0". Whole numbers keep a ".0" so that an `le` label reads as the
+ * Python client writes it in vLLM's exposition ("1.0", not "1"): in
+ * Prometheus 2.x `le` is compared as a string, and equal bounds must be
+ * equal label values for client and server series to line up. */
+static const char *fmt_us(uint64_t us, char *buf, size_t cap)
+{
+	uint64_t whole = us / 1000000, frac = us % 1000000;
+	if (!frac) {
+		snprintf(buf, cap, "%" PRIu64 ".0", whole);
+		return buf;
+	}
+	int digits = 6;
+	while (frac % 10 == 0) {
+		frac /= 10;
+		digits--;
+	}
+	snprintf(buf, cap, "%" PRIu64 ".%0*" PRIu64, whole, digits, frac);
+	return buf;
+}
+
+/* Shortest text that reads back as the same double, in the C locale
+ * whatever LC_NUMERIC the process runs under (a "0,5" is not a number to
+ * Prometheus). */
+static const char *fmt_double(double v, char *buf, size_t cap)
+{
+	if (isnan(v))
+		return "NaN";
+	if (isinf(v))
+		return v > 0 ? "+Inf" : "-Inf";
+	locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+	locale_t old = c ? uselocale(c) : (locale_t)0;
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, cap, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	if (c) {
+		uselocale(old);
+		freelocale(c);
+	}
+	return buf;
+}
+
+/* ---- the exposition ---- */
+
+/* Label values escaped per the text format: backslash, double quote and
+ * line feed; everything else (UTF-8 included) goes as is. */
+static void out_label_value(struct out *o, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '\\':
+			out_put(o, "\\\\", 2);
+			break;
+		case '"':
+			out_put(o, "\\\"", 2);
+			break;
+		case '\n':
+			out_put(o, "\\n", 2);
+			break;
+		default:
+			out_put(o, s, 1);
+		}
+	}
+}
+
+struct ctx {
+	struct out o;
+	const char *model;
+	const char *generator;
+};
+
+static void head(struct ctx *c, const char *name, const char *type, const char *help)
+{
+	out_printf(&c->o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* name{model="…",generator="…"[,extra]} and a space: the value follows. */
+static void series(struct ctx *c, const char *name, const char *suffix, const char *extra_name,
+		   const char *extra_value)
+{
+	out_printf(&c->o, "%s%s{model=\"", name, suffix);
+	out_label_value(&c->o, c->model);
+	out_str(&c->o, "\",generator=\"");
+	out_label_value(&c->o, c->generator);
+	if (extra_name) {
+		out_printf(&c->o, "\",%s=\"", extra_name);
+		out_label_value(&c->o, extra_value);
+	}
+	out_str(&c->o, "\"} ");
+}
+
+static void sample_u64(struct ctx *c, const char *name, const char *suffix, const char *ln, const char *lv,
+		       uint64_t v)
+{
+	series(c, name, suffix, ln, lv);
+	out_printf(&c->o, "%" PRIu64 "\n", v);
+}
+
+static void sample_text(struct ctx *c, const char *name, const char *suffix, const char *ln, const char *lv,
+			const char *v)
+{
+	series(c, name, suffix, ln, lv);
+	out_str(&c->o, v);
+	out_str(&c->o, "\n");
+}
+
+static void counter(struct ctx *c, const char *name, const char *help, uint64_t v)
+{
+	head(c, name, "counter", help);
+	sample_u64(c, name, "", NULL, NULL, v);
+}
+
+static void gauge(struct ctx *c, const char *name, const char *help, double v)
+{
+	char num[40];
+	head(c, name, "gauge", help);
+	sample_text(c, name, "", NULL, NULL, fmt_double(v, num, sizeof num));
+}
+
+/* The client's latency histograms: which whole-run histogram, and which of
+ * vLLM's bounds, per name. */
+struct lat {
+	enum stat_metric m;
+	const char *name;          /* histogram family */
+	const char *window;        /* summary: quantiles over the window */
+	const struct buckets *b;
+	const char *help;
+};
+
+/* TTFB has no vLLM counterpart: it shares TTFT's bounds, the nearest
+ * server figure. The client queue (intended -> actual send, wrk2's
+ * correction) takes the bounds of its server counterpart,
+ * vllm:request_queue_time_seconds, so the two overlay; a healthy client
+ * stays below their first bound (0.3 s), and one that falls behind shows
+ * up above it. */
+static const struct lat lats[] = {
+	{ STAT_TTFT, "infertop_ttft_seconds", "infertop_ttft_window_seconds", &buckets_ttft,
+	  "Time to first token seen by the client, successful requests (vLLM: vllm:time_to_first_token_seconds)." },
+	{ STAT_ITL, "infertop_itl_seconds", "infertop_itl_window_seconds", &buckets_itl,
+	  "Gaps between output chunks seen by the client (vLLM: vllm:inter_token_latency_seconds)." },
+	{ STAT_TPOT, "infertop_tpot_seconds", "infertop_tpot_window_seconds", &buckets_itl,
+	  "Per request (e2e - ttft) / (output tokens - 1) (vLLM: vllm:time_per_output_token_seconds)." },
+	{ STAT_E2E, "infertop_e2e_seconds", "infertop_e2e_window_seconds", &buckets_request,
+	  "Send to the last output chunk, seen by the client (vLLM: vllm:e2e_request_latency_seconds)." },
+	{ STAT_TTFB, "infertop_ttfb_seconds", "infertop_ttfb_window_seconds", &buckets_ttft,
+	  "Send to the first SSE event of any kind, successful requests (no vLLM counterpart: TTFT's bounds)." },
+	{ STAT_QUEUE, "infertop_queue_seconds", "infertop_queue_window_seconds", &buckets_request,
+	  "Client queue: intended send time to actual send (open loop with a cap, backoff)." },
+};
+
+#define LE_MAX 64
+
+static void histogram(struct ctx *c, const struct lat *l, const struct hist *h)
+{
+	int64_t le_us[LE_MAX] = { 0 };
+	uint64_t cum[LE_MAX] = { 0 };
+	int n = l->b->n < LE_MAX ? l->b->n : LE_MAX;
+	/* The bounds are whole microseconds (buckets.h): llround is exact. */
+	for (int i = 0; i < n; i++)
+		le_us[i] = (int64_t)llround(l->b->le[i] * 1e6);
+	hist_cumulative(h, le_us, (size_t)n, cum);
+
+	head(c, l->name, "histogram", l->help);
+	char num[40];
+	for (int i = 0; i < n; i++)
+		sample_u64(c, l->name, "_bucket", "le", fmt_us((uint64_t)le_us[i], num, sizeof num), cum[i]);
+	sample_u64(c, l->name, "_bucket", "le", "+Inf", hist_count(h));
+	sample_text(c, l->name, "_sum", NULL, NULL, fmt_us(hist_sum(h), num, sizeof num));
+	sample_u64(c, l->name, "_count", NULL, NULL, hist_count(h));
+}
+
+/* p50/p90/p99 over the sliding window, as a summary: quantiles over a
+ * recent window beside a cumulative _sum and _count is what a Prometheus
+ * client's summary is (its max_age window), and promtool refuses a
+ * `quantile` label on a gauge. _sum and _count are the whole run's, as
+ * the histogram's. No quantile sample while the window is empty: an
+ * absent series reads as "no data", a 0 would read as a perfect latency. */
+static void window_quantiles(struct ctx *c, const struct lat *l, const struct hist *w, const struct hist *run)
+{
+	static const struct {
+		double p;
+		const char *label;
+	} qs[] = { { 50, "0.5" }, { 90, "0.9" }, { 99, "0.99" } };
+	char help[200];
+	snprintf(help, sizeof help,
+		 "%s: quantiles over the sliding window (--window, nearest rank), sum and count over the run.",
+		 l->name);
+	head(c, l->window, "summary", help);
+	char num[40];
+	if (hist_count(w)) {
+		for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
+			int64_t us = hist_percentile(w, qs[i].p);
+			sample_text(c, l->window, "", "quantile", qs[i].label,
+				    fmt_us((uint64_t)(us < 0 ? 0 : us), num, sizeof num));
+		}
+	}
+	sample_text(c, l->window, "_sum", NULL, NULL, fmt_us(hist_sum(run), num, sizeof num));
+	sample_u64(c, l->window, "_count", NULL, NULL, hist_count(run));
+}
+
+static void render_stats(struct ctx *c, const struct stats *s, int64_t now_ns)
+{
+	head(c, "infertop_requests_total", "counter",
+	     "Finished requests by outcome (ok, error), since the run (or its warmup's end) began.");
+	sample_u64(c, "infertop_requests_total", "", "outcome", "ok", s->run_c.completed);
+	sample_u64(c, "infertop_requests_total", "", "outcome", "error", s->run_c.failed);
+
+	head(c, "infertop_errors_total", "counter", "Failed requests by kind (ERRORS in infertop(1)).");
+	for (int k = 0; k < ERR_NKINDS; k++)
+		sample_u64(c, "infertop_errors_total", "", "kind", stats_err_name((enum err_kind)k), s->errors[k]);
+
+	counter(c, "infertop_input_tokens_total", "Prompt tokens of successful requests, from usage.",
+		s->run_c.input_tokens);
+	counter(c, "infertop_output_tokens_total", "Output tokens of successful requests (usage, else chunks).",
+		s->run_c.output_tokens);
+	counter(c, "infertop_connections_opened_total", "TCP connections opened (kept-alive reuse keeps this flat).",
+		s->connections);
+	gauge(c, "infertop_in_flight", "Requests sent and not yet finished.", (double)s->in_flight);
+
+	for (size_t i = 0; i < sizeof lats / sizeof lats[0]; i++)
+		histogram(c, &lats[i], s->run[lats[i].m]);
+	for (size_t i = 0; i < sizeof lats / sizeof lats[0]; i++)
+		window_quantiles(c, &lats[i], s->win[lats[i].m], s->run[lats[i].m]);
+	gauge(c, "infertop_window_seconds", "Span the window quantiles cover (shorter than --window early on).",
+	      stats_window_seconds(s, now_ns));
+}
+
+/* Closed loop targets a concurrency and has no rate; open loop targets a
+ * rate, and its concurrency is the --max-concurrency cap (0: none). */
+static void render_load(struct ctx *c, const struct load *l)
+{
+	bool open = l->mode == LOAD_OPEN;
+	gauge(c, "infertop_target_concurrency",
+	      "Requests kept in flight (closed loop); the in-flight cap in open loop, 0 = none.",
+	      (double)(open ? l->max_concurrency : l->concurrency));
+	gauge(c, "infertop_target_rate", "Requests started per second (open loop); 0 in closed loop.",
+	      open ? l->rate : 0.0);
+	gauge(c, "infertop_paused", "1 while no request starts: paused (key, API) or held by a plan between steps.",
+	      (l->paused || l->held) ? 1.0 : 0.0);
+}
+
+char *exporter_text(const struct run_view *v, const char *generator_id, int64_t now_ns, size_t *len)
+{
+	struct ctx c = { .model = v->model ? v->model : "", .generator = generator_id ? generator_id : "" };
+	if (v->stats)
+		render_stats(&c, v->stats, now_ns);
+	if (v->load)
+		render_load(&c, v->load);
+	gauge(&c, "infertop_elapsed_seconds", "Time the run has lasted.", (double)run_view_elapsed(v, now_ns) / 1e9);
+	out_grow(&c.o, 0); /* an empty view still gets a string */
+	if (!c.o.oom)
+		c.o.p[c.o.len] = '\0';
+	if (c.o.oom) {
+		free(c.o.p);
+		return NULL;
+	}
+	if (len)
+		*len = c.o.len;
+	return c.o.p;
+}

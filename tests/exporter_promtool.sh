@@ -1,0 +1,65 @@
+#!/bin/sh
+# Prometheus' own linter on the exposition of a synthetic run (a model name
+# needing every escape included): `promtool check metrics` must accept it
+# without a complaint. Skips (77) when promtool is not installed (Debian:
+# prometheus, in install-deps.sh).
+command -v promtool >/dev/null 2>&1 || { echo "SKIP: promtool not installed"; exit 77; }
+print=${EXPORTER_PRINT:-./tests/exporter_print}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+check() {
+	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
+}
+
+"$print" >"$tmp/metrics"
+check "exporter_print ran" $?
+promtool check metrics <"$tmp/metrics" >"$tmp/lint" 2>&1
+st=$?
+cat "$tmp/lint"
+# promtool exits 0 with lint warnings printed: any output is a finding.
+[ $st -eq 0 ] && [ ! -s "$tmp/lint" ]
+check "promtool check metrics: no error, no lint" $?
+grep -q '^infertop_ttft_seconds_bucket{.*le="+Inf"} 10$' "$tmp/metrics"
+check "+Inf bucket holds every TTFT" $?
+
+# A plain model name too (labels with nothing to escape).
+"$print" "llama-3.1-8b" | promtool check metrics >"$tmp/lint2" 2>&1 && [ ! -s "$tmp/lint2" ]
+check "promtool on a plain model name" $?
+cat "$tmp/lint2"
+
+# The examples under deploy/ follow the exposition: every infertop_* series
+# the Grafana board queries is one the exporter writes, every query parses
+# as PromQL, and the scrape config is valid.
+src=${INFERTOP_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+board="$src/deploy/grafana/infertop.json"
+if command -v jq >/dev/null 2>&1; then
+	jq -r '.panels[].targets[]?.expr' "$board" >"$tmp/exprs"
+	check "dashboard JSON parses and has queries" $(test -s "$tmp/exprs"; echo $?)
+	missing=""
+	for m in $(grep -oE 'infertop_[a-z0-9_]+' "$tmp/exprs" | sort -u); do
+		grep -q "^$m[{ ]" "$tmp/metrics" || missing="$missing $m"
+	done
+	[ -z "$missing" ]
+	check "every infertop series the dashboard reads is exported${missing:+ (missing:$missing)}" $?
+	{
+		echo "groups:"
+		echo "- name: dashboard"
+		echo "  rules:"
+		i=0
+		sed -e 's/\$model/.*/g; s/\$generator/.*/g; s/\$__rate_interval/1m/g' "$tmp/exprs" |
+			while IFS= read -r e; do
+				i=$((i + 1))
+				printf '  - record: q%d\n    expr: %s\n' "$i" "$(printf '%s' "$e" | jq -Rs .)"
+			done
+	} >"$tmp/rules.yml"
+	promtool check rules "$tmp/rules.yml" >"$tmp/rules.out" 2>&1
+	check "every dashboard query is valid PromQL" $?
+	grep -v -e SUCCESS -e '^Checking' -e '^$' "$tmp/rules.out" || :
+else
+	echo "SKIP: jq not installed, dashboard not checked"
+fi
+promtool check config "$src/deploy/prometheus/prometheus.yml" >/dev/null 2>&1
+check "deploy/prometheus/prometheus.yml is a valid config" $?
+
+[ "$fails" -eq 0 ]
