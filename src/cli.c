@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "infertop/clock.h"
+#include "infertop/control_req.h"
 #include "infertop/dataset.h"
 #include "infertop/help.h"
 #include "infertop/load.h"
@@ -38,8 +39,9 @@ enum cli_list { CLI_LIST_ERROR, CLI_LIST_HELP, CLI_LIST_ARG };
  * stay empty) is written after it. */
 typedef const char *(*cli_value_fn)(int i, char *note, size_t notecap);
 
-enum cli_group { G_TARGET, G_LOAD, G_REQUESTS, G_METRICS, G_OUTPUT, G_N };
-static const char *const group_title[G_N] = { "Target", "Load", "Requests", "Server metrics", "Output" };
+enum cli_group { G_TARGET, G_LOAD, G_REQUESTS, G_METRICS, G_OUTPUT, G_CONTROL, G_N };
+static const char *const group_title[G_N] = { "Target", "Load", "Requests", "Server metrics", "Output",
+					      "Control API" };
 
 struct cli_opt {
 	const char *name;	/* long name, without "--" */
@@ -364,21 +366,43 @@ static int add_header(struct config *cfg, const struct cli_opt *o, const char *a
 	return push_str(&cfg->headers, &cfg->nheaders, arg);
 }
 
-static int set_api_key_env(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+/* --api-key-env, --listen-token-env: a variable's name, never a secret:
+ * it is saved and shown. */
+static int set_env_name(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
-	(void)o;
-	(void)name;
-	/* A variable's name, never a key: it is saved and shown. */
 	bool ok = (arg[0] == '_' || (arg[0] >= 'A' && arg[0] <= 'Z') || (arg[0] >= 'a' && arg[0] <= 'z')) &&
 		  strlen(arg) <= 128;
 	for (const char *p = arg; ok && *p; p++)
 		ok = *p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9');
 	if (!ok) {
-		fprintf(stderr, "infertop: --api-key-env takes the NAME of an environment variable "
-			"(letters, digits, _), e.g. --api-key-env MY_KEY; the value was not shown\n");
+		fprintf(stderr, "infertop: %s takes the NAME of an environment variable "
+			"(letters, digits, _), e.g. %s MY_KEY; the value was not shown\n", name, name);
 		return -1;
 	}
-	return set_str(&cfg->api_key_env, arg);
+	return set_string(cfg, o, arg, name);
+}
+
+static int set_listen(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	char host[64], err[128], want[160];
+	int port;
+	bool loopback;
+	if (control_req_parse_listen(arg, host, sizeof host, &port, &loopback, err, sizeof err) != 0) {
+		snprintf(want, sizeof want, "%s", err);
+		return cli_error(name, arg, want);
+	}
+	return set_string(cfg, o, arg, name);
+}
+
+/* A Prometheus label value and a file name part: printable, no quotes. */
+static int set_id(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	bool ok = *arg && strlen(arg) <= 128;
+	for (const char *p = arg; ok && *p; p++)
+		ok = (unsigned char)*p > 0x20 && (unsigned char)*p < 0x7f && *p != '"' && *p != '\\';
+	if (!ok)
+		return cli_error(name, arg, "expected 1 to 128 printable characters without spaces, quotes or \\");
+	return set_string(cfg, o, arg, name);
 }
 
 static int add_sim_arg(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
@@ -461,7 +485,7 @@ static const struct cli_opt opts[] = {
 	{ "api", 0, "", G_TARGET, set_api, .values = api_value,
 	  .help = "endpoint: /v1/chat/completions (default) or /v1/completions" },
 	{ "header", 'H', "'K: V'", G_TARGET, add_header, .help = "extra request header (repeatable)" },
-	{ "api-key-env", 0, "VAR", G_TARGET, set_api_key_env,
+	{ "api-key-env", 0, "VAR", G_TARGET, set_env_name, F(api_key_env),
 	  .help = "read the bearer key from $VAR (default OPENAI_API_KEY); the key is never printed or saved" },
 	{ "insecure", 'k', NULL, G_TARGET, set_true, F(insecure), .help = "do not verify TLS certificates" },
 	{ "timeout", 0, "TIME", G_TARGET, set_duration, F(timeout_ns), NS_MS, 0, "expected a duration >= 1ms",
@@ -544,6 +568,14 @@ static const struct cli_opt opts[] = {
 	{ "output", 'o', "FILE", G_OUTPUT, set_string, F(output_path),
 	  .help = "write the result as JSON (vLLM-compatible keys)" },
 	{ "quiet", 'q', NULL, G_OUTPUT, set_true, F(quiet), .help = "no progress lines" },
+	{ "listen", 0, "ADDR:PORT", G_CONTROL, set_listen, F(listen),
+	  .help = "serve the control API (status, metrics, load, pause, stop) on ADDR:PORT (port 0: any); "
+		  "loopback unless a token is set" },
+	{ "listen-token-env", 0, "VAR", G_CONTROL, set_env_name, F(listen_token_env),
+	  .help = "require 'Authorization: Bearer' with the token in $VAR; needed to listen beyond loopback" },
+	{ "listen-metrics-open", 0, NULL, G_CONTROL, set_true, F(listen_metrics_open),
+	  .help = "GET requests (metrics, status, health) need no token" },
+	{ "id", 0, "NAME", G_CONTROL, set_id, F(id), .help = "generator id in /metrics (default hostname:pid)" },
 	{ "help", 'h', NULL, G_OUTPUT, show_help, .help = "show this help" },
 	{ "version", 'V', NULL, G_OUTPUT, show_version, .help = "show the version" },
 };
@@ -796,6 +828,22 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 		fprintf(stderr, "infertop: --max-concurrency applies to open loop; give --rate too\n");
 		return CLI_EXIT_USAGE;
 	}
+	if ((cfg->listen_token_env || cfg->listen_metrics_open) && !cfg->listen) {
+		fprintf(stderr, "infertop: --listen-token-env and --listen-metrics-open need --listen\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (cfg->listen && !cfg->listen_token_env) {
+		char host[64], err[128];
+		int port;
+		bool loopback = true;
+		control_req_parse_listen(cfg->listen, host, sizeof host, &port, &loopback, err, sizeof err);
+		if (!loopback) {
+			fprintf(stderr, "infertop: --listen %s is reachable from other hosts: give "
+				"--listen-token-env VAR (a bearer token in the environment) or listen on 127.0.0.1\n",
+				cfg->listen);
+			return CLI_EXIT_USAGE;
+		}
+	}
 	if (!cfg->api_key_env && set_str(&cfg->api_key_env, "OPENAI_API_KEY") != 0)
 		return CLI_EXIT_USAGE;
 	if (!cfg->server && set_str(&cfg->server, "auto") != 0)
@@ -834,6 +882,9 @@ void cli_free(struct config *cfg)
 	free(cfg->slo);
 	free(cfg->snapshot_dir);
 	free(cfg->request_log);
+	free(cfg->listen);
+	free(cfg->listen_token_env);
+	free(cfg->id);
 	free_strv(cfg->watch_metrics, cfg->nwatch_metrics);
 	free_strv(cfg->headers, cfg->nheaders);
 	free_strv(cfg->demo_args, cfg->ndemo_args);

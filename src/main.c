@@ -12,6 +12,7 @@
 
 #include "infertop/cli.h"
 #include "infertop/clock.h"
+#include "infertop/control.h"
 #include "infertop/dataset.h"
 #include "infertop/engine.h"
 #include "infertop/plan.h"
@@ -136,6 +137,24 @@ static int run(struct config *cfg)
 		engine_free(e);
 		return 2;
 	}
+	/* The control API comes up once the run is built and the server
+	 * answers, and before the dashboard, so its address is on the
+	 * terminal. It serves until the result is written. */
+	struct control *ctl = NULL;
+	if (cfg->listen) {
+		struct control_opts co = {
+			.listen = cfg->listen,
+			.token_env = cfg->listen_token_env,
+			.metrics_open = cfg->listen_metrics_open,
+			.id = cfg->id,
+		};
+		ctl = control_start(e, &co, stderr, err, sizeof err);
+		if (!ctl) {
+			fprintf(stderr, "infertop: %s\n", err);
+			engine_free(e);
+			return 2;
+		}
+	}
 	struct ui *u = NULL;
 	if (ui_wanted(cfg)) {
 		u = ui_new(e, cfg, err, sizeof err);
@@ -206,6 +225,7 @@ static int run(struct config *cfg)
 			rc = 3;
 		}
 	}
+	control_stop(ctl);
 	engine_free(e);
 	ev_loop_destroy(loop);
 	return rc;

@@ -394,6 +394,31 @@ screen_all | grep -Eq "Successful requests: +4"
 check "TERM=dumb: the summary is printed" $?
 finish
 
+# ---------------------------------------------------------------- run 10
+# The control API changes the load as a key does: the dashboard follows
+# and names the source; /v1/stop ends the run as Ctrl-C would.
+if command -v curl >/dev/null 2>&1; then
+	start 160 30 "$INFERTOP_BIN" --demo -c 2 --output-tokens 24 -o "$tmp/api.json" --listen 127.0.0.1:0 \
+		"2>$tmp/api.err"
+	wait_for "api: dashboard up" "Latency" 20
+	api=$(sed -n 's/^infertop: control API on \(http:[^ ]*\).*/\1/p' "$tmp/api.err")
+	[ -n "$api" ]
+	check "api: the address was printed before the dashboard" $?
+	curl -s -X POST -d '{"concurrency":7}' "$api/v1/load" | grep -q '"status":"ok"'
+	check "api: POST /v1/load answers ok" $?
+	wait_for "api: the status line names the source" "concurrency 7 \(by api\)"
+	wait_for "api: target 7" "target 7[^0-9]"
+	wait_for "api: in-flight follows to 7" "in-flight 7[^0-9]"
+	curl -s -X POST "$api/v1/stop" | grep -q '"status":"ok"'
+	check "api: POST /v1/stop answers ok" $?
+	wait_for "api: the run ends" "q quits" 20
+	T send-keys -t tui q
+	wait_exit 10 && [ "$(exit_status)" = 0 ] &&
+		jq -e '.infertop.state.stop_reason == "stopped by the control API"' "$tmp/api.json" >/dev/null
+	check "api: /v1/stop wrote the -o result, exit 0" $?
+	finish
+fi
+
 if ls "$tmp"/asan* "$tmp"/ubsan* >/dev/null 2>&1; then
 	cat "$tmp"/asan* "$tmp"/ubsan* 2>/dev/null
 	check "no sanitizer reports" 1

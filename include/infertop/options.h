@@ -80,6 +80,12 @@ struct config {
 	bool have_max_error_rate;
 	double max_error_rate;  /* exit 3 above this share of failed requests */
 
+	/* Control API (--listen). */
+	char *listen;           /* ADDR:PORT, NULL: no control API */
+	char *listen_token_env; /* env var holding the bearer token; NULL: none */
+	bool listen_metrics_open;   /* GETs need no token */
+	char *id;               /* generator id; NULL: hostname:pid */
+
 	/* Dashboard. */
 	double refresh_hz;
 	char *theme;            /* NULL: default theme */

@@ -1,0 +1,74 @@
+#!/bin/bash
+# What the control API costs a measuring run: the fidelity shape (STREAMS
+# streams against the simulator in fixed timing, TTFT 50 ms, ITL 10 ms) run
+# ROUNDS times each without --listen and with it while /metrics is scraped
+# every second and /v1/status polled four times a second. Prints ITL p99
+# and the client's CPU (user + sys seconds over the run) for each, medians
+# over the rounds, and the differences (targets: ITL p99 moves by <= 0.5 ms,
+# CPU by <= 1% of a core).
+#   bench/control_cost.sh [STREAMS] [REQUESTS] [ROUNDS]   (from the build directory)
+set -eu
+bin=${INFERTOP_BIN:-./infertop}
+streams=${1:-500}
+requests=${2:-$((streams * 5))}
+rounds=${3:-3}
+out=$(mktemp -d)
+simpid=
+trap '[ -n "$simpid" ] && kill $simpid 2>/dev/null; rm -rf "$out"' EXIT
+"$bin" sim --listen 127.0.0.1:0 --timing fixed --ttft 50ms --itl 10ms \
+	--max-connections $((streams + 100)) >"$out/sim.out" 2>&1 &
+simpid=$!
+for _ in $(seq 100); do grep -q listening "$out/sim.out" && break; sleep 0.1; done
+sim=$(sed -n 's/^listening on //p' "$out/sim.out" | head -1)
+
+# one MODE ROUND: a run; prints "itl_p99_ms cpu_s wall_s".
+one() {
+	local mode=$1 r=$2 args=() poller=
+	[ "$mode" = api ] && args=(--listen 127.0.0.1:0)
+	/usr/bin/time -f "%U %S %e" -o "$out/time.$mode.$r" \
+		"$bin" --no-tui -c "$streams" -n "$requests" --output-tokens 64 --metrics-url none \
+		"${args[@]}" -o "$out/r.$mode.$r.json" "http://$sim" >/dev/null 2>"$out/err.$mode.$r" &
+	local pid=$!
+	if [ "$mode" = api ]; then
+		local api=
+		for _ in $(seq 200); do
+			api=$(sed -n 's/.*control API on \(http:[^ ]*\).*/\1/p' "$out/err.$mode.$r" | head -1)
+			[ -n "$api" ] && break
+			sleep 0.01
+		done
+		(
+			n=0
+			while kill -0 $pid 2>/dev/null; do
+				curl -s -o /dev/null "$api/v1/status" || true
+				[ $((n % 4)) -ne 0 ] || curl -s -o /dev/null "$api/metrics" || true
+				n=$((n + 1))
+				sleep 0.25
+			done
+		) &
+		poller=$!
+	fi
+	wait $pid
+	[ -n "$poller" ] && wait $poller
+	local itl cpu wall
+	itl=$(jq '.p99_itl_ms' "$out/r.$mode.$r.json")
+	read -r u s wall <"$out/time.$mode.$r"
+	cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
+	echo "$itl $cpu $wall"
+}
+
+for r in $(seq "$rounds"); do
+	one plain "$r" >>"$out/plain"
+	one api "$r" >>"$out/api"
+done
+median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+pi=$(cut -d' ' -f1 "$out/plain" | median)
+ai=$(cut -d' ' -f1 "$out/api" | median)
+pc=$(cut -d' ' -f2 "$out/plain" | median)
+ac=$(cut -d' ' -f2 "$out/api" | median)
+pw=$(cut -d' ' -f3 "$out/plain" | median)
+printf 'control API cost at %d streams, %d requests, median of %d rounds\n' "$streams" "$requests" "$rounds"
+printf '  ITL p99   without %.2f ms  with %.2f ms  change %+.2f ms   (target <= 0.5 ms)\n' "$pi" "$ai" \
+	"$(awk -v a="$ai" -v b="$pi" 'BEGIN { print a - b }')"
+printf '  CPU       without %.2f s   with %.2f s   change %+.2f s over %.1f s = %+.2f%% of a core   (target <= 1%%)\n' \
+	"$pc" "$ac" "$(awk -v a="$ac" -v b="$pc" 'BEGIN { print a - b }')" "$pw" \
+	"$(awk -v a="$ac" -v b="$pc" -v w="$pw" 'BEGIN { print 100 * (a - b) / w }')"

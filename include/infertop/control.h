@@ -1,0 +1,48 @@
+#ifndef INFERTOP_CONTROL_H
+#define INFERTOP_CONTROL_H
+
+/*
+ * The control API (--listen): a small HTTP server, libmicrohttpd driven by
+ * the run's own libev loop, that reads the run through a struct run_view
+ * and changes it only through the engine's commands (CMD_SRC_API), so a
+ * request never races the token path and acts exactly as a key does.
+ *
+ *   GET  /healthz      "ok"
+ *   GET  /v1/status    the live run in the snapshot schema
+ *   GET  /metrics      Prometheus text (exporter.h)
+ *   POST /v1/load      {"concurrency":N} or {"rate":R}
+ *   POST /v1/pause, /v1/resume, /v1/snapshot, /v1/stop
+ *
+ * Requests are parsed by control_req.c.
+ */
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct engine;
+
+struct control_opts {
+	const char *listen;         /* ADDR:PORT; port 0: any */
+	const char *token_env;      /* variable holding the bearer token; NULL: none */
+	bool metrics_open;          /* GETs need no token */
+	const char *id;             /* generator id; NULL: hostname:pid */
+	/* Limits; 0 takes the default (in brackets). */
+	unsigned conn_limit;        /* connections at once [64] */
+	unsigned per_ip_limit;      /* from one address [16] */
+	unsigned idle_s;            /* an idle connection closes after [10 s] */
+	double deadline_s;          /* a request must arrive whole within [10 s] */
+};
+
+struct control;
+
+/* Binds, starts serving on the engine's loop and prints the address on log
+ * ("infertop: control API on http://ADDR:PORT"). A non-loopback address
+ * needs a token. NULL with a message in err (the token never in it). */
+struct control *control_start(struct engine *e, const struct control_opts *o, FILE *log, char *err,
+			      size_t errcap);
+/* The port bound (useful with port 0). */
+int control_port(const struct control *c);
+/* Answers what is already queued, closes everything, frees. NULL is fine. */
+void control_stop(struct control *c);
+
+#endif

@@ -1,0 +1,592 @@
+/* The control API's server: libmicrohttpd in epoll mode, its descriptor
+ * and timeout watched by the engine's libev loop (as src/sim/sim_http.c),
+ * so every request runs on the loop between two events and reads or
+ * changes the run with nobody else touching it. Requests are parsed by
+ * control_req.c; changes go through the engine's commands as CMD_SRC_API. */
+#include "config.h"
+
+#include "infertop/control.h"
+
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <ev.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "infertop/clock.h"
+#include "infertop/command.h"
+#include "infertop/control_req.h"
+#include "infertop/engine.h"
+#include "infertop/exporter.h"
+#include "infertop/snapshot.h"
+#include "infertop/view.h"
+
+/* Refused tokens are logged at most this often, with the count since. */
+#define AUTH_LOG_EVERY_NS (10 * CLOCK_NS_PER_S)
+
+/* One open connection, for the request deadline: MHD's own timeout only
+ * counts idle time, so a client sending a byte now and then (slow loris)
+ * would hold a slot forever without it. */
+struct ctl_conn {
+	struct ctl_conn *prev, *next;
+	int fd;
+	int64_t t_begin;    /* connection opened or last request answered */
+	bool cut;
+};
+
+/* One request in progress: its route and body, at most CONTROL_BODY_MAX. */
+struct ctl_rq {
+	enum control_route route;
+	size_t len;
+	bool answered;      /* a response is queued: the rest is dropped */
+	bool too_big;       /* more than CONTROL_BODY_MAX came: dropped, 413 */
+	char body[CONTROL_BODY_MAX];
+};
+
+struct control {
+	struct engine *e;
+	struct ev_loop *loop;
+	struct MHD_Daemon *mhd;
+	ev_io io;
+	ev_timer tmr;       /* MHD's own timeouts */
+	ev_timer sweep;     /* the request deadline */
+	int port;
+	char *token;        /* NULL: none asked for */
+	bool metrics_open;
+	char id[300];
+	FILE *log;
+	int64_t deadline_ns;
+	struct ctl_conn *conns;
+	/* Refused tokens: all of them, and those not yet in a log line. */
+	uint64_t auth_refused, auth_unlogged;
+	int64_t auth_logged_at;
+};
+
+/* ---- answers ---- */
+
+static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned code, char *buf, size_t len,
+				 const char *ctype, const char *h1, const char *v1)
+{
+	if (!buf)
+		return MHD_NO;
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(buf);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (h1)
+		MHD_add_response_header(r, h1, v1);
+	enum MHD_Result ret = MHD_queue_response(conn, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* {"status":..., "message":..., ["field":...], ["path":...]} */
+static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned code, const char *status,
+				 const char *msg, const char *field, const char *path, const char *h1,
+				 const char *v1)
+{
+	cJSON *j = cJSON_CreateObject();
+	if (!j)
+		return MHD_NO;
+	cJSON_AddStringToObject(j, "status", status);
+	if (field)
+		cJSON_AddStringToObject(j, "field", field);
+	cJSON_AddStringToObject(j, "message", msg);
+	if (path)
+		cJSON_AddStringToObject(j, "path", path);
+	char *text = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	if (!text)
+		return MHD_NO;
+	return send_text(conn, code, text, strlen(text), "application/json", h1, v1);
+}
+
+static unsigned code_of(enum cmd_status s)
+{
+	switch (s) {
+	case CMD_OK:
+	case CMD_UNCHANGED:
+		return MHD_HTTP_OK;
+	case CMD_REFUSED:
+		return MHD_HTTP_CONFLICT;
+	case CMD_INVALID:
+		return MHD_HTTP_BAD_REQUEST;
+	default:
+		return MHD_HTTP_INTERNAL_SERVER_ERROR;
+	}
+}
+
+static enum MHD_Result send_cmd(struct MHD_Connection *conn, const struct cmd_result *r, bool with_path)
+{
+	return send_json(conn, code_of(r->status), cmd_status_name(r->status), r->msg, NULL,
+			 with_path && r->status == CMD_OK ? r->path : NULL, NULL, NULL);
+}
+
+/* ---- the endpoints ---- */
+
+static enum MHD_Result serve_get(struct control *c, struct MHD_Connection *conn, enum control_route route)
+{
+	struct run_view v;
+	engine_view(c->e, &v);
+	int64_t now = clock_now_ns();
+	size_t len = 0;
+	char *text;
+	switch (route) {
+	case CONTROL_R_HEALTH:
+		text = strdup("ok\n");
+		return send_text(conn, MHD_HTTP_OK, text, 3, "text/plain; charset=utf-8", NULL, NULL);
+	case CONTROL_R_STATUS:
+		text = snapshot_build(&v, now, SNAPSHOT_KEY);
+		if (!text)
+			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
+		return send_text(conn, MHD_HTTP_OK, text, strlen(text), "application/json", NULL, NULL);
+	case CONTROL_R_METRICS:
+		text = exporter_text(&v, c->id, now, &len);
+		if (!text)
+			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
+		return send_text(conn, MHD_HTTP_OK, text, len, "text/plain; version=0.0.4; charset=utf-8", NULL,
+				 NULL);
+	default:
+		return MHD_NO;
+	}
+}
+
+static enum MHD_Result serve_post(struct control *c, struct MHD_Connection *conn, struct ctl_rq *rq)
+{
+	char field[64], err[CONTROL_ERR_MAX];
+	struct cmd_result r;
+	memset(&r, 0, sizeof r);
+	if (rq->route == CONTROL_R_LOAD) {
+		struct control_load l;
+		if (control_req_parse_load(rq->body, rq->len, &l, field, err) != 0)
+			return send_json(conn, MHD_HTTP_BAD_REQUEST, "invalid", err, field, NULL, NULL, NULL);
+		if (l.is_rate)
+			engine_cmd_set_rate(c->e, l.rate, CMD_SRC_API, &r);
+		else
+			engine_cmd_set_concurrency(c->e, l.concurrency, CMD_SRC_API, &r);
+		return send_cmd(conn, &r, false);
+	}
+	if (control_req_parse_empty(rq->body, rq->len, field, err) != 0)
+		return send_json(conn, MHD_HTTP_BAD_REQUEST, "invalid", err, field, NULL, NULL, NULL);
+	switch (rq->route) {
+	case CONTROL_R_PAUSE:
+		engine_cmd_pause(c->e, CMD_SRC_API, &r);
+		break;
+	case CONTROL_R_RESUME:
+		engine_cmd_resume(c->e, CMD_SRC_API, &r);
+		break;
+	case CONTROL_R_SNAPSHOT:
+		engine_cmd_snapshot(c->e, CMD_SRC_API, &r);
+		return send_cmd(conn, &r, true);
+	case CONTROL_R_STOP:
+		engine_cmd_stop(c->e, CMD_SRC_API, &r);
+		break;
+	default:
+		return MHD_NO;
+	}
+	return send_cmd(conn, &r, false);
+}
+
+/* ---- the gate: route, method, token, size ---- */
+
+static void auth_refused(struct control *c, struct MHD_Connection *conn)
+{
+	c->auth_refused++;
+	c->auth_unlogged++;
+	int64_t now = clock_now_ns();
+	if (c->auth_logged_at && now - c->auth_logged_at < AUTH_LOG_EVERY_NS)
+		return;
+	char addr[INET6_ADDRSTRLEN] = "?";
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci && ci->client_addr) {
+		const struct sockaddr *sa = ci->client_addr;
+		if (sa->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, addr, sizeof addr);
+		else if (sa->sa_family == AF_INET6)
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, addr,
+				  sizeof addr);
+	}
+	char since[48] = "the start";
+	if (c->auth_logged_at)
+		snprintf(since, sizeof since, "%.0f s", (double)(now - c->auth_logged_at) / 1e9);
+	fprintf(c->log,
+		"infertop: control API: %llu request(s) refused for a missing or wrong bearer token in %s "
+		"(latest from %s; %llu in all; reported at most every 10 s)\n",
+		(unsigned long long)c->auth_unlogged, since, addr, (unsigned long long)c->auth_refused);
+	fflush(c->log);
+	c->auth_unlogged = 0;
+	c->auth_logged_at = now;
+}
+
+/* Route, method, token and announced size. 1: go on; 0: an answer is
+ * queued; -1: the connection is to close. */
+static int gate(struct control *c, struct MHD_Connection *conn, const char *url, const char *method,
+		enum control_route *route)
+{
+	enum MHD_Result ret;
+	bool want_post = false;
+	*route = control_req_route(url, &want_post);
+	bool is_post = strcmp(method, "POST") == 0;
+	bool is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (*route == CONTROL_R_NONE) {
+		ret = send_json(conn, MHD_HTTP_NOT_FOUND, "not_found", "no such endpoint", NULL, NULL, NULL, NULL);
+	} else if (want_post ? !is_post : !is_get) {
+		ret = send_json(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "method not allowed", NULL,
+				NULL, MHD_HTTP_HEADER_ALLOW, want_post ? "POST" : "GET, HEAD");
+	} else if (c->token && (want_post || !c->metrics_open) &&
+		   !control_req_token_ok(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+								     MHD_HTTP_HEADER_AUTHORIZATION),
+					 c->token)) {
+		auth_refused(c, conn);
+		ret = send_json(conn, MHD_HTTP_UNAUTHORIZED, "unauthorized", "missing or wrong bearer token", NULL,
+				NULL, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+	} else if (cl && (strspn(cl, "0123456789") != strlen(cl) || strlen(cl) > 9 ||
+			  strtoul(cl, NULL, 10) > CONTROL_BODY_MAX)) {
+		/* Announced too large: refused before a byte of it is read. */
+		ret = send_json(conn, MHD_HTTP_CONTENT_TOO_LARGE, "too_large", "request body over 4096 bytes", NULL,
+				NULL, NULL, NULL);
+	} else {
+		return 1;
+	}
+	return ret == MHD_YES ? 0 : -1;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+				  const char *version, const char *upload_data, size_t *upload_data_size,
+				  void **con_cls)
+{
+	(void)version;
+	struct control *c = cls;
+	struct ctl_rq *rq = *con_cls;
+	if (!rq) {
+		rq = malloc(sizeof *rq);
+		if (!rq)
+			return MHD_NO;
+		rq->len = 0;
+		rq->answered = false;
+		rq->too_big = false;
+		*con_cls = rq;
+		int g = gate(c, conn, url, method, &rq->route);
+		if (g < 0)
+			return MHD_NO;
+		rq->answered = g == 0;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		size_t n = *upload_data_size;
+		*upload_data_size = 0;
+		if (rq->answered || rq->too_big)
+			return MHD_YES; /* the rest of a refused body: dropped */
+		if (n > CONTROL_BODY_MAX - rq->len) {
+			/* A chunked body that grows too large: MHD cannot answer
+			 * mid-upload, so the rest is read and dropped (never
+			 * kept) and the answer is 413; the request deadline
+			 * ends a body that never ends. */
+			rq->too_big = true;
+			return MHD_YES;
+		}
+		memcpy(rq->body + rq->len, upload_data, n);
+		rq->len += n;
+		return MHD_YES;
+	}
+	if (rq->answered)
+		return MHD_YES;
+	rq->answered = true;
+	if (rq->too_big)
+		return send_json(conn, MHD_HTTP_CONTENT_TOO_LARGE, "too_large", "request body over 4096 bytes", NULL,
+				 NULL, MHD_HTTP_HEADER_CONNECTION, "close");
+	bool post;
+	control_req_route(url, &post);
+	return post ? serve_post(c, conn, rq) : serve_get(c, conn, rq->route);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	(void)toe;
+	(void)cls;
+	free(*con_cls);
+	*con_cls = NULL;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct ctl_conn *cc = ci ? ci->socket_context : NULL;
+	if (cc)
+		cc->t_begin = clock_now_ns();
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct control *c = cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		struct ctl_conn *cc = calloc(1, sizeof *cc);
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		*socket_context = cc;
+		if (!cc || !ci) {
+			/* Untracked, it still has MHD's idle timeout. */
+			return;
+		}
+		cc->fd = ci->connect_fd;
+		cc->t_begin = clock_now_ns();
+		cc->next = c->conns;
+		if (c->conns)
+			c->conns->prev = cc;
+		c->conns = cc;
+	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		struct ctl_conn *cc = *socket_context;
+		if (cc) {
+			if (cc->prev)
+				cc->prev->next = cc->next;
+			else if (c->conns == cc)
+				c->conns = cc->next;
+			if (cc->next)
+				cc->next->prev = cc->prev;
+			free(cc);
+		}
+		*socket_context = NULL;
+	}
+}
+
+/* ---- MHD inside libev ---- */
+
+static void pump(struct control *c)
+{
+	MHD_run(c->mhd);
+	ev_timer_stop(c->loop, &c->tmr);
+	MHD_UNSIGNED_LONG_LONG ms = 0;
+	if (MHD_get_timeout(c->mhd, &ms) == MHD_YES) {
+		ev_timer_set(&c->tmr, (double)ms / 1000.0, 0.);
+		ev_timer_start(c->loop, &c->tmr);
+	}
+}
+
+static void on_io(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	pump(w->data);
+}
+
+static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	pump(w->data);
+}
+
+/* Connections that have not delivered a whole request in time are shut
+ * down; MHD then sees the end and frees them. */
+static void on_sweep(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct control *c = w->data;
+	int64_t now = clock_now_ns();
+	bool any = false;
+	for (struct ctl_conn *cc = c->conns; cc; cc = cc->next) {
+		if (!cc->cut && now - cc->t_begin > c->deadline_ns) {
+			shutdown(cc->fd, SHUT_RDWR);
+			cc->cut = true;
+			any = true;
+		}
+	}
+	if (any)
+		pump(c);
+}
+
+/* ---- start and stop ---- */
+
+static int open_listener(const char *host, int port, char *shown, size_t shown_cap, int *bound, char *err,
+			 size_t errcap)
+{
+	struct addrinfo hints, *res = NULL;
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	char ps[16];
+	snprintf(ps, sizeof ps, "%d", port);
+	int gai = getaddrinfo(host, ps, &hints, &res);
+	if (gai != 0) {
+		snprintf(err, errcap, "--listen: cannot resolve %s: %s", host, gai_strerror(gai));
+		return -1;
+	}
+	int fd = -1, e = 0;
+	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+		if (fd < 0) {
+			e = errno;
+			continue;
+		}
+		int one = 1;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 64) == 0)
+			break;
+		e = errno;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		snprintf(err, errcap, "--listen: cannot listen on %s:%d: %s", host, port, strerror(e));
+		return -1;
+	}
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	char a[INET6_ADDRSTRLEN] = "?";
+	*bound = port;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+		if (ss.ss_family == AF_INET) {
+			struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+			inet_ntop(AF_INET, &in->sin_addr, a, sizeof a);
+			*bound = ntohs(in->sin_port);
+			snprintf(shown, shown_cap, "%s:%d", a, *bound);
+		} else if (ss.ss_family == AF_INET6) {
+			struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+			inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof a);
+			*bound = ntohs(in6->sin6_port);
+			snprintf(shown, shown_cap, "[%s]:%d", a, *bound);
+		}
+	}
+	return fd;
+}
+
+static void token_free(struct control *c)
+{
+	if (c->token) {
+		/* The token leaves no copy in freed memory. */
+		volatile char *p = c->token;
+		while (*p)
+			*p++ = 0;
+		free(c->token);
+		c->token = NULL;
+	}
+}
+
+struct control *control_start(struct engine *e, const struct control_opts *o, FILE *log, char *err,
+			      size_t errcap)
+{
+	char host[INET6_ADDRSTRLEN + 1];
+	int port;
+	bool loopback;
+	char perr[128];
+	if (control_req_parse_listen(o->listen, host, sizeof host, &port, &loopback, perr, sizeof perr) != 0) {
+		snprintf(err, errcap, "--listen: %s", perr);
+		return NULL;
+	}
+	if (!loopback && !o->token_env) {
+		snprintf(err, errcap,
+			 "--listen %s is reachable from other hosts: give --listen-token-env VAR (a bearer token "
+			 "in the environment) or listen on 127.0.0.1",
+			 o->listen);
+		return NULL;
+	}
+	struct control *c = calloc(1, sizeof *c);
+	if (!c) {
+		snprintf(err, errcap, "out of memory");
+		return NULL;
+	}
+	c->e = e;
+	c->loop = engine_loop(e);
+	c->log = log;
+	c->metrics_open = o->metrics_open;
+	c->deadline_ns = (int64_t)((o->deadline_s > 0 ? o->deadline_s : 10.0) * 1e9);
+	if (o->token_env) {
+		const char *t = getenv(o->token_env);
+		if (!t || !*t) {
+			snprintf(err, errcap, "--listen-token-env: $%s is not set or empty", o->token_env);
+			free(c);
+			return NULL;
+		}
+		c->token = strdup(t);
+		if (!c->token) {
+			snprintf(err, errcap, "out of memory");
+			free(c);
+			return NULL;
+		}
+	}
+	if (o->id && *o->id) {
+		snprintf(c->id, sizeof c->id, "%s", o->id);
+	} else {
+		char hn[256] = "localhost";
+		gethostname(hn, sizeof hn - 1);
+		hn[sizeof hn - 1] = '\0';
+		snprintf(c->id, sizeof c->id, "%s:%ld", hn, (long)getpid());
+	}
+	char shown[INET6_ADDRSTRLEN + 16] = "?";
+	int fd = open_listener(host, port, shown, sizeof shown, &c->port, err, errcap);
+	if (fd < 0) {
+		token_free(c);
+		free(c);
+		return NULL;
+	}
+	unsigned limit = o->conn_limit ? o->conn_limit : 64;
+	unsigned per_ip = o->per_ip_limit ? o->per_ip_limit : 16;
+	unsigned idle = o->idle_s ? o->idle_s : 10;
+	c->mhd = MHD_start_daemon(MHD_USE_EPOLL, 0, NULL, NULL, on_request, c, MHD_OPTION_LISTEN_SOCKET, fd,
+				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, c, MHD_OPTION_NOTIFY_CONNECTION,
+				  on_connection, c, MHD_OPTION_CONNECTION_LIMIT, limit,
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, MHD_OPTION_CONNECTION_TIMEOUT, idle,
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, MHD_OPTION_END);
+	const union MHD_DaemonInfo *di = c->mhd ? MHD_get_daemon_info(c->mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
+	if (!di) {
+		snprintf(err, errcap, "--listen: cannot start the HTTP server (libmicrohttpd)");
+		if (c->mhd)
+			MHD_stop_daemon(c->mhd);
+		else
+			close(fd);
+		token_free(c);
+		free(c);
+		return NULL;
+	}
+	ev_io_init(&c->io, on_io, di->epoll_fd, EV_READ);
+	c->io.data = c;
+	ev_io_start(c->loop, &c->io);
+	ev_init(&c->tmr, on_timer);
+	c->tmr.data = c;
+	double every = (double)c->deadline_ns / 4e9;
+	ev_timer_init(&c->sweep, on_sweep, every, every);
+	c->sweep.data = c;
+	ev_timer_start(c->loop, &c->sweep);
+	pump(c);
+	fprintf(log, "infertop: control API on http://%s%s\n", shown,
+		c->token ? " (bearer token required)" : "");
+	fflush(log);
+	return c;
+}
+
+int control_port(const struct control *c)
+{
+	return c ? c->port : -1;
+}
+
+void control_stop(struct control *c)
+{
+	if (!c)
+		return;
+	/* Answers already queued (the stop that ended the run) go out first. */
+	for (int i = 0; i < 4; i++)
+		MHD_run(c->mhd);
+	if (c->auth_unlogged)
+		fprintf(c->log,
+			"infertop: control API: %llu more request(s) refused for a missing or wrong token "
+			"(%llu in all)\n",
+			(unsigned long long)c->auth_unlogged, (unsigned long long)c->auth_refused);
+	ev_io_stop(c->loop, &c->io);
+	ev_timer_stop(c->loop, &c->tmr);
+	ev_timer_stop(c->loop, &c->sweep);
+	MHD_stop_daemon(c->mhd);
+	token_free(c);
+	free(c);
+}

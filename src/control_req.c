@@ -1,0 +1,233 @@
+/* The control API's requests: routes, JSON bodies, --listen and the token.
+ * Pure and fuzzed (tests/fuzz/fuzz_control.c); control.c serves them. */
+#include "config.h"
+
+#include "infertop/control_req.h"
+
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "infertop/command.h"
+
+static const struct {
+	const char *path;
+	enum control_route r;
+	bool post;
+} routes[] = {
+	{ "/healthz", CONTROL_R_HEALTH, false },
+	{ "/v1/status", CONTROL_R_STATUS, false },
+	{ "/metrics", CONTROL_R_METRICS, false },
+	{ "/v1/load", CONTROL_R_LOAD, true },
+	{ "/v1/pause", CONTROL_R_PAUSE, true },
+	{ "/v1/resume", CONTROL_R_RESUME, true },
+	{ "/v1/snapshot", CONTROL_R_SNAPSHOT, true },
+	{ "/v1/stop", CONTROL_R_STOP, true },
+};
+
+enum control_route control_req_route(const char *path, bool *post)
+{
+	size_t len = strcspn(path, "?");
+	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+		if (strlen(routes[i].path) == len && memcmp(routes[i].path, path, len) == 0) {
+			*post = routes[i].post;
+			return routes[i].r;
+		}
+	}
+	*post = false;
+	return CONTROL_R_NONE;
+}
+
+static int refuse(char field[64], const char *name, char err[CONTROL_ERR_MAX], const char *msg)
+{
+	/* A field name comes from the client: cut, and only printable ASCII
+	 * kept, so it cannot break the JSON or a terminal. */
+	size_t n = 0;
+	for (const char *p = name; *p && n < 63; p++)
+		field[n++] = (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\') ? *p : '?';
+	field[n] = '\0';
+	snprintf(err, CONTROL_ERR_MAX, "%s", msg);
+	return -1;
+}
+
+/* The body as a JSON object, nothing after it; NULL after refuse(). */
+static cJSON *parse_object(const char *body, size_t len, char field[64], char err[CONTROL_ERR_MAX])
+{
+	if (len > CONTROL_BODY_MAX) {
+		refuse(field, "", err, "request body too large");
+		return NULL;
+	}
+	/* cJSON wants a NUL; a NUL inside the body ends it early, which the
+	 * trailing-bytes check below then refuses. */
+	char buf[CONTROL_BODY_MAX + 1];
+	memcpy(buf, body, len);
+	buf[len] = '\0';
+	const char *end = NULL;
+	cJSON *j = cJSON_ParseWithLengthOpts(buf, len + 1, &end, 0);
+	if (!j) {
+		refuse(field, "", err, "the body is not valid JSON");
+		return NULL;
+	}
+	while (end && (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n'))
+		end++;
+	if (!end || (size_t)(end - buf) != len) {
+		cJSON_Delete(j);
+		refuse(field, "", err, "bytes after the JSON value");
+		return NULL;
+	}
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		refuse(field, "", err, "the body must be a JSON object");
+		return NULL;
+	}
+	return j;
+}
+
+int control_req_parse_load(const char *body, size_t len, struct control_load *out, char field[64],
+			   char err[CONTROL_ERR_MAX])
+{
+	field[0] = '\0';
+	err[0] = '\0';
+	memset(out, 0, sizeof *out);
+	cJSON *j = parse_object(body, len, field, err);
+	if (!j)
+		return -1;
+	int rc = 0, nconc = 0, nrate = 0;
+	for (cJSON *it = j->child; it && rc == 0; it = it->next) {
+		const char *k = it->string ? it->string : "";
+		if (strcmp(k, "concurrency") == 0) {
+			double d = it->valuedouble;
+			if (nconc++)
+				rc = refuse(field, k, err, "given twice");
+			else if (!cJSON_IsNumber(it))
+				rc = refuse(field, k, err, "must be a number");
+			else if (!isfinite(d) || d != floor(d))
+				rc = refuse(field, k, err, "must be a whole number");
+			else if (d < 1 || d > (double)CMD_CONCURRENCY_MAX)
+				rc = refuse(field, k, err, "out of range (1 to 1000000000)");
+			else
+				out->concurrency = (long)d;
+		} else if (strcmp(k, "rate") == 0) {
+			double d = it->valuedouble;
+			if (nrate++)
+				rc = refuse(field, k, err, "given twice");
+			else if (!cJSON_IsNumber(it))
+				rc = refuse(field, k, err, "must be a number");
+			else if (!isfinite(d) || d < CMD_RATE_MIN || d > CMD_RATE_MAX)
+				rc = refuse(field, k, err, "out of range (1/60 to 1000000 requests/s)");
+			else
+				out->rate = d;
+		} else {
+			rc = refuse(field, k, err, "unknown field (expected concurrency or rate)");
+		}
+	}
+	if (rc == 0 && nconc + nrate != 1)
+		rc = nconc ? refuse(field, "rate", err, "give concurrency or rate, not both")
+			   : refuse(field, "concurrency", err, "missing: give concurrency or rate");
+	out->is_rate = nrate == 1;
+	cJSON_Delete(j);
+	return rc;
+}
+
+int control_req_parse_empty(const char *body, size_t len, char field[64], char err[CONTROL_ERR_MAX])
+{
+	field[0] = '\0';
+	err[0] = '\0';
+	size_t i = 0;
+	while (i < len && (body[i] == ' ' || body[i] == '\t' || body[i] == '\r' || body[i] == '\n'))
+		i++;
+	if (i == len)
+		return 0;
+	cJSON *j = parse_object(body, len, field, err);
+	if (!j)
+		return -1;
+	int rc = 0;
+	if (j->child)
+		rc = refuse(field, j->child->string ? j->child->string : "", err,
+			    "unknown field (this request takes none)");
+	cJSON_Delete(j);
+	return rc;
+}
+
+int control_req_parse_listen(const char *spec, char *host, size_t hostcap, int *port, bool *loopback,
+			     char *err, size_t errcap)
+{
+	const char *colon = strrchr(spec, ':');
+	if (!colon || colon == spec) {
+		snprintf(err, errcap, "expected ADDR:PORT, e.g. 127.0.0.1:9464");
+		return -1;
+	}
+	const char *h = spec;
+	size_t hlen = (size_t)(colon - spec);
+	bool bracket = spec[0] == '[';
+	if (bracket) {
+		if (hlen < 3 || spec[hlen - 1] != ']') {
+			snprintf(err, errcap, "expected [IPv6]:PORT");
+			return -1;
+		}
+		h++;
+		hlen -= 2;
+	}
+	if (hlen + 1 > hostcap || hlen >= INET6_ADDRSTRLEN) {
+		snprintf(err, errcap, "address too long");
+		return -1;
+	}
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	const char *p = colon + 1;
+	if (!*p || strlen(p) > 5) {
+		snprintf(err, errcap, "expected a port from 0 to 65535");
+		return -1;
+	}
+	long pn = 0;
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9') {
+			snprintf(err, errcap, "expected a port from 0 to 65535");
+			return -1;
+		}
+		pn = pn * 10 + (*p - '0');
+	}
+	if (pn > 65535) {
+		snprintf(err, errcap, "expected a port from 0 to 65535");
+		return -1;
+	}
+	unsigned char a[sizeof(struct in6_addr)];
+	if (!bracket && strcmp(host, "localhost") == 0) {
+		*loopback = true;
+	} else if (!bracket && inet_pton(AF_INET, host, a) == 1) {
+		*loopback = a[0] == 127;
+	} else if (bracket && inet_pton(AF_INET6, host, a) == 1) {
+		static const unsigned char one[16] = { [15] = 1 };
+		*loopback = memcmp(a, one, 16) == 0;
+	} else {
+		snprintf(err, errcap, "expected an IPv4 address, [IPv6] or localhost before the port");
+		return -1;
+	}
+	*port = (int)pn;
+	return 0;
+}
+
+bool control_req_token_ok(const char *header, const char *token)
+{
+	static const char scheme[] = "Bearer ";
+	size_t plen = sizeof scheme - 1;
+	if (!header || !token || !*token)
+		return false;
+	size_t hlen = strlen(header), tlen = strlen(token);
+	unsigned diff = hlen != plen + tlen;
+	if (hlen < plen || strncasecmp(header, scheme, plen) != 0)
+		diff = 1;
+	/* As many steps as the token has bytes, whatever the header holds. */
+	const char *given = hlen >= plen ? header + plen : "";
+	size_t glen = hlen >= plen ? hlen - plen : 0;
+	for (size_t i = 0; i < tlen; i++) {
+		unsigned char g = i < glen ? (unsigned char)given[i] : 0;
+		diff |= (unsigned)(g ^ (unsigned char)token[i]);
+	}
+	return diff == 0;
+}

@@ -1,0 +1,79 @@
+#!/bin/sh
+# --listen as a user runs it: bad values exit 2 with a message, a demo run
+# is steered and stopped over HTTP with curl, /v1/stop writes the -o
+# result as Ctrl-C does, and the token shows up in no output.
+: "${INFERTOP_BIN:?}"
+set -u
+fails=0
+check() { # description, command status
+	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
+}
+command -v curl >/dev/null || { echo "SKIP: no curl"; exit 77; }
+tmp=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+
+for bad in "9464" "127.0.0.1:70000" "example.com:80" "[::1:80"; do
+	"$INFERTOP_BIN" --listen "$bad" -n 1 http://127.0.0.1:1 >/dev/null 2>"$tmp/err"
+	[ $? -eq 2 ] && grep -q -- "--listen" "$tmp/err"
+	check "--listen $bad: exit 2 naming the option" $?
+done
+
+"$INFERTOP_BIN" --listen 0.0.0.0:0 -n 1 http://127.0.0.1:1 >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q -- "--listen-token-env" "$tmp/err"
+check "beyond loopback without a token: exit 2" $?
+
+"$INFERTOP_BIN" --listen-metrics-open -n 1 http://127.0.0.1:1 >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q -- "need --listen" "$tmp/err"
+check "--listen-metrics-open without --listen: exit 2" $?
+
+"$INFERTOP_BIN" --listen 127.0.0.1:0 --listen-token-env "not a name" -n 1 http://127.0.0.1:1 >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q -- "--listen-token-env takes the NAME" "$tmp/err" && ! grep -q "not a name" "$tmp/err"
+check "--listen-token-env with a bad name: exit 2, value not shown" $?
+
+"$INFERTOP_BIN" --id 'a b' -n 1 http://127.0.0.1:1 >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q -- "--id" "$tmp/err"
+check "--id with a space: exit 2" $?
+
+unset INFERTOP_CTL_UNSET
+"$INFERTOP_BIN" --demo --listen 127.0.0.1:0 --listen-token-env INFERTOP_CTL_UNSET -n 1 -q >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q 'INFERTOP_CTL_UNSET is not set' "$tmp/err"
+check "token variable unset: exit 2" $?
+
+# A live run: load, stop, result. The token is required and never shown.
+tok="ctl-token-7d41e0c2a9"
+INFERTOP_CTL_TOKEN=$tok "$INFERTOP_BIN" --demo --sim-arg --timing --sim-arg fixed --sim-arg --itl --sim-arg 10ms \
+	-c 2 -d 60s --output-tokens 20 --no-tui --interval 200ms -o "$tmp/r.json" \
+	--listen 127.0.0.1:0 --listen-token-env INFERTOP_CTL_TOKEN --id gen-a >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+i=0
+while [ $i -lt 100 ] && ! grep -q "in-flight" "$tmp/err" 2>/dev/null; do
+	i=$((i + 1)); sleep 0.1
+done
+url=$(sed -n 's/^infertop: control API on \(http:[^ ]*\).*/\1/p' "$tmp/err")
+[ -n "$url" ]
+check "the address is printed at the start" $?
+code=$(curl -s -o "$tmp/b1" -w '%{http_code}' -X POST -d '{"concurrency":5}' "$url/v1/load")
+[ "$code" = 401 ]
+check "POST without the token: 401" $?
+code=$(curl -s -o "$tmp/b2" -w '%{http_code}' -H "Authorization: Bearer $tok" -X POST -d '{"concurrency":5}' "$url/v1/load")
+[ "$code" = 200 ] && grep -q '"concurrency 5"' "$tmp/b2"
+check "POST /v1/load with the token: 200" $?
+code=$(curl -s -o "$tmp/b3" -w '%{http_code}' -H "Authorization: Bearer $tok" "$url/metrics")
+[ "$code" = 200 ]
+check "GET /metrics with the token: 200" $?
+code=$(curl -s -o "$tmp/b4" -w '%{http_code}' -H "Authorization: Bearer $tok" -X POST "$url/v1/stop")
+[ "$code" = 200 ] && grep -q '"status":"ok"' "$tmp/b4"
+check "POST /v1/stop: 200" $?
+wait $pid
+st=$?
+pid=
+[ $st -eq 0 ] && grep -q '"stop_reason":[[:space:]]*"stopped by the control API"' "$tmp/r.json" &&
+	grep -q "Serving Benchmark Result" "$tmp/out" && grep -q '"concurrency":[[:space:]]*5' "$tmp/r.json"
+check "/v1/stop: drains, writes the -o result, exit 0" $?
+! grep -rq "$tok" "$tmp/out" "$tmp/err" "$tmp/r.json" "$tmp/b1" "$tmp/b2" "$tmp/b3" "$tmp/b4"
+check "the token is in no output" $?
+grep -q "refused for a missing or wrong bearer token" "$tmp/err"
+check "the refusal is logged" $?
+
+[ "$fails" -eq 0 ]

@@ -1,0 +1,690 @@
+/* The control API (--listen) on a live run against the simulator: the
+ * engine and the control server in this process on one loop, a forked
+ * client talking raw HTTP over loopback, so the loop keeps running while
+ * the client waits and every byte the client sends is the test's own. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "enginefix.h"
+#include "infertop/command.h"
+#include "infertop/control.h"
+#include "infertop/engine.h"
+#include "infertop/load.h"
+#include "infertop/snapshot.h"
+#include "infertop/view.h"
+
+#define TOKEN_ENV "INFERTOP_TEST_CONTROL_TOKEN"
+#define TOKEN "tok-3f9a7c1e5b2d4068"
+
+/* ---- the client (runs in the forked child) ---- */
+
+struct resp {
+	int code;           /* 0: closed without an answer */
+	char *text;         /* the whole answer, headers included */
+	size_t len;
+	const char *body;
+	double ms;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int dial(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0)
+		return -1;
+	struct timeval tv = {.tv_sec = 10};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	return fd;
+}
+
+static void send_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w <= 0)
+			return; /* the server may close early: its answer tells */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void read_answer(int fd, struct resp *r, double t0)
+{
+	size_t cap = 1 << 16;
+	r->text = malloc(cap + 1);
+	r->len = 0;
+	for (;;) {
+		if (r->len == cap) {
+			cap *= 2;
+			r->text = realloc(r->text, cap + 1);
+		}
+		ssize_t n = recv(fd, r->text + r->len, cap - r->len, 0);
+		if (n <= 0)
+			break;
+		r->len += (size_t)n;
+	}
+	r->text[r->len] = '\0';
+	r->ms = now_ms() - t0;
+	r->code = 0;
+	sscanf(r->text, "HTTP/1.%*d %d", &r->code);
+	const char *b = strstr(r->text, "\r\n\r\n");
+	r->body = b ? b + 4 : "";
+}
+
+static void resp_free(struct resp *r)
+{
+	free(r->text);
+	r->text = NULL;
+}
+
+/* One request on a new connection, closed after the answer. */
+static void http(int port, const char *method, const char *path, const char *auth, const char *body,
+		 const char *extra, struct resp *r)
+{
+	char head[24576];
+	size_t blen = body ? strlen(body) : 0;
+	int n = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: test\r\nConnection: close\r\n%s%s%s%s",
+			 method, path, auth ? "Authorization: " : "", auth ? auth : "", auth ? "\r\n" : "",
+			 extra ? extra : "");
+	if (body)
+		n += snprintf(head + n, sizeof head - (size_t)n,
+			      "Content-Type: application/json\r\nContent-Length: %zu\r\n", blen);
+	n += snprintf(head + n, sizeof head - (size_t)n, "\r\n");
+	double t0 = now_ms();
+	int fd = dial(port);
+	if (fd < 0) {
+		memset(r, 0, sizeof *r);
+		r->text = calloc(1, 1);
+		r->body = r->text;
+		r->code = -1;
+		return;
+	}
+	send_all(fd, head, (size_t)n);
+	if (body)
+		send_all(fd, body, blen);
+	read_answer(fd, r, t0);
+	close(fd);
+}
+
+static cJSON *status_json(int port, const char *auth)
+{
+	struct resp r;
+	http(port, "GET", "/v1/status", auth, NULL, NULL, &r);
+	cJSON *j = r.code == 200 ? cJSON_Parse(r.body) : NULL;
+	resp_free(&r);
+	return j;
+}
+
+static double state_num(cJSON *j, const char *k)
+{
+	cJSON *st = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "infertop"), "state");
+	cJSON *v = cJSON_GetObjectItem(st, k);
+	if (cJSON_IsBool(v))
+		return cJSON_IsTrue(v);
+	return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+/* The child reports on the pipe: "PASS name" or "FAIL name: why". */
+static FILE *report;
+static int failures;
+
+static void check(bool ok, const char *name, const char *fmt, ...)
+{
+	fprintf(report, "%s %s", ok ? "PASS" : "FAIL", name);
+	if (!ok) {
+		va_list ap;
+		va_start(ap, fmt);
+		fputs(": ", report);
+		vfprintf(report, fmt, ap);
+		va_end(ap);
+		failures++;
+	}
+	fputc('\n', report);
+	fflush(report);
+}
+
+static void expect_code(const char *name, const struct resp *r, int code, const char *body_has)
+{
+	bool ok = r->code == code && (!body_has || strstr(r->body, body_has));
+	check(ok, name, "HTTP %d, wanted %d with '%s'; body %.200s", r->code, code, body_has ? body_has : "",
+	      r->body);
+	/* The token never comes back in an answer. */
+	check(!r->text || !strstr(r->text, TOKEN), name, "the token is in the answer");
+}
+
+/* ---- the parent's side: engine, control, child ---- */
+
+struct client {
+	struct engine *e;
+	struct ev_loop *loop;
+	struct control *ctl;
+	void (*script)(int port);
+	ev_timer start;
+	ev_io rd;
+	pid_t pid;
+	char out[1 << 16];
+	size_t len;
+	bool done;
+	int status;
+	/* The run before and after the client (bad input changes nothing). */
+	uint64_t seq0, seq1;
+	long conc0, conc1;
+	bool paused0, paused1;
+	enum engine_state state1;
+};
+
+static void on_child_out(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)revents;
+	struct client *c = w->data;
+	ssize_t n = read(w->fd, c->out + c->len, sizeof c->out - 1 - c->len);
+	if (n > 0) {
+		c->len += (size_t)n;
+		return;
+	}
+	ev_io_stop(loop, w);
+	close(w->fd);
+	c->out[c->len] = '\0';
+	waitpid(c->pid, &c->status, 0);
+	struct run_view v;
+	engine_view(c->e, &v);
+	c->seq1 = v.last_cmd->seq;
+	c->conc1 = v.load->concurrency;
+	c->paused1 = v.load->paused;
+	c->state1 = v.state;
+	c->done = true;
+	/* Whatever the script did, the run ends now. */
+	struct cmd_result r;
+	engine_cmd_stop(c->e, CMD_SRC_KEY, &r);
+	ev_break(loop, EVBREAK_ONE);
+}
+
+static void on_start(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)revents;
+	struct client *c = w->data;
+	struct run_view v;
+	engine_view(c->e, &v);
+	c->seq0 = v.last_cmd->seq;
+	c->conc0 = v.load->concurrency;
+	c->paused0 = v.load->paused;
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	int port = control_port(c->ctl);
+	fflush(NULL);
+	c->pid = fork();
+	assert_true(c->pid >= 0);
+	if (c->pid == 0) {
+		close(p[0]);
+		report = fdopen(p[1], "w");
+		c->script(port);
+		fclose(report);
+		_exit(failures ? 1 : 0);
+	}
+	close(p[1]);
+	ev_io_init(&c->rd, on_child_out, p[0], EV_READ);
+	c->rd.data = c;
+	ev_io_start(loop, &c->rd);
+}
+
+/* Runs the engine with the control server and the client script until
+ * the run is over and the client has finished. */
+static void run_with_client(struct enginefix *f, const struct control_opts *o, FILE *log, struct client *c)
+{
+	char err[256];
+	c->e = f->e;
+	c->loop = f->loop;
+	c->ctl = control_start(f->e, o, log, err, sizeof err);
+	if (!c->ctl)
+		fail_msg("control_start: %s", err);
+	assert_true(control_port(c->ctl) > 0);
+	ev_timer_init(&c->start, on_start, 0.2, 0.);
+	c->start.data = c;
+	ev_timer_start(f->loop, &c->start);
+	engine_run(f->e);
+	/* The run may end (a /v1/stop) before the client does: the control
+	 * server still answers on the loop meanwhile. */
+	while (!c->done)
+		ev_run(f->loop, EVRUN_ONCE);
+	if (strstr(c->out, "FAIL") || !WIFEXITED(c->status) || WEXITSTATUS(c->status) != 0) {
+		/* cmocka cuts long messages: the whole report first. */
+		fprintf(stderr, "client (wait status %d):\n%s", c->status, c->out);
+		fail_msg("the client failed");
+	}
+}
+
+static const char *read_log(FILE *log, char *buf, size_t cap)
+{
+	fflush(log);
+	rewind(log);
+	size_t n = fread(buf, 1, cap - 1, log);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* ---- driving a run ---- */
+
+static void drive_script(int port)
+{
+	struct resp r;
+	http(port, "GET", "/healthz", NULL, NULL, NULL, &r);
+	expect_code("healthz", &r, 200, "ok");
+	resp_free(&r);
+
+	cJSON *j = status_json(port, NULL);
+	check(j != NULL, "status is JSON", "no JSON");
+	static const char *const keys[] = {"infertop_schema", "run", "state", "metrics", "counters", "errors"};
+	cJSON *it = cJSON_GetObjectItem(j, "infertop");
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		check(cJSON_GetObjectItem(it, keys[i]) != NULL, "status has the snapshot keys", "no %s", keys[i]);
+	check(cJSON_GetObjectItem(j, "completed") != NULL, "status has vLLM's keys", "no completed");
+	check(state_num(j, "concurrency") == 2, "status shows -c", "concurrency %g", state_num(j, "concurrency"));
+	cJSON_Delete(j);
+
+	http(port, "GET", "/metrics", NULL, NULL, NULL, &r);
+	expect_code("metrics", &r, 200, "infertop_");
+	check(strstr(r.text, "text/plain; version=0.0.4") != NULL, "metrics content type", "%.300s", r.text);
+	resp_free(&r);
+
+	/* As the + key: the target rises and so do the requests in flight. */
+	http(port, "POST", "/v1/load", NULL, "{\"concurrency\":6}", NULL, &r);
+	expect_code("load 6", &r, 200, "\"status\":\"ok\"");
+	resp_free(&r);
+	double inflight = -1;
+	for (int i = 0; i < 200 && inflight != 6; i++) {
+		j = status_json(port, NULL);
+		inflight = state_num(j, "in_flight");
+		check(state_num(j, "concurrency") == 6, "status shows the new target", "%g",
+		      state_num(j, "concurrency"));
+		cJSON_Delete(j);
+		if (inflight != 6)
+			poll(NULL, 0, 10); /* polling the condition, bounded */
+	}
+	check(inflight == 6, "in-flight rises to 6", "in flight %g", inflight);
+	http(port, "POST", "/v1/load", NULL, "{\"concurrency\":6}", NULL, &r);
+	expect_code("load 6 again", &r, 200, "\"status\":\"unchanged\"");
+	resp_free(&r);
+
+	http(port, "POST", "/v1/pause", NULL, NULL, NULL, &r);
+	expect_code("pause", &r, 200, "\"status\":\"ok\"");
+	resp_free(&r);
+	j = status_json(port, NULL);
+	check(state_num(j, "paused") == 1, "status shows paused", "paused %g", state_num(j, "paused"));
+	cJSON_Delete(j);
+	http(port, "POST", "/v1/pause", NULL, "{}", NULL, &r);
+	expect_code("pause again", &r, 200, "\"status\":\"unchanged\"");
+	resp_free(&r);
+	http(port, "POST", "/v1/resume", NULL, NULL, NULL, &r);
+	expect_code("resume", &r, 200, "\"status\":\"ok\"");
+	resp_free(&r);
+	j = status_json(port, NULL);
+	check(state_num(j, "paused") == 0, "status shows resumed", "paused %g", state_num(j, "paused"));
+	cJSON_Delete(j);
+
+	http(port, "POST", "/v1/snapshot", NULL, NULL, NULL, &r);
+	expect_code("snapshot", &r, 200, "\"path\":\"");
+	resp_free(&r);
+
+	http(port, "POST", "/v1/stop", NULL, NULL, NULL, &r);
+	expect_code("stop", &r, 200, "\"status\":\"ok\"");
+	resp_free(&r);
+	/* Stopping or over: the load cannot change any more. */
+	http(port, "POST", "/v1/load", NULL, "{\"rate\":5}", NULL, &r);
+	expect_code("load after stop", &r, 409, "\"status\":\"refused\"");
+	resp_free(&r);
+	http(port, "GET", "/healthz", NULL, NULL, NULL, &r);
+	expect_code("healthz after stop", &r, 200, "ok");
+	resp_free(&r);
+}
+
+static void test_drive_a_run(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/infertop-ctl-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char out[128];
+	snprintf(out, sizeof out, "%s/result.json", dir);
+	struct enginefix f = {0};
+	const char *sim[] = {"--timing", "fixed", "--ttft", "5ms", "--itl", "5ms", NULL};
+	enginefix_sim(&f, sim);
+	const char *args[] = {"-c", "2", "-d", "60s", "--output-tokens", "60", "--grace", "10s",
+			      "--metrics-url", "none", "--snapshot-dir", dir, "-o", out, NULL};
+	enginefix_engine(&f, args);
+	FILE *log = tmpfile();
+	assert_non_null(log);
+	struct control_opts o = {.listen = "127.0.0.1:0"};
+	struct client c = {.script = drive_script};
+	run_with_client(&f, &o, log, &c);
+
+	/* The stop ended the run long before -d, as Ctrl-C would. */
+	struct run_view v;
+	engine_view(f.e, &v);
+	assert_int_equal(v.state, ENGINE_DONE);
+	assert_string_equal(v.stop_reason, "stopped by the control API");
+	assert_true(v.stats->max_in_flight >= 6);
+	assert_true(run_view_elapsed(&v, 0) < 30 * 1000000000LL);
+
+	/* The result is written as main() writes it after Ctrl-C. */
+	FILE *sink = tmpfile();
+	assert_int_equal(snapshot_write_final(&v, engine_snapshot_writer(f.e), sink), 0);
+	fclose(sink);
+	struct snapshot s;
+	char err[256];
+	if (snapshot_read_file(&s, out, err, sizeof err) != 0)
+		fail_msg("%s: %s", out, err);
+	assert_string_equal(s.stop_reason, "stopped by the control API");
+	assert_true(s.max_in_flight >= 6);
+	snapshot_release(&s);
+
+	control_stop(c.ctl);
+	fclose(log);
+	enginefix_free(&f);
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* ---- bad input ---- */
+
+enum bad_kind { BAD_HTTP, BAD_RAW, BAD_BIG_HEADER, BAD_FLOOD, BAD_BIG_LENGTH, BAD_BIG_CHUNKED, BAD_SLOW_LORIS, BAD_DEEP };
+
+struct bad_case {
+	const char *name;
+	enum bad_kind kind;
+	const char *method, *path, *auth, *body; /* BAD_HTTP; body NULL: none */
+	int code;                                  /* 0: the server closes without answering */
+	const char *body_has;
+};
+
+#define AUTH "Bearer " TOKEN
+#define LOAD(name, body, has) { name, BAD_HTTP, "POST", "/v1/load", AUTH, body, 400, has }
+
+static const struct bad_case bad_cases[] = {
+	LOAD("not JSON", "{", "\"status\":\"invalid\""),
+	LOAD("empty body", "", "not valid JSON"),
+	LOAD("an array", "[1]", "must be a JSON object"),
+	LOAD("a string", "\"concurrency\"", "must be a JSON object"),
+	LOAD("trailing bytes", "{\"concurrency\":4} x", "after the JSON"),
+	LOAD("two objects", "{\"concurrency\":4}{\"concurrency\":5}", "after the JSON"),
+	LOAD("concurrency as a string", "{\"concurrency\":\"8\"}", "\"field\":\"concurrency\""),
+	LOAD("concurrency null", "{\"concurrency\":null}", "\"field\":\"concurrency\""),
+	LOAD("concurrency fraction", "{\"concurrency\":1.5}", "\"field\":\"concurrency\""),
+	LOAD("concurrency zero", "{\"concurrency\":0}", "\"field\":\"concurrency\""),
+	LOAD("concurrency negative", "{\"concurrency\":-3}", "\"field\":\"concurrency\""),
+	LOAD("concurrency huge", "{\"concurrency\":1e300}", "\"field\":\"concurrency\""),
+	LOAD("concurrency overflow", "{\"concurrency\":1e999}", "\"field\":\"concurrency\""),
+	LOAD("concurrency 2^63", "{\"concurrency\":9223372036854775808}", "\"field\":\"concurrency\""),
+	LOAD("rate as bool", "{\"rate\":true}", "\"field\":\"rate\""),
+	LOAD("rate zero", "{\"rate\":0}", "\"field\":\"rate\""),
+	LOAD("rate huge", "{\"rate\":1e12}", "\"field\":\"rate\""),
+	LOAD("both", "{\"concurrency\":4,\"rate\":2}", "\"field\":\"rate\""),
+	LOAD("twice", "{\"concurrency\":4,\"concurrency\":5}", "given twice"),
+	LOAD("neither", "{}", "\"field\":\"concurrency\""),
+	LOAD("unknown field", "{\"concurrency\":4,\"users\":9}", "\"field\":\"users\""),
+	LOAD("unknown field only", "{\"Concurrency\":4}", "\"field\":\"Concurrency\""),
+	LOAD("quote in a field name", "{\"a\\\"b\":1}", "\"field\":\"a?b\""),
+	LOAD("NUL inside", "{\"concurrency\":4}\\u0000", "after the JSON"),
+	{ "pause with a field", BAD_HTTP, "POST", "/v1/pause", AUTH, "{\"now\":true}", 400, "\"field\":\"now\"" },
+	{ "stop with garbage", BAD_HTTP, "POST", "/v1/stop", AUTH, "please", 400, "not valid JSON" },
+	{ "deep nesting", BAD_DEEP, "POST", "/v1/load", AUTH, NULL, 400, "\"status\":\"invalid\"" },
+	{ "no token, POST", BAD_HTTP, "POST", "/v1/load", NULL, "{\"concurrency\":9}", 401, "unauthorized" },
+	{ "wrong token", BAD_HTTP, "POST", "/v1/load", "Bearer tok-wrong", "{\"concurrency\":9}", 401, NULL },
+	{ "token with a tail", BAD_HTTP, "POST", "/v1/stop", AUTH "x", NULL, 401, NULL },
+	{ "token cut short", BAD_HTTP, "POST", "/v1/stop", "Bearer tok-3f9a7c1e5b2d406", NULL, 401, NULL },
+	{ "token without Bearer", BAD_HTTP, "POST", "/v1/stop", TOKEN, NULL, 401, NULL },
+	{ "Basic auth", BAD_HTTP, "POST", "/v1/pause", "Basic dXNlcjpwYXNz", NULL, 401, NULL },
+	{ "no token, GET status", BAD_HTTP, "GET", "/v1/status", NULL, NULL, 401, NULL },
+	{ "no token, GET metrics", BAD_HTTP, "GET", "/metrics", NULL, NULL, 401, NULL },
+	{ "GET a POST path", BAD_HTTP, "GET", "/v1/stop", AUTH, NULL, 405, NULL },
+	{ "POST a GET path", BAD_HTTP, "POST", "/healthz", AUTH, NULL, 405, NULL },
+	{ "DELETE", BAD_HTTP, "DELETE", "/v1/load", AUTH, NULL, 405, NULL },
+	{ "unknown path", BAD_HTTP, "GET", "/v1/status/../../etc/passwd", AUTH, NULL, 404, NULL },
+	{ "unknown path, no token", BAD_HTTP, "POST", "/v1/runs", NULL, "{}", 404, NULL },
+	{ "not HTTP", BAD_RAW, "HELLO\r\n\r\n", NULL, NULL, NULL, 0, NULL },
+	{ "HTTP/9.9", BAD_RAW, "GET /healthz HTTP/9.9\r\nHost: t\r\n\r\n", NULL, NULL, NULL, 505, NULL },
+	{ "raw GET without a token", BAD_RAW, "GET /healthz HTTP/1.1\r\n\r\n", NULL, NULL, NULL, 401, NULL },
+	{ "20 kB header", BAD_BIG_HEADER, "GET", "/healthz", AUTH, NULL, 431, NULL },
+	{ "10 MB body, with a length", BAD_BIG_LENGTH, "POST", "/v1/load", AUTH, NULL, 413, "too_large" },
+	{ "10 MB body, chunked", BAD_BIG_CHUNKED, "POST", "/v1/load", AUTH, NULL, 413, "too_large" },
+	{ "slow loris", BAD_SLOW_LORIS, NULL, NULL, NULL, NULL, 0, NULL },
+	{ "one address past its 16 connections", BAD_FLOOD, "GET", "/healthz", AUTH, NULL, 0, NULL },
+};
+
+static void bad_big(int port, const struct bad_case *bc, struct resp *r)
+{
+	char head[512];
+	size_t total = 10u << 20;
+	int n = snprintf(head, sizeof head, "POST %s HTTP/1.1\r\nHost: t\r\nAuthorization: %s\r\n%s\r\n", bc->path,
+			 bc->auth, bc->kind == BAD_BIG_LENGTH ? "Content-Length: 10485760\r\n"
+							       : "Transfer-Encoding: chunked\r\n");
+	double t0 = now_ms();
+	int fd = dial(port);
+	send_all(fd, head, (size_t)n);
+	if (bc->kind == BAD_BIG_CHUNKED) {
+		static char chunk[65536 + 16];
+		int h = snprintf(chunk, sizeof chunk, "10000\r\n");
+		memset(chunk + h, '{', 65536);
+		memcpy(chunk + h + 65536, "\r\n", 2);
+		for (size_t sent = 0; sent < total; sent += 65536)
+			send_all(fd, chunk, (size_t)h + 65536 + 2);
+		send_all(fd, "0\r\n\r\n", 5);
+	}
+	/* With a length the answer comes before the body is sent at all. */
+	read_answer(fd, r, t0);
+	close(fd);
+}
+
+/* 16 idle connections from one address hold all it may have: the 17th
+ * is closed unanswered. */
+static void bad_flood(int port, const struct bad_case *bc, struct resp *r)
+{
+	int fds[16];
+	for (int i = 0; i < 16; i++)
+		fds[i] = dial(port);
+	/* The server has taken them all once one of them is answered. */
+	char req[256];
+	int n = snprintf(req, sizeof req, "GET /healthz HTTP/1.1\r\nHost: t\r\nAuthorization: %s\r\n\r\n", bc->auth);
+	send_all(fds[15], req, (size_t)n);
+	char buf[512];
+	ssize_t got = recv(fds[15], buf, sizeof buf, 0);
+	check(got > 12 && strncmp(buf, "HTTP/1.1 200", 12) == 0, "the 16th connection is served", "%zd", got);
+	http(port, bc->method, bc->path, bc->auth, NULL, NULL, r);
+	for (int i = 0; i < 16; i++)
+		close(fds[i]);
+}
+
+/* Headers a byte at a time, never finished: the server must cut it off
+ * (deadline 1 s here) while it goes on serving others. */
+static void bad_slow_loris(int port, struct resp *r)
+{
+	static const char req[] = "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+				  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+				  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	double t0 = now_ms();
+	int fd = dial(port);
+	bool closed = false;
+	for (size_t i = 0; i < sizeof req - 1 && !closed; i++) {
+		if (send(fd, req + i, 1, MSG_NOSIGNAL) != 1)
+			closed = true;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 50) > 0)
+			closed = true; /* an answer or the end */
+		/* Meanwhile the server answers everyone else. */
+		if (i == 5) {
+			struct resp h;
+			http(port, "GET", "/healthz", AUTH, NULL, NULL, &h);
+			check(h.code == 200, "served during a slow loris", "HTTP %d", h.code);
+			resp_free(&h);
+		}
+	}
+	read_answer(fd, r, t0);
+	close(fd);
+	check(closed && r->ms < 4000, "slow loris cut off", "closed %d after %.0f ms", closed, r->ms);
+}
+
+static void bad_script(int port)
+{
+	for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+		const struct bad_case *bc = &bad_cases[i];
+		struct resp r;
+		switch (bc->kind) {
+		case BAD_HTTP:
+			http(port, bc->method, bc->path, bc->auth, bc->body, NULL, &r);
+			break;
+		case BAD_RAW: {
+			int fd = dial(port);
+			send_all(fd, bc->method, strlen(bc->method));
+			read_answer(fd, &r, now_ms());
+			close(fd);
+			break;
+		}
+		case BAD_BIG_HEADER: {
+			static char hdr[20020];
+			memcpy(hdr, "X-Big: ", 7);
+			memset(hdr + 7, 'a', 20000);
+			memcpy(hdr + 20007, "\r\n", 3);
+			http(port, bc->method, bc->path, bc->auth, NULL, hdr, &r);
+			break;
+		}
+		case BAD_DEEP: {
+			char deep[4001];
+			memset(deep, '[', 4000);
+			deep[4000] = '\0';
+			http(port, bc->method, bc->path, bc->auth, deep, NULL, &r);
+			break;
+		}
+		case BAD_BIG_LENGTH:
+		case BAD_BIG_CHUNKED:
+			bad_big(port, bc, &r);
+			break;
+		case BAD_SLOW_LORIS:
+			bad_slow_loris(port, &r);
+			break;
+		case BAD_FLOOD:
+			bad_flood(port, bc, &r);
+			break;
+		}
+		expect_code(bc->name, &r, bc->code, bc->body_has);
+		resp_free(&r);
+	}
+	/* And the server is still there, with the right token, once it has
+	 * seen the flood's connections close (polled, bounded). */
+	struct resp r = {0};
+	for (int i = 0; i < 100; i++) {
+		resp_free(&r);
+		http(port, "GET", "/healthz", AUTH, NULL, NULL, &r);
+		if (r.code == 200)
+			break;
+		poll(NULL, 0, 20);
+	}
+	expect_code("alive after all that", &r, 200, "ok");
+	resp_free(&r);
+}
+
+static void test_bad_input(void **state)
+{
+	(void)state;
+	struct enginefix f = {0};
+	const char *sim[] = {"--timing", "fixed", "--ttft", "5ms", "--itl", "5ms", NULL};
+	enginefix_sim(&f, sim);
+	const char *args[] = {"-c", "3", "-d", "120s", "--output-tokens", "20", "--grace", "5s",
+			      "--metrics-url", "none", NULL};
+	enginefix_engine(&f, args);
+	assert_int_equal(setenv(TOKEN_ENV, TOKEN, 1), 0);
+	FILE *log = tmpfile();
+	assert_non_null(log);
+	struct control_opts o = {.listen = "127.0.0.1:0", .token_env = TOKEN_ENV, .deadline_s = 1};
+	struct client c = {.script = bad_script};
+	run_with_client(&f, &o, log, &c);
+
+	/* Nothing the client sent reached the run: no command, same load. */
+	assert_int_equal(c.state1, ENGINE_RUNNING);
+	assert_int_equal(c.seq1, c.seq0);
+	assert_int_equal(c.conc1, c.conc0);
+	assert_int_equal(c.paused1, c.paused0);
+	/* Every case passed through the client's checks. */
+	for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+		char line[128];
+		snprintf(line, sizeof line, "PASS %s\n", bad_cases[i].name);
+		if (!strstr(c.out, line))
+			fail_msg("no pass for '%s':\n%s", bad_cases[i].name, c.out);
+	}
+
+	control_stop(c.ctl);
+	/* Refusals were counted and logged, rate-limited; the token never. */
+	char buf[8192];
+	const char *text = read_log(log, buf, sizeof buf);
+	assert_non_null(strstr(text, "refused for a missing or wrong bearer token"));
+	assert_null(strstr(text, TOKEN));
+	assert_null(strstr(text, "tok-3f9a"));
+	int lines = 0;
+	for (const char *p = text; (p = strstr(p, "refused")); p++)
+		lines++;
+	/* 8 refusals within seconds: one line at once, one with the rest at the end. */
+	assert_true(lines <= 3);
+	assert_non_null(strstr(text, "in all"));
+	fclose(log);
+	enginefix_free(&f);
+}
+
+/* Beyond loopback without a token: refused at the start. */
+static void test_needs_token_off_loopback(void **state)
+{
+	(void)state;
+	struct enginefix f = {0};
+	const char *sim[] = {NULL};
+	enginefix_sim(&f, sim);
+	const char *args[] = {"-c", "1", "-n", "1", "--metrics-url", "none", NULL};
+	enginefix_engine(&f, args);
+	char err[256];
+	struct control_opts o = {.listen = "0.0.0.0:0"};
+	assert_null(control_start(f.e, &o, stderr, err, sizeof err));
+	assert_non_null(strstr(err, "--listen-token-env"));
+	unsetenv("INFERTOP_TEST_UNSET_TOKEN");
+	struct control_opts o2 = {.listen = "127.0.0.1:0", .token_env = "INFERTOP_TEST_UNSET_TOKEN"};
+	assert_null(control_start(f.e, &o2, stderr, err, sizeof err));
+	assert_non_null(strstr(err, "not set"));
+	struct control_opts o3 = {.listen = "127.0.0.1:x"};
+	assert_null(control_start(f.e, &o3, stderr, err, sizeof err));
+	enginefix_free(&f);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_drive_a_run),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_needs_token_off_loopback),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
