@@ -4,7 +4,6 @@
 
 #include "infertop/reqlog.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -329,20 +328,7 @@ const struct reqlog_stats *reqlog_stats(const struct reqlog *l)
 	return &l->st;
 }
 
-cJSON *reqlog_to_json(const struct reqlog *l)
+const char *reqlog_path(const struct reqlog *l)
 {
-	cJSON *o = cJSON_CreateObject();
-	if (!o)
-		return NULL;
-	cJSON_AddStringToObject(o, "path", l->path);
-	cJSON_AddNumberToObject(o, "records", (double)l->st.records);
-	cJSON_AddNumberToObject(o, "written_bytes", (double)l->st.written_bytes);
-	cJSON_AddNumberToObject(o, "dropped", (double)l->st.dropped);
-	cJSON_AddNumberToObject(o, "write_errors", (double)l->st.write_errors);
-	cJSON_AddNumberToObject(o, "rotations", (double)l->st.rotations);
-	if (l->st.last_error[0])
-		cJSON_AddStringToObject(o, "last_error", l->st.last_error);
-	else
-		cJSON_AddNullToObject(o, "last_error");
-	return o;
+	return l->path;
 }

@@ -36,8 +36,6 @@ struct config;
  * unpausing goes on. Both are in the timeline, and the held time is in the
  * step's result. */
 
-struct cJSON;
-
 /* OCI's scenario presets (input / output tokens). */
 enum plan_scenario { PLAN_SCEN_CHATBOT, PLAN_SCEN_GENERATION, PLAN_SCEN_SUMMARIZATION, PLAN_SCEN_LONG, PLAN_SCEN_N };
 
@@ -279,14 +277,18 @@ void plan_window_reset(struct plan *p, int64_t now_ns);
  * (or run_end), in seconds. */
 double plan_measured_seconds(const struct plan *p, int64_t run_start_ns, int64_t run_end_ns);
 
-/* Text summary additions (goodput and SLO shares, per-model table, the
- * steps table, the matrix table as markdown). Prints nothing for no plan. */
-void plan_print_summary(const struct plan *p, FILE *out, double run_s);
-/* The step table alone, markdown. */
-void plan_print_steps(const struct plan *p, FILE *out);
-/* Result JSON: vLLM's "request_goodput" (null without --slo) on the top
- * object; "plan", "steps", "matrix", "slo", "models" in the infertop one. */
-void plan_json_vllm(const struct plan *p, struct cJSON *top, double run_s);
-void plan_json_add(const struct plan *p, struct cJSON *infertop, double run_s);
+/* What the result layer reads besides the accessors above: rate=auto's
+ * measured rates (0 before they are known), the plan's note ("" none), the
+ * plan clock's origin (timeline t_ns are since it) and how many timeline
+ * events were dropped (the latest PLAN_TIMELINE are kept). The plan's
+ * results are rendered by the result layer (src/result/): text.c and
+ * json_write.c, from struct snapshot. */
+struct plan_result_info {
+	double sync_rate, top_rate;
+	const char *note;
+	int64_t t0;
+	uint64_t timeline_dropped;
+};
+void plan_result_info(const struct plan *p, struct plan_result_info *out);
 
 #endif

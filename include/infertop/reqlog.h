@@ -50,8 +50,10 @@ void reqlog_tick(struct reqlog *l, int64_t now_ns);
 int reqlog_flush(struct reqlog *l);
 
 const struct reqlog_stats *reqlog_stats(const struct reqlog *l);
-/* {"path", "records", "written_bytes", "dropped", "write_errors",
- * "rotations", "last_error"}; NULL on out of memory. */
+const char *reqlog_path(const struct reqlog *l);
+/* The result's "request_log" block (src/result/json_write.c): {"path",
+ * "records", "written_bytes", "dropped", "write_errors", "rotations",
+ * "last_error"}; NULL on out of memory. */
 struct cJSON *reqlog_to_json(const struct reqlog *l);
 
 /* Appends s as the body of a JSON string (quotes not included) to dst

@@ -115,6 +115,10 @@ void server_state_init(struct server_state *st);
 void server_agg_add(struct server_agg *a, double v);
 /* NaN when the aggregate has no sample. */
 double server_agg_mean(const struct server_agg *a);
+/* Renderers (the result layer): server_to_json in src/result/json_write.c;
+ * server_format_ms, server_format_brief and server_print_summary in
+ * src/result/text.c. */
+
 /* The "server" object of the JSON result; unknown values are null. NULL on
  * out of memory. */
 struct cJSON *server_to_json(const struct server_state *st);

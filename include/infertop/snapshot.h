@@ -7,10 +7,15 @@
  * --snapshot-every) and at its end (the -o result is the final snapshot),
  * read back by `infertop report|merge|compare`.
  *
- * struct snapshot is the in-memory form of one file. Built from a live
- * engine it borrows the engine's histograms; read from a file or merged it
- * owns decoded copies. Either way snapshot_to_json() writes the same
- * schema, so a file read back and written again keeps every number.
+ * struct snapshot is the one in-memory model of a run: built from a live
+ * run (snapshot.c, from its view) it borrows the engine's histograms; read from a file
+ * or merged (snapshot_read.c) it owns decoded copies. The plan's results
+ * are data (struct snapshot_plan), not text. Each output format is one
+ * module that only reads the model (include/infertop/result.h): JSON
+ * (snapshot_to_json, json_write.c), text (snapshot_print_summary, report,
+ * compare: text.c), CSV and Markdown. Either way snapshot_to_json() writes
+ * the same schema, so a file read back and written again keeps every
+ * number.
  */
 
 #include <stdbool.h>
@@ -36,6 +41,81 @@ struct cJSON;
 struct config;
 struct ev_loop;
 struct run_view;
+
+/* The plan's results as data (JSON keys "plan", "steps", "matrix", "slo",
+ * "models"): what the text summary and the JSON writer render. */
+
+#define SNAPSHOT_LABEL_MAX 48
+#define SNAPSHOT_MATRIX_MAX 8
+
+/* One latency in ms, as the plan summarises it. */
+struct snapshot_metric {
+	uint64_t count;
+	double mean_ms, p50_ms, p90_ms, p99_ms;
+};
+
+struct snapshot_step {
+	int index;                  /* 0-based */
+	char label[SNAPSHOT_LABEL_MAX];
+	char scenario[24];          /* "" none */
+	double scenario_input_tokens, scenario_output_tokens;
+	bool open_loop;
+	double target, target_end;  /* equal unless the step ramps */
+	char arrival[16];           /* open loop */
+	double start_s, end_s, duration_s, held_s;
+	bool partial;
+	uint64_t started, completed, failed, unsent, input_tokens, output_tokens;
+	double request_throughput, output_throughput, total_token_throughput, mean_concurrency;
+	double request_goodput;     /* with SLOs */
+	double slo_share[SLO_N + 1];  /* share meeting SLO k, [SLO_N]: every SLO */
+	struct snapshot_metric ttft, tpot, itl, e2e;
+};
+
+struct snapshot_event {
+	double t_s;                 /* since the plan's start */
+	char event[24];
+	int step;                   /* -1: none */
+	bool open_loop;
+	double target;
+};
+
+struct snapshot_model {
+	char name[128];
+	double share;
+	uint64_t sent, completed, failed, input_tokens, output_tokens;
+	double request_throughput, output_throughput, request_goodput;
+	double slo_share[SLO_N + 1];
+	struct snapshot_metric ttft, tpot, e2e;
+};
+
+struct snapshot_plan {
+	bool present;               /* a "plan" object: every run, not a merge */
+	int kind;                   /* enum plan_kind */
+	char arrival[16];
+	double burstiness;
+	char scenario[24];          /* --scenario, "" none */
+	double warmup_s;            /* 0: none */
+	uint64_t warmup_requests;
+	double cooldown_s, measured_duration_s;
+	uint64_t planned_steps;
+	char state[24];
+	bool have_auto_rates;
+	double sync_rate, top_rate; /* rate=auto's measured rates */
+	char note[200];
+	struct snapshot_event *timeline;
+	size_t ntimeline;
+	uint64_t timeline_dropped;
+	struct snapshot_step *steps;
+	size_t nsteps;
+	size_t nmatrix;             /* kind matrix: the scenarios it covers */
+	char matrix[SNAPSHOT_MATRIX_MAX][24];
+	bool have_slo;              /* a "slo" object: limits given */
+	bool slo_set[SLO_N];
+	double slo_limit_ms[SLO_N];
+	bool have_models;
+	struct snapshot_model *models;
+	size_t nmodels;
+};
 
 struct snapshot {
 	int schema;
@@ -97,8 +177,10 @@ struct snapshot {
 	struct cJSON *series;       /* time series */
 	struct cJSON *request_log;  /* --request-log counters */
 	struct cJSON *sources;      /* a merge: one summary per input */
-	struct cJSON *plan;         /* "plan", "steps", "matrix", "slo", "models" as the plan wrote them */
-	char *plan_text;            /* the plan's end-of-run text (goodput, models, steps) */
+	struct snapshot_plan plan;  /* owned arrays */
+	/* An older file's pre-rendered plan text ("plan_summary_text"), shown
+	 * when it has no plan data; never written. */
+	char *plan_text;
 };
 
 const char *snapshot_reason_name(enum snapshot_reason r);
@@ -111,9 +193,14 @@ const char *snapshot_reason_name(enum snapshot_reason r);
 int snapshot_from_view(struct snapshot *s, const struct run_view *v, int64_t now_ns, enum snapshot_reason why);
 /* Frees what s owns and zeroes it. */
 void snapshot_release(struct snapshot *s);
+/* Frees the plan data's arrays and zeroes it. */
+void snapshot_plan_release(struct snapshot_plan *p);
 
-/* The document; NULL on out of memory. */
+/* The document (src/result/json_write.c, the one JSON writer); NULL on
+ * out of memory. */
 struct cJSON *snapshot_to_json(const struct snapshot *s);
+/* The document printed; malloc'd, NULL on out of memory. */
+char *snapshot_to_text(const struct snapshot *s);
 /* snapshot_from_view + snapshot_to_json, printed; malloc'd, NULL on OOM. */
 char *snapshot_build(const struct run_view *v, int64_t now_ns, enum snapshot_reason why);
 
@@ -146,7 +233,8 @@ uint64_t snapshot_failed(const struct snapshot *s);
 double snapshot_rate(uint64_t count, double seconds);
 
 /* The vLLM-style summary block plus TTFB and queue sections, errors and
- * token source: exactly what a run prints at its end. */
+ * token source, the plan's sections: exactly what a run prints at its end
+ * (src/result/text.c). */
 void snapshot_print_summary(FILE *out, const struct snapshot *s);
 
 /* ---- writing (snapshot_write.c) ---- */

@@ -1,12 +1,15 @@
 #include "config.h"
 
-/* A snapshot of a live run (its view): everything it knows, gathered into struct
- * snapshot (histograms borrowed, not copied) for snapshot_to_json. Runs in
- * the writer's forked child too, on the child's copy of the memory. */
+/* A snapshot of a live run (its view): everything it knows, gathered into
+ * struct snapshot (histograms borrowed, not copied), the model every
+ * renderer of the result layer reads. Runs in the writer's forked child
+ * too, on the child's copy of the memory. Formats nothing itself: the
+ * parts carried as JSON come from the JSON writer (json_write.c). */
 
 #include "infertop/options.h"
 #include "infertop/snapshot.h"
 #include "infertop/redact.h"
+#include "infertop/result.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -52,24 +55,6 @@ static void scrub_server(cJSON *j)
 	}
 }
 
-static void put_num(cJSON *o, const char *k, double d)
-{
-	if (o)
-		cJSON_AddItemToObject(o, k, snapshot_json_number(d));
-}
-
-static void put_u64(cJSON *o, const char *k, uint64_t v)
-{
-	if (o)
-		cJSON_AddItemToObject(o, k, snapshot_json_u64(v));
-}
-
-static void put_str(cJSON *o, const char *k, const char *v)
-{
-	if (o)
-		cJSON_AddItemToObject(o, k, v && *v ? cJSON_CreateString(v) : cJSON_CreateNull());
-}
-
 static double wall_now(void)
 {
 	struct timespec ts;
@@ -88,209 +73,19 @@ static const char *token_source(uint64_t from_usage, uint64_t from_chunks)
 
 /* ---- from a live run ---- */
 
-static void add_str_array(cJSON *o, const char *k, char *const *v, size_t n)
-{
-	cJSON *a = cJSON_AddArrayToObject(o, k);
-	for (size_t i = 0; a && i < n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(v[i] ? v[i] : ""));
-}
-
 static cJSON *options_object(const struct run_view *v)
 {
-	const struct config *c = v->cfg;
-	char url[1024];
-	cJSON *o = cJSON_CreateObject();
-	if (!o)
-		return NULL;
-	redact_url(c->url, url, sizeof url);
-	put_str(o, "url", url);
-	cJSON_AddStringToObject(o, "api", c->api == OAI_CHAT ? "chat" : "completions");
-	put_str(o, "model", v->model ? v->model : c->model);
-	cJSON_AddStringToObject(o, "mode", c->rate > 0 ? "rate" : "concurrency");
-	put_num(o, "concurrency", (double)c->concurrency);
-	put_num(o, "rate", c->rate);
-	put_num(o, "max_concurrency", (double)c->max_concurrency);
-	put_u64(o, "seed", c->seed);
-	put_num(o, "requests", (double)c->requests);
-	put_num(o, "duration_s", (double)c->duration_ns / 1e9);
-	put_num(o, "input_tokens", (double)c->input_tokens);
-	put_num(o, "output_tokens", (double)c->output_tokens);
-	cJSON_AddBoolToObject(o, "ignore_eos", c->ignore_eos);
-	if (c->have_temperature)
-		put_num(o, "temperature", c->temperature);
-	else
-		cJSON_AddNullToObject(o, "temperature");
-	cJSON *xb = c->extra_body ? cJSON_Parse(c->extra_body) : NULL;
-	cJSON_AddItemToObject(o, "extra_body", xb ? xb : cJSON_CreateNull());
-	/* Header values may carry credentials: only their names are saved. */
-	cJSON *h = cJSON_AddArrayToObject(o, "header_names");
-	for (size_t i = 0; h && i < c->nheaders; i++) {
-		const char *colon = strchr(c->headers[i], ':');
-		size_t n = colon ? (size_t)(colon - c->headers[i]) : strlen(c->headers[i]);
-		char name[128];
-		snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), c->headers[i]);
-		cJSON_AddItemToArray(h, cJSON_CreateString(name));
-	}
-	put_str(o, "api_key_env", c->api_key_env ? c->api_key_env : "OPENAI_API_KEY");
-	cJSON_AddBoolToObject(o, "insecure", c->insecure);
-	put_num(o, "timeout_s", (double)c->timeout_ns / 1e9);
-	cJSON_AddBoolToObject(o, "new_connection", c->new_connection);
-	cJSON_AddBoolToObject(o, "no_tui", c->no_tui);
-	cJSON_AddBoolToObject(o, "demo", c->demo);
-	add_str_array(o, "sim_args", c->demo_args, c->ndemo_args);
-	put_num(o, "interval_s", (double)c->interval_ns / 1e9);
-	put_num(o, "window_s", (double)c->window_ns / 1e9);
-	put_num(o, "grace_s", (double)c->grace_ns / 1e9);
-	put_str(o, "output", c->output_path);
-	cJSON_AddBoolToObject(o, "quiet", c->quiet);
-	if (c->metrics_url && strcmp(c->metrics_url, "none") != 0)
-		redact_url(c->metrics_url, url, sizeof url);
-	else
-		copy_str(url, sizeof url, c->metrics_url);
-	put_str(o, "metrics_url", url);
-	put_num(o, "metrics_interval_s", (double)c->metrics_interval_ns / 1e9);
-	put_str(o, "server", c->server);
-	redact_url(c->gpu_metrics_url, url, sizeof url);
-	put_str(o, "gpu_metrics_url", url);
-	add_str_array(o, "watch_metrics", c->watch_metrics, c->nwatch_metrics);
-	put_str(o, "arrival", c->arrival);
-	put_num(o, "burstiness", c->burstiness);
-	put_str(o, "stages", c->stages);
-	put_str(o, "sweep", c->sweep);
-	put_num(o, "stage_duration_s", (double)c->stage_duration_ns / 1e9);
-	put_str(o, "warmup", c->warmup);
-	put_num(o, "cooldown_s", (double)c->cooldown_ns / 1e9);
-	put_str(o, "scenario", c->scenario);
-	cJSON_AddBoolToObject(o, "matrix", c->matrix);
-	put_str(o, "models", c->models);
-	put_str(o, "traffic_split", c->traffic_split);
-	put_str(o, "slo", c->slo);
-	put_str(o, "snapshot_dir", c->snapshot_dir);
-	put_num(o, "snapshot_every_s", (double)c->snapshot_every_ns / 1e9);
-	put_str(o, "request_log", c->request_log);
-	put_u64(o, "request_log_max", c->request_log_max);
-	if (c->have_max_error_rate)
-		put_num(o, "max_error_rate", c->max_error_rate);
-	else
-		cJSON_AddNullToObject(o, "max_error_rate");
-	put_num(o, "refresh_hz", c->refresh_hz);
-	put_str(o, "theme", c->theme);
-	cJSON_AddBoolToObject(o, "ascii", c->ascii);
-	return o;
+	return result_json_options(v->cfg, v->model);
 }
 
 static cJSON *load_changes(const struct run_view *v)
 {
-	const struct load *l = v->load;
-	cJSON *a = cJSON_CreateArray();
-	if (!a)
-		return NULL;
-	uint32_t n = l->nevents < LOAD_EVENTS ? l->nevents : LOAD_EVENTS;
-	for (uint32_t i = l->nevents - n; i != l->nevents; i++) {
-		const struct load_event *ev = &l->events[i % LOAD_EVENTS];
-		cJSON *o = cJSON_CreateObject();
-		if (!o)
-			break;
-		put_num(o, "t_s", v->t_start ? (double)(ev->t_ns - v->t_start) / 1e9 : 0.0);
-		cJSON_AddStringToObject(o, "mode", ev->mode == LOAD_OPEN ? "rate" : "concurrency");
-		put_num(o, "value", ev->value);
-		cJSON_AddItemToArray(a, o);
-	}
-	return a;
+	return result_json_load_changes(v->load, v->t_start);
 }
 
-/* JSON keys of the series, by enum; ids added later fall back to "sN". */
-static const char *const series_keys[SER_N] = {
-	[SER_OUT_TOK_S] = "output_tok_s",
-	[SER_REQ_S] = "requests_s",
-	[SER_TTFT_P99] = "ttft_p99_ms",
-	[SER_ITL_P99] = "itl_p99_ms",
-	[SER_IN_FLIGHT] = "in_flight",
-	[SER_TARGET] = "target",
-	[SER_ERRORS] = "errors_s",
-	[SER_WAITING] = "server_waiting",
-	[SER_RUNNING] = "server_running",
-	[SER_KV] = "server_kv_usage",
-};
-
-#define SERIES_FINE_S 3600      /* the last hour at 1 s */
-#define SERIES_MID_S 86400      /* the last day at 10 s */
-
-/* One resolution: `span_s` seconds back from the newest point, at `res_s`. */
-static cJSON *series_level(const struct series *ser, int64_t t_start, int64_t span_s, int64_t res_s)
-{
-	size_t n = (size_t)((span_s + res_s - 1) / res_s);
-	if (n == 0)
-		return NULL;
-	double *buf = malloc(n * sizeof *buf);
-	cJSON *lv = cJSON_CreateObject();
-	cJSON *vals = lv ? cJSON_AddObjectToObject(lv, "values") : NULL;
-	if (!buf || !vals) {
-		free(buf);
-		cJSON_Delete(lv);
-		return NULL;
-	}
-	put_num(lv, "resolution_s", (double)res_s);
-	bool started = false;
-	for (int id = 0; id < SER_N; id++) {
-		int64_t t0 = 0;
-		size_t got = series_read(ser, (enum series_id)id, span_s * CLOCK_NS_PER_S, buf, n, &t0);
-		if (!started) {
-			put_num(lv, "start_s", got ? (double)(t0 - t_start) / 1e9 : 0.0);
-			put_num(lv, "points", (double)got);
-			started = true;
-		}
-		char key[16];
-		const char *k = series_keys[id];
-		if (!k) {
-			snprintf(key, sizeof key, "s%d", id);
-			k = key;
-		}
-		cJSON *a = cJSON_AddArrayToObject(vals, k);
-		for (size_t i = 0; a && i < got; i++)
-			cJSON_AddItemToArray(a, snapshot_json_float((float)buf[i]));
-	}
-	free(buf);
-	return lv;
-}
-
-/* The series as kept in memory: the last hour at 1 s, the last day at
- * 10 s when the run is longer, the whole run at 1 min past a day. */
 static cJSON *series_object(const struct series *ser, int64_t t_start, int64_t elapsed_ns)
 {
-	int64_t el = elapsed_ns / CLOCK_NS_PER_S;
-	cJSON *o = cJSON_CreateObject();
-	cJSON *levels = o ? cJSON_AddArrayToObject(o, "levels") : NULL;
-	if (!levels) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	static const struct {
-		int64_t res, span, after;
-	} plan[] = {
-		{1, SERIES_FINE_S, 0},
-		{10, SERIES_MID_S, SERIES_FINE_S},
-		{60, INT64_MAX, SERIES_MID_S},
-	};
-	for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
-		if (el <= plan[i].after || (i == 0 && el < 1))
-			continue;
-		int64_t span = el < plan[i].span ? el : plan[i].span;
-		cJSON *lv = series_level(ser, t_start, span, plan[i].res);
-		if (lv)
-			cJSON_AddItemToArray(levels, lv);
-	}
-	cJSON *names = cJSON_AddObjectToObject(o, "labels");
-	for (int id = 0; names && id < SER_N; id++) {
-		char key[16];
-		const char *k = series_keys[id];
-		if (!k) {
-			snprintf(key, sizeof key, "s%d", id);
-			k = key;
-		}
-		cJSON_AddStringToObject(names, k, series_name((enum series_id)id));
-	}
-	return o;
+	return result_json_series(ser, t_start, elapsed_ns);
 }
 
 /* vLLM's max_output_tokens_per_s: the busiest second. Known only while the
@@ -298,7 +93,7 @@ static cJSON *series_object(const struct series *ser, int64_t t_start, int64_t e
 static double max_out_tok_s(const struct series *ser, int64_t elapsed_ns)
 {
 	int64_t el = (elapsed_ns + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S;
-	if (!ser || el <= 0 || el > SERIES_FINE_S)
+	if (!ser || el <= 0 || el > RESULT_SERIES_FINE_S)
 		return NAN;
 	double *buf = malloc((size_t)el * sizeof *buf);
 	if (!buf)
@@ -312,32 +107,143 @@ static double max_out_tok_s(const struct series *ser, int64_t elapsed_ns)
 	return mx;
 }
 
-/* The plan's own JSON and end-of-run text, kept as they are: a report
- * from the file prints what the run printed. */
+static void step_of(struct snapshot_step *d, const struct plan_step_result *r, const struct slo *slo)
+{
+	const struct plan_scenario_def *sc = plan_scenario_def(r->scenario);
+	d->index = r->index;
+	copy_str(d->label, sizeof d->label, r->label);
+	if (sc) {
+		copy_str(d->scenario, sizeof d->scenario, sc->name);
+		d->scenario_input_tokens = (double)sc->input_tokens;
+		d->scenario_output_tokens = (double)sc->output_tokens;
+	}
+	d->open_loop = r->mode == LOAD_OPEN;
+	d->target = r->target_from;
+	d->target_end = r->target_to;
+	copy_str(d->arrival, sizeof d->arrival, load_arrival_name(r->arrival));
+	d->start_s = r->t_start_s;
+	d->end_s = r->t_end_s;
+	d->duration_s = r->duration_s;
+	d->held_s = r->held_s;
+	d->partial = r->partial;
+	d->started = r->started;
+	d->completed = r->completed;
+	d->failed = r->failed;
+	d->unsent = r->unsent;
+	d->input_tokens = r->input_tokens;
+	d->output_tokens = r->output_tokens;
+	d->request_throughput = r->request_throughput;
+	d->output_throughput = r->output_throughput;
+	d->total_token_throughput = r->total_token_throughput;
+	d->mean_concurrency = r->mean_concurrency;
+	d->request_goodput = r->request_goodput;
+	for (int k = 0; slo && k <= SLO_N; k++)
+		d->slo_share[k] = slo_share(&r->slo, k);
+	const struct plan_metric *src[] = {&r->ttft, &r->tpot, &r->itl, &r->e2e};
+	struct snapshot_metric *dst[] = {&d->ttft, &d->tpot, &d->itl, &d->e2e};
+	for (size_t i = 0; i < sizeof src / sizeof src[0]; i++)
+		*dst[i] = (struct snapshot_metric){src[i]->count, src[i]->mean_ms, src[i]->p50_ms, src[i]->p90_ms,
+						   src[i]->p99_ms};
+}
+
+static void metric_of(struct snapshot_metric *m, const struct hist *h)
+{
+	m->count = hist_count(h);
+	m->mean_ms = hist_mean(h) / 1000.0;
+	m->p50_ms = (double)hist_percentile(h, 50) / 1000.0;
+	m->p90_ms = (double)hist_percentile(h, 90) / 1000.0;
+	m->p99_ms = (double)hist_percentile(h, 99) / 1000.0;
+}
+
+static void model_of(struct snapshot_model *d, const struct model_stats *ms, const struct slo *slo, double run_s)
+{
+	copy_str(d->name, sizeof d->name, ms->name);
+	d->share = ms->share;
+	d->sent = ms->picked;
+	d->completed = ms->completed;
+	d->failed = ms->failed;
+	d->input_tokens = ms->input_tokens;
+	d->output_tokens = ms->output_tokens;
+	d->request_throughput = run_s > 0 ? (double)ms->completed / run_s : 0;
+	d->output_throughput = run_s > 0 ? (double)ms->output_tokens / run_s : 0;
+	d->request_goodput = run_s > 0 ? (double)ms->slo.met_all / run_s : 0;
+	for (int k = 0; slo && k <= SLO_N; k++)
+		d->slo_share[k] = slo_share(&ms->slo, k);
+	metric_of(&d->ttft, ms->ttft);
+	metric_of(&d->tpot, ms->tpot);
+	metric_of(&d->e2e, ms->e2e);
+}
+
+/* The plan's results as data: its settings, timeline, finished steps,
+ * SLOs and per-model figures (the summary's plan sections and the plan's
+ * JSON keys are rendered from these by the result layer). */
 static int plan_parts(struct snapshot *s, const struct plan *p)
 {
-	cJSON *o = cJSON_CreateObject();
-	if (!o)
-		return -1;
-	plan_json_add(p, o, s->duration);
-	if (o->child)
-		s->plan = o;
-	else
-		cJSON_Delete(o);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	if (!m)
-		return -1;
-	plan_print_summary(p, m, s->duration);
-	if (fclose(m) != 0) {
-		free(buf);
+	struct snapshot_plan *d = &s->plan;
+	const struct plan_spec *sp = plan_get_spec(p);
+	struct plan_result_info info;
+	plan_result_info(p, &info);
+	d->present = true;
+	d->kind = sp->kind;
+	copy_str(d->arrival, sizeof d->arrival, load_arrival_name(sp->arrival));
+	d->burstiness = sp->shape;
+	const struct plan_scenario_def *sc = plan_scenario_def(sp->scenario);
+	if (sc)
+		copy_str(d->scenario, sizeof d->scenario, sc->name);
+	d->warmup_s = (double)sp->warmup_ns / 1e9;
+	d->warmup_requests = sp->warmup_requests;
+	d->cooldown_s = (double)sp->cooldown_ns / 1e9;
+	d->measured_duration_s = (double)sp->main_ns / 1e9;
+	d->planned_steps = sp->nsteps;
+	copy_str(d->state, sizeof d->state, plan_state_name(p));
+	d->have_auto_rates = info.sync_rate > 0 || info.top_rate > 0;
+	d->sync_rate = info.sync_rate;
+	d->top_rate = info.top_rate;
+	copy_str(d->note, sizeof d->note, info.note);
+	d->timeline_dropped = info.timeline_dropped;
+
+	struct plan_event *ev = malloc(PLAN_TIMELINE * sizeof *ev);
+	size_t nev = ev ? plan_timeline(p, ev, PLAN_TIMELINE) : 0;
+	d->timeline = nev ? calloc(nev, sizeof *d->timeline) : NULL;
+	if (!ev || (nev && !d->timeline)) {
+		free(ev);
 		return -1;
 	}
-	if (len)
-		s->plan_text = buf;
-	else
-		free(buf);
+	for (size_t i = 0; i < nev; i++) {
+		struct snapshot_event *e = &d->timeline[d->ntimeline++];
+		e->t_s = (double)(ev[i].t_ns - info.t0) / 1e9;
+		copy_str(e->event, sizeof e->event, plan_event_name(ev[i].kind));
+		e->step = ev[i].step;
+		e->open_loop = ev[i].mode == LOAD_OPEN;
+		e->target = ev[i].value;
+	}
+	free(ev);
+
+	const struct slo *slo = plan_slo(p);
+	const struct plan_step_result *res;
+	size_t n = plan_steps(p, &res);
+	if (n && !(d->steps = calloc(n, sizeof *d->steps)))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		step_of(&d->steps[d->nsteps++], &res[i], slo);
+	for (int i = 0; sp->kind == PLAN_MATRIX && i < PLAN_SCEN_N && d->nmatrix < SNAPSHOT_MATRIX_MAX; i++)
+		if (sp->scenario < 0 || sp->scenario == i)
+			copy_str(d->matrix[d->nmatrix++], sizeof d->matrix[0], plan_scenario_def(i)->name);
+	if (slo) {
+		d->have_slo = true;
+		for (int k = 0; k < SLO_N; k++) {
+			d->slo_set[k] = slo->set[k];
+			d->slo_limit_ms[k] = slo->set[k] ? (double)slo->limit_ns[k] / 1e6 : 0;
+		}
+	}
+	const struct models *m = plan_models(p);
+	if (m) {
+		d->have_models = true;
+		if (m->n && !(d->models = calloc(m->n, sizeof *d->models)))
+			return -1;
+		for (size_t i = 0; i < m->n; i++)
+			model_of(&d->models[d->nmodels++], &m->m[i], slo, s->duration);
+	}
 	return 0;
 }
 

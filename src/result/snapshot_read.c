@@ -1,11 +1,13 @@
 #include "config.h"
 
-/* The in-memory form of a snapshot, whatever it came from: written as JSON,
- * printed as the end-of-run summary, parsed back from a file, merged. Needs
- * nothing from a live engine, so report/merge/compare and the fuzz target
- * use it alone. */
+/* The in-memory form of a snapshot, whatever it came from: parsed back
+ * from a file (the JSON writer's counterpart, json_write.c, naming enum
+ * values with the same tables, keys.c), merged, and the figures every
+ * renderer derives from it. Needs nothing from a live engine, so
+ * report/merge/compare and the fuzz target use it alone. */
 
 #include "infertop/snapshot.h"
+#include "infertop/result.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -16,19 +18,12 @@
 #include <time.h>
 
 #include "infertop/hist.h"
+#include "infertop/load.h"
 #include "infertop/server.h"
-
-static const char *const reason_names[SNAPSHOT_NREASONS] = {
-	[SNAPSHOT_KEY] = "key",
-	[SNAPSHOT_SIGNAL] = "signal",
-	[SNAPSHOT_PERIODIC] = "periodic",
-	[SNAPSHOT_FINAL] = "final",
-	[SNAPSHOT_MERGED] = "merged",
-};
 
 const char *snapshot_reason_name(enum snapshot_reason r)
 {
-	return (unsigned)r < SNAPSHOT_NREASONS ? reason_names[r] : "?";
+	return result_key_name(result_keys_reason, (int)r, "?");
 }
 
 uint64_t snapshot_failed(const struct snapshot *s)
@@ -42,6 +37,78 @@ uint64_t snapshot_failed(const struct snapshot *s)
 double snapshot_rate(uint64_t count, double seconds)
 {
 	return seconds > 0 ? (double)count / seconds : 0.0;
+}
+
+/* ---- derived figures ---- */
+
+const char *const result_mstat_keys[RESULT_NSTAT] = {"mean_ms", "std_ms", "min_ms", "p50_ms", "p90_ms",
+						      "p95_ms", "p99_ms", "p99_9_ms", "max_ms"};
+const char *const result_mstat_heads[RESULT_NSTAT] = {"mean", "std", "min", "p50", "p90",
+						       "p95", "p99", "p99.9", "max"};
+
+void result_mstat_of(const struct hist *h, struct result_mstat *m)
+{
+	static const double ps[] = {50, 90, 95, 99, 99.9};
+	m->count = hist_count(h);
+	m->v[0] = hist_mean(h) / 1000.0;
+	m->v[1] = hist_stddev(h) / 1000.0;
+	m->v[2] = (double)hist_min(h) / 1000.0;
+	for (int i = 0; i < 5; i++)
+		m->v[3 + i] = (double)hist_percentile(h, ps[i]) / 1000.0;
+	m->v[8] = (double)hist_max(h) / 1000.0;
+}
+
+static void crow_add(struct result_compare *c, const char *name, const char *unit, double a, double b)
+{
+	struct result_crow *r = &c->rows[c->n++];
+	snprintf(r->name, sizeof r->name, "%s", name);
+	snprintf(r->unit, sizeof r->unit, "%s", unit);
+	r->prec = strcmp(unit, "count") == 0 ? 0 : strcmp(unit, "share") == 0 ? 4 : 3;
+	r->a = a;
+	r->b = b;
+}
+
+static double error_share(const struct snapshot *s)
+{
+	uint64_t f = snapshot_failed(s), t = f + s->run_c.completed;
+	return t ? (double)f / (double)t : 0.0;
+}
+
+void result_compare_build(struct result_compare *c, const struct snapshot *a, const struct snapshot *b,
+			  const char *file_a, const char *file_b)
+{
+	c->file_a = file_a;
+	c->file_b = file_b;
+	c->n = 0;
+	crow_add(c, "duration", "s", a->duration, b->duration);
+	crow_add(c, "completed", "count", (double)a->run_c.completed, (double)b->run_c.completed);
+	crow_add(c, "failed", "count", (double)snapshot_failed(a), (double)snapshot_failed(b));
+	crow_add(c, "error_share", "share", error_share(a), error_share(b));
+	crow_add(c, "output_tokens", "count", (double)a->run_c.output_tokens, (double)b->run_c.output_tokens);
+	crow_add(c, "request_throughput", "req/s", snapshot_rate(a->run_c.completed, a->duration),
+		 snapshot_rate(b->run_c.completed, b->duration));
+	crow_add(c, "output_throughput", "tok/s", snapshot_rate(a->run_c.output_tokens, a->duration),
+		 snapshot_rate(b->run_c.output_tokens, b->duration));
+	crow_add(c, "total_token_throughput", "tok/s",
+		 snapshot_rate(a->run_c.output_tokens + a->run_c.input_tokens, a->duration),
+		 snapshot_rate(b->run_c.output_tokens + b->run_c.input_tokens, b->duration));
+	static const int which[] = {0, 3, 4, 6, 7}; /* mean p50 p90 p99 p99.9 */
+	for (int m = 0; m < STAT_NMETRICS; m++) {
+		struct result_mstat sa, sb;
+		result_mstat_of(a->run[m], &sa);
+		result_mstat_of(b->run[m], &sb);
+		for (size_t i = 0; i < sizeof which / sizeof which[0]; i++) {
+			char name[48];
+			snprintf(name, sizeof name, "%s %s", stats_metric_name((enum stat_metric)m),
+				 result_mstat_heads[which[i]]);
+			crow_add(c, name, "ms", sa.v[which[i]], sb.v[which[i]]);
+		}
+	}
+}
+
+double result_crow_delta_pct(const struct result_crow *r)
+{
+	return r->a != 0 ? 100.0 * (r->b - r->a) / fabs(r->a) : NAN;
 }
 
 void snapshot_release(struct snapshot *s)
@@ -58,387 +125,10 @@ void snapshot_release(struct snapshot *s)
 	cJSON_Delete(s->series);
 	cJSON_Delete(s->request_log);
 	cJSON_Delete(s->sources);
-	cJSON_Delete(s->plan);
+	snapshot_plan_release(&s->plan);
 	free(s->plan_text);
 	memset(s, 0, sizeof *s);
 }
-
-/* ---- numbers ----
- * cJSON prints 15 significant digits and accepts a near miss, so a number
- * read back could differ in its last bits. Numbers are written as raw
- * text instead: the shortest that reads back as exactly the same double. */
-
-cJSON *snapshot_json_number(double d)
-{
-	if (!isfinite(d))
-		return cJSON_CreateNull();
-	char buf[40];
-	if (d == floor(d) && fabs(d) < 9007199254740992.0) {
-		snprintf(buf, sizeof buf, "%.0f", d);
-	} else {
-		for (int prec = 15; prec <= 17; prec++) {
-			snprintf(buf, sizeof buf, "%.*g", prec, d);
-			if (strtod(buf, NULL) == d)
-				break;
-		}
-	}
-	return cJSON_CreateRaw(buf);
-}
-
-/* A float from the series: the shortest text that is that float again. */
-cJSON *snapshot_json_float(float f)
-{
-	if (!isfinite(f))
-		return cJSON_CreateNull();
-	char buf[40];
-	for (int prec = 6; prec <= 9; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, (double)f);
-		if (strtof(buf, NULL) == f)
-			break;
-	}
-	return cJSON_CreateRaw(buf);
-}
-
-static void put_num(cJSON *o, const char *k, double d)
-{
-	if (o)
-		cJSON_AddItemToObject(o, k, snapshot_json_number(d));
-}
-
-cJSON *snapshot_json_u64(uint64_t v)
-{
-	char buf[24];
-	snprintf(buf, sizeof buf, "%" PRIu64, v);
-	return cJSON_CreateRaw(buf);
-}
-
-static void put_u64(cJSON *o, const char *k, uint64_t v)
-{
-	if (o)
-		cJSON_AddItemToObject(o, k, snapshot_json_u64(v));
-}
-
-static void put_str(cJSON *o, const char *k, const char *v)
-{
-	if (o)
-		cJSON_AddItemToObject(o, k, v && *v ? cJSON_CreateString(v) : cJSON_CreateNull());
-}
-
-static void put_utc(cJSON *o, const char *k, double unix_s)
-{
-	char buf[40];
-	time_t t = (time_t)floor(unix_s);
-	int ms = (int)((unix_s - floor(unix_s)) * 1000.0);
-	struct tm tm;
-	if (unix_s <= 0 || !gmtime_r(&t, &tm) || strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
-		put_str(o, k, NULL);
-		return;
-	}
-	size_t n = strlen(buf);
-	snprintf(buf + n, sizeof buf - n, ".%03dZ", ms > 999 ? 999 : ms);
-	put_str(o, k, buf);
-}
-
-static double us_to_ms(int64_t us)
-{
-	return (double)us / 1000.0;
-}
-
-
-/* ---- to JSON ---- */
-
-static void add_vllm_metric(cJSON *o, const struct hist *h, const char *m)
-{
-	char k[64];
-	snprintf(k, sizeof k, "mean_%s_ms", m);
-	put_num(o, k, hist_mean(h) / 1000.0);
-	snprintf(k, sizeof k, "median_%s_ms", m);
-	put_num(o, k, us_to_ms(hist_percentile(h, 50)));
-	snprintf(k, sizeof k, "std_%s_ms", m);
-	put_num(o, k, hist_stddev(h) / 1000.0);
-	static const double ps[] = {90, 95, 99, 99.9};
-	for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
-		snprintf(k, sizeof k, "p%g_%s_ms", ps[i], m);
-		put_num(o, k, us_to_ms(hist_percentile(h, ps[i])));
-	}
-}
-
-static cJSON *metric_object(const struct hist *h)
-{
-	cJSON *o = cJSON_CreateObject();
-	if (!o)
-		return NULL;
-	put_u64(o, "count", hist_count(h));
-	put_num(o, "mean_ms", hist_mean(h) / 1000.0);
-	put_num(o, "std_ms", hist_stddev(h) / 1000.0);
-	put_num(o, "min_ms", us_to_ms(hist_min(h)));
-	put_num(o, "max_ms", us_to_ms(hist_max(h)));
-	static const struct {
-		double p;
-		const char *k;
-	} ps[] = {{50, "p50_ms"}, {90, "p90_ms"}, {95, "p95_ms"}, {99, "p99_ms"}, {99.9, "p99_9_ms"}};
-	for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
-		put_num(o, ps[i].k, us_to_ms(hist_percentile(h, ps[i].p)));
-	char *enc = hist_encode(h);
-	if (!enc) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	cJSON_AddStringToObject(o, "hist", enc);
-	free(enc);
-	return o;
-}
-
-static cJSON *metrics_object(struct hist *const *h)
-{
-	cJSON *m = cJSON_CreateObject();
-	for (int k = 0; m && k < STAT_NMETRICS; k++) {
-		cJSON *mo = metric_object(h[k]);
-		if (!mo) {
-			cJSON_Delete(m);
-			return NULL;
-		}
-		cJSON_AddItemToObject(m, stats_metric_name((enum stat_metric)k), mo);
-	}
-	return m;
-}
-
-static cJSON *counters_object(const struct stats_counters *c)
-{
-	cJSON *o = cJSON_CreateObject();
-	put_u64(o, "completed", c->completed);
-	put_u64(o, "failed", c->failed);
-	put_u64(o, "output_tokens", c->output_tokens);
-	put_u64(o, "input_tokens", c->input_tokens);
-	put_u64(o, "output_chunks", c->chunks);
-	put_u64(o, "streamed_chunks", c->streamed);
-	return o;
-}
-
-static cJSON *throughput_object(const struct stats_counters *c, double secs)
-{
-	cJSON *o = cJSON_CreateObject();
-	put_num(o, "seconds", secs);
-	put_num(o, "requests_per_s", snapshot_rate(c->completed, secs));
-	put_num(o, "output_tok_per_s", snapshot_rate(c->output_tokens, secs));
-	put_num(o, "total_tok_per_s", snapshot_rate(c->output_tokens + c->input_tokens, secs));
-	return o;
-}
-
-/* Numbers in carried sub-documents are written as raw text of the same
- * value, so they come back to the last digit, as read. */
-static void rawify(cJSON *j)
-{
-	cJSON *c = j->child;
-	while (c) {
-		cJSON *next = c->next;
-		if (cJSON_IsNumber(c)) {
-			cJSON *r = snapshot_json_number(c->valuedouble);
-			if (r) {
-				/* The key moves to the new item. */
-				r->string = c->string;
-				r->type |= c->type & cJSON_StringIsConst;
-				c->string = NULL;
-				cJSON_ReplaceItemViaPointer(j, c, r);
-			}
-		} else if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
-			rawify(c);
-		}
-		c = next;
-	}
-}
-
-static cJSON *dup_or_null(const cJSON *j)
-{
-	cJSON *d = j ? cJSON_Duplicate(j, 1) : cJSON_CreateNull();
-	if (d)
-		rawify(d);
-	return d;
-}
-
-static void add_vllm_keys(cJSON *o, const struct snapshot *s)
-{
-	double dur = s->duration;
-	put_num(o, "duration", dur);
-	put_u64(o, "completed", s->run_c.completed);
-	put_u64(o, "failed", snapshot_failed(s));
-	put_u64(o, "total_input_tokens", s->run_c.input_tokens);
-	put_u64(o, "total_output_tokens", s->run_c.output_tokens);
-	put_num(o, "request_throughput", snapshot_rate(s->run_c.completed, dur));
-	/* Without --slo there is no goodput: null, never a guess. */
-	if (s->have_slo)
-		put_num(o, "request_goodput", snapshot_rate(s->slo_run.met_all, dur));
-	else
-		cJSON_AddNullToObject(o, "request_goodput");
-	put_num(o, "output_throughput", snapshot_rate(s->run_c.output_tokens, dur));
-	put_num(o, "total_token_throughput", snapshot_rate(s->run_c.output_tokens + s->run_c.input_tokens, dur));
-	put_num(o, "max_output_tokens_per_s", s->max_output_tok_s);
-	put_u64(o, "max_concurrent_requests", s->max_in_flight);
-	if (isfinite(s->vllm_request_rate))
-		put_num(o, "request_rate", s->vllm_request_rate);
-	else
-		cJSON_AddStringToObject(o, "request_rate", "inf");
-	put_num(o, "max_concurrency", s->vllm_max_concurrency);
-	put_num(o, "burstiness", s->burstiness);
-	add_vllm_metric(o, s->run[STAT_TTFT], "ttft");
-	add_vllm_metric(o, s->run[STAT_TPOT], "tpot");
-	add_vllm_metric(o, s->run[STAT_ITL], "itl");
-	add_vllm_metric(o, s->run[STAT_E2E], "e2el");
-}
-
-static const char definitions[] =
-	"TTFB: send to first SSE event; TTFT: send to first output chunk; ITL: gaps "
-	"between output chunks, pooled; TPOT: (E2E-TTFT)/(output_tokens-1); E2E: send "
-	"to last output chunk; queue: intended to actual send; failed requests excluded; "
-	"histograms in microseconds, hist_encode version 1 (h1:)";
-
-cJSON *snapshot_to_json(const struct snapshot *s)
-{
-	cJSON *o = cJSON_CreateObject();
-	if (!o)
-		return NULL;
-	add_vllm_keys(o, s);
-	put_num(o, "infertop_schema", SNAPSHOT_SCHEMA);
-	cJSON *it = cJSON_AddObjectToObject(o, "infertop");
-	if (!it)
-		goto oom;
-	put_num(it, "infertop_schema", SNAPSHOT_SCHEMA);
-	put_str(it, "version", s->version);
-
-	cJSON *sn = cJSON_AddObjectToObject(it, "snapshot");
-	put_str(sn, "reason", snapshot_reason_name(s->reason));
-	put_utc(sn, "taken_utc", s->taken_unix);
-	put_num(sn, "taken_unix", s->taken_unix);
-
-	cJSON *run = cJSON_AddObjectToObject(it, "run");
-	put_str(run, "host", s->host);
-	put_str(run, "run_id", s->run_id);
-	put_utc(run, "start_utc", s->start_unix);
-	put_num(run, "start_unix", s->start_unix);
-	put_str(run, "target_url", s->target_url);
-	put_str(run, "model", s->model);
-	put_str(run, "server", s->server_detected);
-	put_num(run, "runs", s->nruns);
-
-	cJSON_AddItemToObject(it, "options", dup_or_null(s->options));
-
-	cJSON *state = cJSON_AddObjectToObject(it, "state");
-	put_str(state, "status", s->status);
-	put_num(state, "elapsed_s", s->elapsed);
-	put_num(state, "measured_s", s->duration);
-	put_str(state, "stop_reason", s->stop_reason);
-	put_str(state, "mode", s->open_loop ? "rate" : "concurrency");
-	put_num(state, "concurrency", s->concurrency);
-	put_num(state, "rate", s->rate);
-	put_num(state, "max_concurrency", s->max_concurrency);
-	if (state)
-		cJSON_AddBoolToObject(state, "paused", s->paused);
-	put_u64(state, "in_flight", s->in_flight);
-	put_u64(state, "pending", s->pending);
-	if (state)
-		cJSON_AddItemToObject(state, "load_changes",
-				      s->load_changes ? dup_or_null(s->load_changes) : cJSON_CreateArray());
-	if (isfinite(s->vllm_request_rate))
-		put_num(state, "vllm_request_rate", s->vllm_request_rate);
-	else
-		put_str(state, "vllm_request_rate", "inf");
-	put_num(state, "vllm_max_concurrency", s->vllm_max_concurrency);
-
-	/* The plan's keys, where report_json has always had them. */
-	for (const cJSON *c = s->plan ? s->plan->child : NULL; c; c = c->next)
-		if (c->string)
-			cJSON_AddItemToObject(it, c->string, dup_or_null(c));
-	if (s->plan_text)
-		cJSON_AddStringToObject(it, "plan_summary_text", s->plan_text);
-	/* Kept where report_json has always had them. */
-	put_str(it, "output_token_source", s->token_source);
-	put_str(it, "input_length_source", s->input_length_source);
-	put_num(it, "mean_input_tokens",
-		s->run_c.completed ? (double)s->run_c.input_tokens / (double)s->run_c.completed : 0);
-	put_u64(it, "requests_counted_from_usage", s->tokens_from_usage);
-	put_u64(it, "requests_counted_from_chunks", s->tokens_from_chunks);
-	{
-		/* Warnings: requests that succeeded with something odd. */
-		cJSON *w = cJSON_AddObjectToObject(it, "warnings");
-		if (w && s->usage_mismatch) {
-			cJSON *u = cJSON_AddObjectToObject(w, "usage_vs_chunks");
-			put_u64(u, "count", s->usage_mismatch);
-			cJSON_AddStringToObject(u, "last_message", s->usage_mismatch_msg);
-		}
-	}
-	put_u64(it, "output_chunks", s->run_c.chunks);
-	put_u64(it, "started", s->started);
-	put_u64(it, "connections_opened", s->connections);
-	put_u64(it, "connection_retry", s->connection_retries);
-	put_u64(it, "max_in_flight", s->max_in_flight);
-	cJSON_AddStringToObject(it, "stop_reason", s->stop_reason);
-	cJSON_AddStringToObject(it, "definitions", definitions);
-
-	cJSON *cn = cJSON_AddObjectToObject(it, "counters");
-	if (cn) {
-		cJSON_AddItemToObject(cn, "run", counters_object(&s->run_c));
-		cJSON_AddItemToObject(cn, "window", counters_object(&s->win_c));
-	}
-	cJSON *tp = cJSON_AddObjectToObject(it, "throughput");
-	if (tp) {
-		cJSON *r = throughput_object(&s->run_c, s->duration);
-		put_num(r, "max_output_tok_per_s", s->max_output_tok_s);
-		cJSON_AddItemToObject(tp, "run", r);
-		cJSON_AddItemToObject(tp, "window", throughput_object(&s->win_c, s->win_seconds));
-	}
-	if (s->have_slo) {
-		cJSON *g = cJSON_AddObjectToObject(it, "goodput");
-		put_str(g, "slo", s->slo_desc);
-		put_num(g, "requests_per_s", snapshot_rate(s->slo_run.met_all, s->duration));
-		put_u64(g, "requests_ended", s->slo_run.ended);
-		put_u64(g, "requests_meeting_all", s->slo_run.met_all);
-		cJSON *met = g ? cJSON_AddObjectToObject(g, "requests_meeting") : NULL;
-		for (int k = 0; met && k < SLO_N; k++)
-			put_u64(met, slo_name((enum slo_kind)k), s->slo_run.met[k]);
-	} else {
-		cJSON_AddNullToObject(it, "goodput");
-	}
-
-	cJSON *m = metrics_object(s->run);
-	if (!m)
-		goto oom;
-	cJSON_AddItemToObject(it, "metrics", m);
-	cJSON *win = cJSON_AddObjectToObject(it, "window");
-	put_num(win, "seconds", s->win_seconds);
-	if (!win || !(m = metrics_object(s->win)))
-		goto oom;
-	cJSON_AddItemToObject(win, "metrics", m);
-
-	put_u64(it, "errors_total", snapshot_failed(s));
-	cJSON *errs = cJSON_AddObjectToObject(it, "errors");
-	for (int k = 0; errs && k < ERR_NKINDS; k++) {
-		if (!s->errors[k])
-			continue;
-		cJSON *eo = cJSON_AddObjectToObject(errs, stats_err_name((enum err_kind)k));
-		put_u64(eo, "count", s->errors[k]);
-		if (eo)
-			cJSON_AddStringToObject(eo, "last_message", s->last_msg[k]);
-	}
-	cJSON *codes = cJSON_AddObjectToObject(it, "http_status");
-	for (int k = 0; codes && k < STATS_HTTP_CODES; k++) {
-		if (!s->http_codes[k])
-			continue;
-		char key[16];
-		snprintf(key, sizeof key, "%d", k);
-		put_u64(codes, key, s->http_codes[k]);
-	}
-	cJSON_AddItemToObject(it, "server", dup_or_null(s->server));
-	cJSON_AddItemToObject(it, "series", dup_or_null(s->series));
-	cJSON_AddItemToObject(it, "request_log", dup_or_null(s->request_log));
-	if (s->sources)
-		cJSON_AddItemToObject(it, "merged_from", dup_or_null(s->sources));
-	return o;
-oom:
-	cJSON_Delete(o);
-	return NULL;
-}
-
-
 /* ---- the server block read back ---- */
 
 static bool sv_num(const cJSON *o, const char *k, double scale, struct server_value *v)
@@ -478,21 +168,16 @@ static void sv_str(const cJSON *o, const char *k, char *dst, size_t cap)
 	snprintf(dst, cap, "%s", cJSON_IsString(x) ? x->valuestring : "");
 }
 
-/* Key names as server_to_json() writes them. */
-static const char *const gauge_keys[SRV_NGAUGES] = {
-	[SRV_RUNNING] = "running",
-	[SRV_WAITING] = "waiting",
-	[SRV_KV_USAGE] = "kv_usage",
-	[SRV_KV_USAGE_MAX] = "kv_usage_max",
-	[SRV_PREEMPT_RATE] = "preemptions_per_s",
-	[SRV_PREFIX_HIT] = "prefix_cache_hit_rate",
-	[SRV_PROMPT_TOK_S] = "prompt_tokens_per_s",
-	[SRV_GEN_TOK_S] = "generation_tokens_per_s",
-};
+/* Key names from the tables server_to_json() writes with. */
+static const char *gauge_key(int g)
+{
+	return result_key_name(result_keys_gauge, g, "");
+}
 
-static const char *const latency_keys[SRVL_N] = {
-	[SRVL_TTFT] = "ttft", [SRVL_ITL] = "itl", [SRVL_E2E] = "e2e", [SRVL_QUEUE] = "queue",
-};
+static const char *latency_key(int l)
+{
+	return result_key_name(result_keys_latency, l, "");
+}
 
 void snapshot_server_state(const cJSON *j, struct server_state *st)
 {
@@ -514,14 +199,14 @@ void snapshot_server_state(const cJSON *j, struct server_state *st)
 	const cJSON *latest = cJSON_GetObjectItemCaseSensitive(j, "latest");
 	const cJSON *run = cJSON_GetObjectItemCaseSensitive(j, "run");
 	for (int g = 0; g < SRV_NGAUGES; g++) {
-		sv_num(latest, gauge_keys[g], 1, &st->gauge[g]);
-		sv_agg(run ? cJSON_GetObjectItemCaseSensitive(run, gauge_keys[g]) : NULL, &st->agg[g]);
+		sv_num(latest, gauge_key(g), 1, &st->gauge[g]);
+		sv_agg(run ? cJSON_GetObjectItemCaseSensitive(run, gauge_key(g)) : NULL, &st->agg[g]);
 	}
 	const cJSON *win = cJSON_GetObjectItemCaseSensitive(j, "latency_window");
 	const cJSON *rl = cJSON_GetObjectItemCaseSensitive(j, "latency_run");
 	for (int l = 0; l < SRVL_N; l++) {
-		const cJSON *w = win ? cJSON_GetObjectItemCaseSensitive(win, latency_keys[l]) : NULL;
-		const cJSON *r = rl ? cJSON_GetObjectItemCaseSensitive(rl, latency_keys[l]) : NULL;
+		const cJSON *w = win ? cJSON_GetObjectItemCaseSensitive(win, latency_key(l)) : NULL;
+		const cJSON *r = rl ? cJSON_GetObjectItemCaseSensitive(rl, latency_key(l)) : NULL;
 		sv_num(w, "p50_ms", 1e3, &st->p50[l]);
 		sv_num(w, "p90_ms", 1e3, &st->p90[l]);
 		sv_num(w, "p99_ms", 1e3, &st->p99[l]);
@@ -577,112 +262,6 @@ void snapshot_server_state(const cJSON *j, struct server_state *st)
 		sv_num(w, "value", 1, &d->value);
 		sv_num(w, "rate_per_s", 1, &d->rate);
 	}
-}
-
-/* ---- the end-of-run text ---- */
-
-#define LINE "=================================================="
-
-static void section(FILE *out, const char *title)
-{
-	size_t n = strlen(title), w = sizeof LINE - 1;
-	size_t left = n + 2 < w ? (w - n - 2) / 2 : 0;
-	size_t right = n + 2 < w ? w - n - 2 - left : 0;
-	for (size_t i = 0; i < left; i++)
-		fputc('-', out);
-	fprintf(out, " %s ", title);
-	for (size_t i = 0; i < right; i++)
-		fputc('-', out);
-	fputc('\n', out);
-}
-
-static void row_f(FILE *out, const char *label, double v)
-{
-	fprintf(out, "%-40s %-10.2f\n", label, v);
-}
-
-static void row_u(FILE *out, const char *label, uint64_t v)
-{
-	fprintf(out, "%-40s %-10" PRIu64 "\n", label, v);
-}
-
-static void latency_block(FILE *out, const struct hist *h, const char *title, const char *abbr)
-{
-	char label[64];
-	section(out, title);
-	snprintf(label, sizeof label, "Mean %s (ms):", abbr);
-	row_f(out, label, hist_mean(h) / 1000.0);
-	snprintf(label, sizeof label, "Median %s (ms):", abbr);
-	row_f(out, label, us_to_ms(hist_percentile(h, 50)));
-	static const double ps[] = {90, 99, 99.9};
-	for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
-		snprintf(label, sizeof label, "P%g %s (ms):", ps[i], abbr);
-		row_f(out, label, us_to_ms(hist_percentile(h, ps[i])));
-	}
-}
-
-void snapshot_print_summary(FILE *out, const struct snapshot *s)
-{
-	double dur = s->duration;
-	fprintf(out, "%s\n", "============ Serving Benchmark Result ============");
-	row_u(out, "Successful requests:", s->run_c.completed);
-	row_u(out, "Failed requests:", snapshot_failed(s));
-	row_f(out, "Benchmark duration (s):", dur);
-	row_u(out, "Total input tokens:", s->run_c.input_tokens);
-	row_u(out, "Total generated tokens:", s->run_c.output_tokens);
-	row_f(out, "Request throughput (req/s):", snapshot_rate(s->run_c.completed, dur));
-	if (s->have_slo)
-		row_f(out, "Request goodput (req/s):", snapshot_rate(s->slo_run.met_all, dur));
-	row_f(out, "Output token throughput (tok/s):", snapshot_rate(s->run_c.output_tokens, dur));
-	row_f(out, "Total Token throughput (tok/s):",
-	      snapshot_rate(s->run_c.output_tokens + s->run_c.input_tokens, dur));
-	latency_block(out, s->run[STAT_TTFB], "Time to First Byte", "TTFB");
-	latency_block(out, s->run[STAT_TTFT], "Time to First Token", "TTFT");
-	latency_block(out, s->run[STAT_TPOT], "Time per Output Token (excl. 1st token)", "TPOT");
-	latency_block(out, s->run[STAT_ITL], "Inter-token Latency", "ITL");
-	latency_block(out, s->run[STAT_E2E], "End-to-end Latency", "E2EL");
-	/* Queue time holds connects and client delays in closed loop too. */
-	latency_block(out, s->run[STAT_QUEUE], "Client Queue Time", "queue");
-	if (isfinite(s->vllm_request_rate))
-		latency_block(out, s->run[STAT_TTFT_Q], "TTFT from intended send", "TTFT");
-	if (s->server) {
-		struct server_state *st = malloc(sizeof *st);
-		if (st) {
-			snapshot_server_state(s->server, st);
-			server_print_summary(out, st);
-			free(st);
-		}
-	}
-	fprintf(out, "%s\n", LINE);
-	if (snapshot_failed(s)) {
-		fprintf(out, "Errors by kind:\n");
-		for (int k = 0; k < ERR_NKINDS; k++) {
-			if (!s->errors[k])
-				continue;
-			fprintf(out, "  %-12s %8" PRIu64 "  last: %s\n", stats_err_name((enum err_kind)k), s->errors[k],
-				s->last_msg[k]);
-		}
-		for (int c = 0; c < STATS_HTTP_CODES; c++)
-			if (s->http_codes[c])
-				fprintf(out, "  HTTP %d     %8" PRIu64 "\n", c, s->http_codes[c]);
-	}
-	fprintf(out, "Output tokens counted from: %s; stopped: %s\n", s->token_source,
-		s->stop_reason[0] ? s->stop_reason : "-");
-	if (s->usage_mismatch)
-		fprintf(out, "Warning: %" PRIu64 " requests' usage and chunk counts differ over 2x (last: %s)\n",
-			s->usage_mismatch, s->usage_mismatch_msg);
-	if (s->connection_retries)
-		fprintf(out, "Connection retries: %" PRIu64 " (the server closed a kept-alive connection as they "
-			"went out; resent once, not failures)\n", s->connection_retries);
-	const cJSON *dropped = s->request_log ? cJSON_GetObjectItemCaseSensitive(s->request_log, "dropped") : NULL;
-	if (cJSON_IsNumber(dropped) && dropped->valuedouble > 0) {
-		const cJSON *why = cJSON_GetObjectItemCaseSensitive(s->request_log, "last_error");
-		fprintf(out, "Request log: %.0f lines dropped (%s)\n", dropped->valuedouble,
-			cJSON_IsString(why) ? why->valuestring : "write errors");
-	}
-	if (s->plan_text)
-		fputs(s->plan_text, out);
-	fflush(out);
 }
 
 /* ---- reading ---- */
@@ -793,10 +372,193 @@ static int alloc_hists(struct snapshot *s)
 
 static enum snapshot_reason reason_of(const char *name)
 {
-	for (int i = 0; i < SNAPSHOT_NREASONS; i++)
-		if (strcmp(name, snapshot_reason_name((enum snapshot_reason)i)) == 0)
-			return (enum snapshot_reason)i;
-	return SNAPSHOT_FINAL;
+	int id = result_key_id(result_keys_reason, name);
+	return id >= 0 ? (enum snapshot_reason)id : SNAPSHOT_FINAL;
+}
+
+/* ---- the plan's results ----
+ * Read leniently: a figure of the wrong type reads as 0 (the plan's
+ * figures are for people; the counters above are checked). */
+
+void snapshot_plan_release(struct snapshot_plan *p)
+{
+	free(p->timeline);
+	free(p->steps);
+	free(p->models);
+	memset(p, 0, sizeof *p);
+}
+
+static double pnum(const cJSON *o, const char *k)
+{
+	const cJSON *v = o ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
+	return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+}
+
+static uint64_t pu64(const cJSON *o, const char *k)
+{
+	double d = pnum(o, k);
+	return d >= 0 && d <= EXACT_MAX ? (uint64_t)d : 0;
+}
+
+static void get_metric(const cJSON *o, struct snapshot_metric *m)
+{
+	m->count = pu64(o, "count");
+	m->mean_ms = pnum(o, "mean_ms");
+	m->p50_ms = pnum(o, "p50_ms");
+	m->p90_ms = pnum(o, "p90_ms");
+	m->p99_ms = pnum(o, "p99_ms");
+}
+
+static void get_shares(const cJSON *o, double *share)
+{
+	const cJSON *sh = obj(o, "slo_met_share");
+	share[SLO_N] = pnum(sh, "all");
+	for (int k = 0; k < SLO_N; k++)
+		share[k] = pnum(sh, slo_name((enum slo_kind)k));
+}
+
+static bool is_open(const cJSON *o)
+{
+	char mode[16];
+	get_str(o, "mode", mode, sizeof mode);
+	return result_key_id(result_keys_load_mode, mode) == LOAD_OPEN;
+}
+
+static void get_step(const cJSON *o, struct snapshot_step *r)
+{
+	r->index = (int)pnum(o, "index");
+	get_str(o, "label", r->label, sizeof r->label);
+	get_str(o, "scenario", r->scenario, sizeof r->scenario);
+	r->scenario_input_tokens = pnum(o, "scenario_input_tokens");
+	r->scenario_output_tokens = pnum(o, "scenario_output_tokens");
+	r->open_loop = is_open(o);
+	r->target = pnum(o, "target");
+	const cJSON *te = cJSON_GetObjectItemCaseSensitive(o, "target_end");
+	r->target_end = cJSON_IsNumber(te) ? te->valuedouble : r->target;
+	get_str(o, "arrival", r->arrival, sizeof r->arrival);
+	r->start_s = pnum(o, "start_s");
+	r->end_s = pnum(o, "end_s");
+	r->duration_s = pnum(o, "duration");
+	r->held_s = pnum(o, "held_s");
+	r->partial = get_bool(o, "partial");
+	r->started = pu64(o, "started");
+	r->completed = pu64(o, "completed");
+	r->failed = pu64(o, "failed");
+	r->unsent = pu64(o, "unsent");
+	r->input_tokens = pu64(o, "total_input_tokens");
+	r->output_tokens = pu64(o, "total_output_tokens");
+	r->request_throughput = pnum(o, "request_throughput");
+	r->output_throughput = pnum(o, "output_throughput");
+	r->total_token_throughput = pnum(o, "total_token_throughput");
+	r->mean_concurrency = pnum(o, "mean_concurrency");
+	r->request_goodput = pnum(o, "request_goodput");
+	get_shares(o, r->slo_share);
+	get_metric(obj(o, "ttft"), &r->ttft);
+	get_metric(obj(o, "tpot"), &r->tpot);
+	get_metric(obj(o, "itl"), &r->itl);
+	get_metric(obj(o, "e2el"), &r->e2e);
+}
+
+static void get_model(const cJSON *o, struct snapshot_model *m)
+{
+	get_str(o, "model", m->name, sizeof m->name);
+	m->share = pnum(o, "traffic_share");
+	m->sent = pu64(o, "sent");
+	m->completed = pu64(o, "completed");
+	m->failed = pu64(o, "failed");
+	m->input_tokens = pu64(o, "total_input_tokens");
+	m->output_tokens = pu64(o, "total_output_tokens");
+	m->request_throughput = pnum(o, "request_throughput");
+	m->output_throughput = pnum(o, "output_throughput");
+	m->request_goodput = pnum(o, "request_goodput");
+	get_shares(o, m->slo_share);
+	get_metric(obj(o, "ttft"), &m->ttft);
+	get_metric(obj(o, "tpot"), &m->tpot);
+	get_metric(obj(o, "e2el"), &m->e2e);
+}
+
+/* An array's objects, counted; NULL when there are none. */
+static void *alloc_items(const cJSON *a, size_t size, size_t *n)
+{
+	*n = 0;
+	int cnt = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+	return cnt > 0 ? calloc((size_t)cnt, size) : NULL;
+}
+
+/* "plan", "steps", "matrix", "slo", "models" of the infertop object. 0, or
+ * -1 on out of memory. */
+static int get_plan(const cJSON *it, struct snapshot_plan *p)
+{
+	const cJSON *po = obj(it, "plan");
+	if (!po)
+		return 0;
+	p->present = true;
+	char kind[16];
+	get_str(po, "kind", kind, sizeof kind);
+	int k = result_key_id(result_keys_plan_kind, kind);
+	p->kind = k >= 0 ? k : 0;
+	get_str(po, "arrival", p->arrival, sizeof p->arrival);
+	p->burstiness = pnum(po, "burstiness");
+	get_str(po, "scenario", p->scenario, sizeof p->scenario);
+	p->warmup_s = pnum(po, "warmup_s");
+	p->warmup_requests = pu64(po, "warmup_requests");
+	p->cooldown_s = pnum(po, "cooldown_s");
+	p->measured_duration_s = pnum(po, "measured_duration_s");
+	p->planned_steps = pu64(po, "planned_steps");
+	get_str(po, "state", p->state, sizeof p->state);
+	p->have_auto_rates = cJSON_GetObjectItemCaseSensitive(po, "synchronous_rate") != NULL;
+	p->sync_rate = pnum(po, "synchronous_rate");
+	p->top_rate = pnum(po, "throughput_rate");
+	get_str(po, "note", p->note, sizeof p->note);
+	p->timeline_dropped = pu64(po, "timeline_dropped");
+
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(po, "timeline"), *c;
+	p->timeline = alloc_items(a, sizeof *p->timeline, &p->ntimeline);
+	if (cJSON_GetArraySize(a) > 0 && !p->timeline)
+		return -1;
+	cJSON_ArrayForEach(c, a)
+	{
+		if (!p->timeline)
+			break;
+		struct snapshot_event *e = &p->timeline[p->ntimeline++];
+		e->t_s = pnum(c, "t_s");
+		get_str(c, "event", e->event, sizeof e->event);
+		const cJSON *st = cJSON_GetObjectItemCaseSensitive(c, "step");
+		e->step = cJSON_IsNumber(st) ? (int)st->valuedouble : -1;
+		e->open_loop = is_open(c);
+		e->target = pnum(c, "target");
+	}
+	a = cJSON_GetObjectItemCaseSensitive(it, "steps");
+	p->steps = alloc_items(a, sizeof *p->steps, &p->nsteps);
+	if (cJSON_GetArraySize(a) > 0 && !p->steps)
+		return -1;
+	cJSON_ArrayForEach(c, a)
+		if (p->steps)
+			get_step(c, &p->steps[p->nsteps++]);
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(obj(it, "matrix"), "scenarios"))
+		if (cJSON_IsString(c) && p->nmatrix < SNAPSHOT_MATRIX_MAX)
+			snprintf(p->matrix[p->nmatrix++], sizeof p->matrix[0], "%s", c->valuestring);
+	const cJSON *slo = obj(it, "slo");
+	if (slo) {
+		p->have_slo = true;
+		const cJSON *lim = obj(slo, "limits_ms");
+		for (int i = 0; i < SLO_N; i++) {
+			const cJSON *v = lim ? cJSON_GetObjectItemCaseSensitive(lim, slo_name((enum slo_kind)i)) : NULL;
+			p->slo_set[i] = cJSON_IsNumber(v);
+			p->slo_limit_ms[i] = p->slo_set[i] ? v->valuedouble : 0;
+		}
+	}
+	a = cJSON_GetObjectItemCaseSensitive(it, "models");
+	if (cJSON_IsArray(a)) {
+		p->have_models = true;
+		p->models = alloc_items(a, sizeof *p->models, &p->nmodels);
+		if (cJSON_GetArraySize(a) > 0 && !p->models)
+			return -1;
+		cJSON_ArrayForEach(c, a)
+			if (p->models)
+				get_model(c, &p->models[p->nmodels++]);
+	}
+	return 0;
 }
 
 int snapshot_parse(struct snapshot *s, const char *text, size_t len, char *err, size_t errcap)
@@ -883,17 +645,9 @@ int snapshot_parse(struct snapshot *s, const char *text, size_t len, char *err, 
 		fail(&r, "%s", "out of memory");
 		goto out;
 	}
-	static const char *const plan_keys[] = {"plan", "steps", "matrix", "slo", "models"};
-	for (size_t i = 0; i < sizeof plan_keys / sizeof plan_keys[0]; i++) {
-		cJSON *v = take(it, plan_keys[i]);
-		if (!v)
-			continue;
-		if (!s->plan && !(s->plan = cJSON_CreateObject())) {
-			cJSON_Delete(v);
-			fail(&r, "%s", "out of memory");
-			goto out;
-		}
-		cJSON_AddItemToObject(s->plan, plan_keys[i], v);
+	if (get_plan(it, &s->plan) != 0) {
+		fail(&r, "%s", "out of memory");
+		goto out;
 	}
 	s->tokens_from_usage = get_u64(&r, it, "requests_counted_from_usage");
 	s->tokens_from_chunks = get_u64(&r, it, "requests_counted_from_chunks");
@@ -1006,26 +760,6 @@ out:
 }
 
 /* ---- merge ---- */
-
-static cJSON *source_summary(const struct snapshot *s)
-{
-	cJSON *o = cJSON_CreateObject();
-	if (!o)
-		return NULL;
-	cJSON_AddStringToObject(o, "host", s->host);
-	cJSON_AddStringToObject(o, "run_id", s->run_id);
-	cJSON_AddNumberToObject(o, "start_unix", s->start_unix);
-	cJSON_AddNumberToObject(o, "duration", s->duration);
-	cJSON_AddStringToObject(o, "target_url", s->target_url);
-	cJSON_AddStringToObject(o, "model", s->model);
-	cJSON_AddNumberToObject(o, "completed", (double)s->run_c.completed);
-	cJSON_AddNumberToObject(o, "failed", (double)snapshot_failed(s));
-	cJSON_AddNumberToObject(o, "runs", s->nruns);
-	cJSON_AddItemToObject(o, "server", s->server ? cJSON_Duplicate(s->server, 1) : cJSON_CreateNull());
-	if (s->plan)
-		cJSON_AddItemToObject(o, "plan", cJSON_Duplicate(s->plan, 1));
-	return o;
-}
 
 /* Whether run id `id` is input s's own or one of the runs s merged. */
 static bool snapshot_has_run(const struct snapshot *s, const char *id)
@@ -1169,7 +903,7 @@ int snapshot_merge(struct snapshot *dst, const struct snapshot *const *src, size
 			hist_add(dst->win[m], s->win[m]);
 		}
 		dst->nruns += s->nruns ? s->nruns : 1;
-		cJSON *sum = source_summary(s);
+		cJSON *sum = result_json_source(s);
 		if (!sum)
 			goto oom;
 		cJSON_AddItemToArray(dst->sources, sum);

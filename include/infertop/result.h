@@ -1,0 +1,127 @@
+#ifndef INFERTOP_RESULT_H
+#define INFERTOP_RESULT_H
+
+/*
+ * The result layer: struct snapshot (snapshot.h) is the one model of a
+ * run, live or read from a file; one module per output format renders it
+ * and only reads it:
+ *
+ *   src/result/json_write.c  JSON: snapshot files and -o (snapshot_to_json),
+ *                            the server block, `report`/`compare --format json`
+ *   src/result/text.c        text: the end-of-run summary, `report`,
+ *                            `compare`, the plan's goodput / models / steps /
+ *                            matrix tables, the server lines
+ *   src/result/csv.c         `report`/`compare --format csv`
+ *   src/result/markdown.c    `report`/`compare --format markdown`
+ *
+ * The JSON reader (snapshot_read.c) and the writer name enum values with
+ * the same tables (src/result/keys.c), each used both ways.
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "infertop/stats.h"
+
+struct cJSON;
+struct hist;
+struct snapshot;
+struct config;
+struct load;
+struct series;
+
+/* ---- key tables (keys.c): {enum value, JSON key}, ended by {-1, NULL} ---- */
+
+struct result_key {
+	int id;
+	const char *key;
+};
+
+extern const struct result_key result_keys_reason[];     /* enum snapshot_reason */
+extern const struct result_key result_keys_gauge[];      /* enum server_gauge */
+extern const struct result_key result_keys_latency[];    /* enum server_latency */
+extern const struct result_key result_keys_plan_kind[];  /* enum plan_kind */
+extern const struct result_key result_keys_load_mode[];  /* enum load_mode */
+
+/* The key of id, or dflt when the table has none. */
+const char *result_key_name(const struct result_key *t, int id, const char *dflt);
+/* The id of key, or -1. */
+int result_key_id(const struct result_key *t, const char *key);
+
+/* ---- derived figures, shared by the renderers ---- */
+
+/* One histogram in milliseconds. */
+#define RESULT_NSTAT 9
+struct result_mstat {
+	uint64_t count;
+	double v[RESULT_NSTAT]; /* mean std min p50 p90 p95 p99 p99.9 max */
+};
+extern const char *const result_mstat_keys[RESULT_NSTAT]; /* "mean_ms", ... */
+extern const char *const result_mstat_heads[RESULT_NSTAT]; /* "mean", ... */
+void result_mstat_of(const struct hist *h, struct result_mstat *m);
+
+/* `infertop compare`: one row per figure, A and B. */
+struct result_crow {
+	char name[48];
+	char unit[12];
+	int prec; /* decimals in text, markdown */
+	double a, b;
+};
+#define RESULT_MAX_CROWS (9 + STAT_NMETRICS * 5)
+struct result_compare {
+	const char *file_a, *file_b;
+	int n;
+	struct result_crow rows[RESULT_MAX_CROWS];
+};
+void result_compare_build(struct result_compare *c, const struct snapshot *a, const struct snapshot *b,
+			  const char *file_a, const char *file_b);
+/* (B - A) in percent of |A|; NaN when A is 0. */
+double result_crow_delta_pct(const struct result_crow *r);
+
+/* The time series are kept (and saved) at 1 s for the last hour, at 10 s
+ * for the last day, at 1 min past that. */
+#define RESULT_SERIES_FINE_S 3600
+#define RESULT_SERIES_MID_S 86400
+
+/* ---- JSON (json_write.c) ---- */
+
+/* Prints doc and a newline on out, then frees doc. 0, or -1 when doc is
+ * NULL or could not be printed (out of memory). */
+int result_json_print(FILE *out, struct cJSON *doc);
+/* `infertop report --format json` and `compare --format json`. */
+struct cJSON *result_json_report(const char *file, const struct snapshot *s);
+struct cJSON *result_json_compare(const struct result_compare *c);
+/* Parts of a live snapshot that are carried as JSON: the options as given
+ * (credentials never), the load changes, the time series. NULL on OOM. */
+struct cJSON *result_json_options(const struct config *c, const char *model);
+struct cJSON *result_json_load_changes(const struct load *l, int64_t t_start);
+struct cJSON *result_json_series(const struct series *ser, int64_t t_start, int64_t elapsed_ns);
+/* A merge's summary of one input (its "merged_from" entry). */
+struct cJSON *result_json_source(const struct snapshot *s);
+/* The plan's keys ("plan", "steps", "matrix", "slo", "models") added to o. */
+void result_json_plan(struct cJSON *o, const struct snapshot *s);
+
+/* ---- text (text.c) ---- */
+
+void result_text_report(FILE *out, const char *file, const struct snapshot *s);
+void result_text_compare(FILE *out, const struct result_compare *c);
+/* Shared by the text and Markdown tables: "2026-01-31 12:00:00 UTC" ("-"
+ * when unknown), s or "-", the load as set ("concurrency 8", "rate 20
+ * req/s, cap 64 in flight"). */
+void result_text_utc(char *buf, size_t cap, double unix_s);
+const char *result_text_or_dash(const char *s);
+void result_text_load(char *buf, size_t cap, const struct snapshot *s);
+/* A change in percent as the tables show it: "+12.5%", "-" for NaN. */
+void result_text_pct(char *buf, size_t cap, double p);
+/* The plan's end-of-run sections (goodput, models, steps or matrix, the
+ * plan's note); the text an older file saved when it has no plan data. */
+void result_text_plan(FILE *out, const struct snapshot *s);
+
+/* ---- CSV (csv.c) and Markdown (markdown.c) ---- */
+
+void result_csv_report(FILE *out, const struct snapshot *s);
+void result_csv_compare(FILE *out, const struct result_compare *c);
+void result_md_report(FILE *out, const char *file, const struct snapshot *s);
+void result_md_compare(FILE *out, const struct result_compare *c);
+
+#endif

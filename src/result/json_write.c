@@ -1,0 +1,1181 @@
+#include "config.h"
+
+/* The one JSON writer of the result layer: snapshot documents (-o, the
+ * snapshot files, a merge), the server block, the parts of a live run that
+ * are carried as JSON (options, load changes, series), and the documents
+ * of `infertop report|compare --format json`. It only reads struct
+ * snapshot and the states it names; enum values are named with the tables
+ * the reader uses (keys.c). */
+
+#include "infertop/result.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "infertop/options.h"
+#include "infertop/clock.h"
+#include "infertop/hist.h"
+#include "infertop/load.h"
+#include "infertop/openai.h"
+#include "infertop/plan.h"
+#include "infertop/redact.h"
+#include "infertop/reqlog.h"
+#include "infertop/series.h"
+#include "infertop/server.h"
+#include "infertop/snapshot.h"
+
+/* ---- numbers ----
+ * cJSON prints 15 significant digits and accepts a near miss, so a number
+ * read back could differ in its last bits. Numbers are written as raw
+ * text instead: the shortest that reads back as exactly the same double. */
+
+cJSON *snapshot_json_number(double d)
+{
+	if (!isfinite(d))
+		return cJSON_CreateNull();
+	char buf[40];
+	if (d == floor(d) && fabs(d) < 9007199254740992.0) {
+		snprintf(buf, sizeof buf, "%.0f", d);
+	} else {
+		for (int prec = 15; prec <= 17; prec++) {
+			snprintf(buf, sizeof buf, "%.*g", prec, d);
+			if (strtod(buf, NULL) == d)
+				break;
+		}
+	}
+	return cJSON_CreateRaw(buf);
+}
+
+/* A float from the series: the shortest text that is that float again. */
+cJSON *snapshot_json_float(float f)
+{
+	if (!isfinite(f))
+		return cJSON_CreateNull();
+	char buf[40];
+	for (int prec = 6; prec <= 9; prec++) {
+		snprintf(buf, sizeof buf, "%.*g", prec, (double)f);
+		if (strtof(buf, NULL) == f)
+			break;
+	}
+	return cJSON_CreateRaw(buf);
+}
+
+static void put_num(cJSON *o, const char *k, double d)
+{
+	if (o)
+		cJSON_AddItemToObject(o, k, snapshot_json_number(d));
+}
+
+cJSON *snapshot_json_u64(uint64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof buf, "%" PRIu64, v);
+	return cJSON_CreateRaw(buf);
+}
+
+static void put_u64(cJSON *o, const char *k, uint64_t v)
+{
+	if (o)
+		cJSON_AddItemToObject(o, k, snapshot_json_u64(v));
+}
+
+static void put_str(cJSON *o, const char *k, const char *v)
+{
+	if (o)
+		cJSON_AddItemToObject(o, k, v && *v ? cJSON_CreateString(v) : cJSON_CreateNull());
+}
+
+static void put_utc(cJSON *o, const char *k, double unix_s)
+{
+	char buf[40];
+	time_t t = (time_t)floor(unix_s);
+	int ms = (int)((unix_s - floor(unix_s)) * 1000.0);
+	struct tm tm;
+	if (unix_s <= 0 || !gmtime_r(&t, &tm) || strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
+		put_str(o, k, NULL);
+		return;
+	}
+	size_t n = strlen(buf);
+	snprintf(buf + n, sizeof buf - n, ".%03dZ", ms > 999 ? 999 : ms);
+	put_str(o, k, buf);
+}
+
+static double us_to_ms(int64_t us)
+{
+	return (double)us / 1000.0;
+}
+
+/* ---- the snapshot document ---- */
+
+static void add_vllm_metric(cJSON *o, const struct hist *h, const char *m)
+{
+	char k[64];
+	snprintf(k, sizeof k, "mean_%s_ms", m);
+	put_num(o, k, hist_mean(h) / 1000.0);
+	snprintf(k, sizeof k, "median_%s_ms", m);
+	put_num(o, k, us_to_ms(hist_percentile(h, 50)));
+	snprintf(k, sizeof k, "std_%s_ms", m);
+	put_num(o, k, hist_stddev(h) / 1000.0);
+	static const double ps[] = {90, 95, 99, 99.9};
+	for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+		snprintf(k, sizeof k, "p%g_%s_ms", ps[i], m);
+		put_num(o, k, us_to_ms(hist_percentile(h, ps[i])));
+	}
+}
+
+static cJSON *metric_object(const struct hist *h)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	put_u64(o, "count", hist_count(h));
+	put_num(o, "mean_ms", hist_mean(h) / 1000.0);
+	put_num(o, "std_ms", hist_stddev(h) / 1000.0);
+	put_num(o, "min_ms", us_to_ms(hist_min(h)));
+	put_num(o, "max_ms", us_to_ms(hist_max(h)));
+	static const struct {
+		double p;
+		const char *k;
+	} ps[] = {{50, "p50_ms"}, {90, "p90_ms"}, {95, "p95_ms"}, {99, "p99_ms"}, {99.9, "p99_9_ms"}};
+	for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+		put_num(o, ps[i].k, us_to_ms(hist_percentile(h, ps[i].p)));
+	char *enc = hist_encode(h);
+	if (!enc) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	cJSON_AddStringToObject(o, "hist", enc);
+	free(enc);
+	return o;
+}
+
+static cJSON *metrics_object(struct hist *const *h)
+{
+	cJSON *m = cJSON_CreateObject();
+	for (int k = 0; m && k < STAT_NMETRICS; k++) {
+		cJSON *mo = metric_object(h[k]);
+		if (!mo) {
+			cJSON_Delete(m);
+			return NULL;
+		}
+		cJSON_AddItemToObject(m, stats_metric_name((enum stat_metric)k), mo);
+	}
+	return m;
+}
+
+static cJSON *counters_object(const struct stats_counters *c)
+{
+	cJSON *o = cJSON_CreateObject();
+	put_u64(o, "completed", c->completed);
+	put_u64(o, "failed", c->failed);
+	put_u64(o, "output_tokens", c->output_tokens);
+	put_u64(o, "input_tokens", c->input_tokens);
+	put_u64(o, "output_chunks", c->chunks);
+	put_u64(o, "streamed_chunks", c->streamed);
+	return o;
+}
+
+static cJSON *throughput_object(const struct stats_counters *c, double secs)
+{
+	cJSON *o = cJSON_CreateObject();
+	put_num(o, "seconds", secs);
+	put_num(o, "requests_per_s", snapshot_rate(c->completed, secs));
+	put_num(o, "output_tok_per_s", snapshot_rate(c->output_tokens, secs));
+	put_num(o, "total_tok_per_s", snapshot_rate(c->output_tokens + c->input_tokens, secs));
+	return o;
+}
+
+/* Numbers in carried sub-documents are written as raw text of the same
+ * value, so they come back to the last digit, as read. */
+static void rawify(cJSON *j)
+{
+	cJSON *c = j->child;
+	while (c) {
+		cJSON *next = c->next;
+		if (cJSON_IsNumber(c)) {
+			cJSON *r = snapshot_json_number(c->valuedouble);
+			if (r) {
+				/* The key moves to the new item. */
+				r->string = c->string;
+				r->type |= c->type & cJSON_StringIsConst;
+				c->string = NULL;
+				cJSON_ReplaceItemViaPointer(j, c, r);
+			}
+		} else if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
+			rawify(c);
+		}
+		c = next;
+	}
+}
+
+static cJSON *dup_or_null(const cJSON *j)
+{
+	cJSON *d = j ? cJSON_Duplicate(j, 1) : cJSON_CreateNull();
+	if (d)
+		rawify(d);
+	return d;
+}
+
+static void add_vllm_keys(cJSON *o, const struct snapshot *s)
+{
+	double dur = s->duration;
+	put_num(o, "duration", dur);
+	put_u64(o, "completed", s->run_c.completed);
+	put_u64(o, "failed", snapshot_failed(s));
+	put_u64(o, "total_input_tokens", s->run_c.input_tokens);
+	put_u64(o, "total_output_tokens", s->run_c.output_tokens);
+	put_num(o, "request_throughput", snapshot_rate(s->run_c.completed, dur));
+	/* Without --slo there is no goodput: null, never a guess. */
+	if (s->have_slo)
+		put_num(o, "request_goodput", snapshot_rate(s->slo_run.met_all, dur));
+	else
+		cJSON_AddNullToObject(o, "request_goodput");
+	put_num(o, "output_throughput", snapshot_rate(s->run_c.output_tokens, dur));
+	put_num(o, "total_token_throughput", snapshot_rate(s->run_c.output_tokens + s->run_c.input_tokens, dur));
+	put_num(o, "max_output_tokens_per_s", s->max_output_tok_s);
+	put_u64(o, "max_concurrent_requests", s->max_in_flight);
+	if (isfinite(s->vllm_request_rate))
+		put_num(o, "request_rate", s->vllm_request_rate);
+	else
+		cJSON_AddStringToObject(o, "request_rate", "inf");
+	put_num(o, "max_concurrency", s->vllm_max_concurrency);
+	put_num(o, "burstiness", s->burstiness);
+	add_vllm_metric(o, s->run[STAT_TTFT], "ttft");
+	add_vllm_metric(o, s->run[STAT_TPOT], "tpot");
+	add_vllm_metric(o, s->run[STAT_ITL], "itl");
+	add_vllm_metric(o, s->run[STAT_E2E], "e2el");
+}
+
+static const char definitions[] =
+	"TTFB: send to first SSE event; TTFT: send to first output chunk; ITL: gaps "
+	"between output chunks, pooled; TPOT: (E2E-TTFT)/(output_tokens-1); E2E: send "
+	"to last output chunk; queue: intended to actual send; failed requests excluded; "
+	"histograms in microseconds, hist_encode version 1 (h1:)";
+
+static const char *mode_key(int mode)
+{
+	return result_key_name(result_keys_load_mode, mode, "concurrency");
+}
+
+/* ---- the plan's results ---- */
+
+static cJSON *plan_metric_json(const struct snapshot_metric *m)
+{
+	cJSON *o = cJSON_CreateObject();
+	put_num(o, "count", (double)m->count);
+	put_num(o, "mean_ms", m->mean_ms);
+	put_num(o, "p50_ms", m->p50_ms);
+	put_num(o, "p90_ms", m->p90_ms);
+	put_num(o, "p99_ms", m->p99_ms);
+	return o;
+}
+
+static void add_slo_shares(cJSON *o, const struct snapshot_plan *p, const double *share)
+{
+	cJSON *sh = cJSON_AddObjectToObject(o, "slo_met_share");
+	put_num(sh, "all", share[SLO_N]);
+	for (int k = 0; sh && k < SLO_N; k++)
+		if (p->slo_set[k])
+			put_num(sh, slo_name((enum slo_kind)k), share[k]);
+}
+
+static cJSON *step_json(const struct snapshot_plan *p, const struct snapshot_step *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	put_num(o, "index", r->index);
+	cJSON_AddStringToObject(o, "label", r->label);
+	if (r->scenario[0]) {
+		cJSON_AddStringToObject(o, "scenario", r->scenario);
+		put_num(o, "scenario_input_tokens", r->scenario_input_tokens);
+		put_num(o, "scenario_output_tokens", r->scenario_output_tokens);
+	}
+	cJSON_AddStringToObject(o, "mode", mode_key(r->open_loop ? LOAD_OPEN : LOAD_CLOSED));
+	put_num(o, "target", r->target);
+	if (r->target_end != r->target)
+		put_num(o, "target_end", r->target_end);
+	if (r->open_loop)
+		cJSON_AddStringToObject(o, "arrival", r->arrival);
+	put_num(o, "start_s", r->start_s);
+	put_num(o, "end_s", r->end_s);
+	put_num(o, "duration", r->duration_s);
+	put_num(o, "held_s", r->held_s);
+	cJSON_AddBoolToObject(o, "partial", r->partial);
+	put_num(o, "started", (double)r->started);
+	put_num(o, "completed", (double)r->completed);
+	put_num(o, "failed", (double)r->failed);
+	put_num(o, "unsent", (double)r->unsent);
+	put_num(o, "total_input_tokens", (double)r->input_tokens);
+	put_num(o, "total_output_tokens", (double)r->output_tokens);
+	put_num(o, "request_throughput", r->request_throughput);
+	put_num(o, "output_throughput", r->output_throughput);
+	put_num(o, "total_token_throughput", r->total_token_throughput);
+	put_num(o, "mean_concurrency", r->mean_concurrency);
+	if (p->have_slo) {
+		put_num(o, "request_goodput", r->request_goodput);
+		add_slo_shares(o, p, r->slo_share);
+	}
+	cJSON_AddItemToObject(o, "ttft", plan_metric_json(&r->ttft));
+	cJSON_AddItemToObject(o, "tpot", plan_metric_json(&r->tpot));
+	cJSON_AddItemToObject(o, "itl", plan_metric_json(&r->itl));
+	cJSON_AddItemToObject(o, "e2el", plan_metric_json(&r->e2e));
+	return o;
+}
+
+static cJSON *matrix_row(const struct snapshot_plan *p, const struct snapshot_step *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "scenario", r->scenario);
+	put_num(o, "input_tokens", r->scenario[0] ? r->scenario_input_tokens : 0);
+	put_num(o, "output_tokens", r->scenario[0] ? r->scenario_output_tokens : 0);
+	put_num(o, mode_key(r->open_loop ? LOAD_OPEN : LOAD_CLOSED), r->target);
+	cJSON_AddBoolToObject(o, "partial", r->partial);
+	put_num(o, "completed", (double)r->completed);
+	put_num(o, "failed", (double)r->failed);
+	put_num(o, "request_throughput", r->request_throughput);
+	put_num(o, "output_throughput", r->output_throughput);
+	put_num(o, "total_token_throughput", r->total_token_throughput);
+	put_num(o, "mean_ttft_ms", r->ttft.mean_ms);
+	put_num(o, "median_ttft_ms", r->ttft.p50_ms);
+	put_num(o, "p99_ttft_ms", r->ttft.p99_ms);
+	put_num(o, "median_tpot_ms", r->tpot.p50_ms);
+	put_num(o, "median_itl_ms", r->itl.p50_ms);
+	put_num(o, "median_e2el_ms", r->e2e.p50_ms);
+	put_num(o, "p99_e2el_ms", r->e2e.p99_ms);
+	if (p->have_slo)
+		put_num(o, "request_goodput", r->request_goodput);
+	return o;
+}
+
+static void add_plan_object(const struct snapshot_plan *p, cJSON *it)
+{
+	cJSON *o = cJSON_AddObjectToObject(it, "plan");
+	if (!o)
+		return;
+	cJSON_AddStringToObject(o, "kind", result_key_name(result_keys_plan_kind, p->kind, "none"));
+	cJSON_AddStringToObject(o, "arrival", p->arrival);
+	put_num(o, "burstiness", p->burstiness);
+	if (p->scenario[0])
+		cJSON_AddStringToObject(o, "scenario", p->scenario);
+	if (p->warmup_s)
+		put_num(o, "warmup_s", p->warmup_s);
+	if (p->warmup_requests)
+		put_num(o, "warmup_requests", (double)p->warmup_requests);
+	if (p->cooldown_s)
+		put_num(o, "cooldown_s", p->cooldown_s);
+	if (p->measured_duration_s)
+		put_num(o, "measured_duration_s", p->measured_duration_s);
+	put_num(o, "planned_steps", (double)p->planned_steps);
+	cJSON_AddStringToObject(o, "state", p->state);
+	if (p->have_auto_rates) {
+		put_num(o, "synchronous_rate", p->sync_rate);
+		put_num(o, "throughput_rate", p->top_rate);
+	}
+	if (p->note[0])
+		cJSON_AddStringToObject(o, "note", p->note);
+	cJSON *tl = cJSON_AddArrayToObject(o, "timeline");
+	for (size_t i = 0; tl && i < p->ntimeline; i++) {
+		const struct snapshot_event *e = &p->timeline[i];
+		cJSON *eo = cJSON_CreateObject();
+		if (!eo)
+			break;
+		put_num(eo, "t_s", e->t_s);
+		cJSON_AddStringToObject(eo, "event", e->event);
+		if (e->step >= 0)
+			put_num(eo, "step", e->step);
+		cJSON_AddStringToObject(eo, "mode", mode_key(e->open_loop ? LOAD_OPEN : LOAD_CLOSED));
+		put_num(eo, "target", e->target);
+		cJSON_AddItemToArray(tl, eo);
+	}
+	if (p->timeline_dropped)
+		put_num(o, "timeline_dropped", (double)p->timeline_dropped);
+}
+
+static const char slo_definition[] =
+	"a request meets an SLO when it completed and its TTFT / TPOT / E2E (from the actual "
+	"send) is <= the limit; one-token requests have TPOT 0; failed requests meet none; "
+	"shares are over completed + failed; goodput = requests meeting every SLO per second";
+
+static void add_slo_object(const struct snapshot *s, cJSON *it)
+{
+	const struct snapshot_plan *p = &s->plan;
+	cJSON *o = cJSON_AddObjectToObject(it, "slo");
+	if (!o)
+		return;
+	cJSON *lim = cJSON_AddObjectToObject(o, "limits_ms");
+	for (int k = 0; lim && k < SLO_N; k++)
+		if (p->slo_set[k])
+			put_num(lim, slo_name((enum slo_kind)k), p->slo_limit_ms[k]);
+	put_num(o, "request_goodput", snapshot_rate(s->slo_run.met_all, s->duration));
+	put_num(o, "requests_ended", (double)s->slo_run.ended);
+	put_num(o, "requests_meeting_all", (double)s->slo_run.met_all);
+	double share[SLO_N + 1];
+	for (int k = 0; k <= SLO_N; k++)
+		share[k] = slo_share(&s->slo_run, k);
+	add_slo_shares(o, p, share);
+	cJSON_AddStringToObject(o, "definition", slo_definition);
+}
+
+static void add_models_array(const struct snapshot_plan *p, cJSON *it)
+{
+	cJSON *a = cJSON_AddArrayToObject(it, "models");
+	for (size_t i = 0; a && i < p->nmodels; i++) {
+		const struct snapshot_model *ms = &p->models[i];
+		cJSON *o = cJSON_CreateObject();
+		if (!o)
+			break;
+		cJSON_AddStringToObject(o, "model", ms->name);
+		put_num(o, "traffic_share", ms->share);
+		put_num(o, "sent", (double)ms->sent);
+		put_num(o, "completed", (double)ms->completed);
+		put_num(o, "failed", (double)ms->failed);
+		put_num(o, "total_input_tokens", (double)ms->input_tokens);
+		put_num(o, "total_output_tokens", (double)ms->output_tokens);
+		put_num(o, "request_throughput", ms->request_throughput);
+		put_num(o, "output_throughput", ms->output_throughput);
+		if (p->have_slo) {
+			put_num(o, "request_goodput", ms->request_goodput);
+			add_slo_shares(o, p, ms->slo_share);
+		}
+		cJSON_AddItemToObject(o, "ttft", plan_metric_json(&ms->ttft));
+		cJSON_AddItemToObject(o, "tpot", plan_metric_json(&ms->tpot));
+		cJSON_AddItemToObject(o, "e2el", plan_metric_json(&ms->e2e));
+		cJSON_AddItemToArray(a, o);
+	}
+}
+
+void result_json_plan(cJSON *it, const struct snapshot *s)
+{
+	const struct snapshot_plan *p = &s->plan;
+	if (!it || !p->present)
+		return;
+	add_plan_object(p, it);
+	if (p->nsteps) {
+		cJSON *steps = cJSON_AddArrayToObject(it, "steps");
+		for (size_t i = 0; steps && i < p->nsteps; i++)
+			cJSON_AddItemToArray(steps, step_json(p, &p->steps[i]));
+	}
+	if (p->kind == PLAN_MATRIX) {
+		cJSON *mx = cJSON_AddObjectToObject(it, "matrix");
+		cJSON *sc = mx ? cJSON_AddArrayToObject(mx, "scenarios") : NULL;
+		for (size_t i = 0; sc && i < p->nmatrix; i++)
+			cJSON_AddItemToArray(sc, cJSON_CreateString(p->matrix[i]));
+		cJSON *rows = mx ? cJSON_AddArrayToObject(mx, "results") : NULL;
+		for (size_t i = 0; rows && i < p->nsteps; i++)
+			cJSON_AddItemToArray(rows, matrix_row(p, &p->steps[i]));
+	}
+	if (p->have_slo)
+		add_slo_object(s, it);
+	if (p->have_models)
+		add_models_array(p, it);
+}
+
+cJSON *snapshot_to_json(const struct snapshot *s)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	add_vllm_keys(o, s);
+	put_num(o, "infertop_schema", SNAPSHOT_SCHEMA);
+	cJSON *it = cJSON_AddObjectToObject(o, "infertop");
+	if (!it)
+		goto oom;
+	put_num(it, "infertop_schema", SNAPSHOT_SCHEMA);
+	put_str(it, "version", s->version);
+
+	cJSON *sn = cJSON_AddObjectToObject(it, "snapshot");
+	put_str(sn, "reason", snapshot_reason_name(s->reason));
+	put_utc(sn, "taken_utc", s->taken_unix);
+	put_num(sn, "taken_unix", s->taken_unix);
+
+	cJSON *run = cJSON_AddObjectToObject(it, "run");
+	put_str(run, "host", s->host);
+	put_str(run, "run_id", s->run_id);
+	put_utc(run, "start_utc", s->start_unix);
+	put_num(run, "start_unix", s->start_unix);
+	put_str(run, "target_url", s->target_url);
+	put_str(run, "model", s->model);
+	put_str(run, "server", s->server_detected);
+	put_num(run, "runs", s->nruns);
+
+	cJSON_AddItemToObject(it, "options", dup_or_null(s->options));
+
+	cJSON *state = cJSON_AddObjectToObject(it, "state");
+	put_str(state, "status", s->status);
+	put_num(state, "elapsed_s", s->elapsed);
+	put_num(state, "measured_s", s->duration);
+	put_str(state, "stop_reason", s->stop_reason);
+	put_str(state, "mode", mode_key(s->open_loop ? LOAD_OPEN : LOAD_CLOSED));
+	put_num(state, "concurrency", s->concurrency);
+	put_num(state, "rate", s->rate);
+	put_num(state, "max_concurrency", s->max_concurrency);
+	if (state)
+		cJSON_AddBoolToObject(state, "paused", s->paused);
+	put_u64(state, "in_flight", s->in_flight);
+	put_u64(state, "pending", s->pending);
+	if (state)
+		cJSON_AddItemToObject(state, "load_changes",
+				      s->load_changes ? dup_or_null(s->load_changes) : cJSON_CreateArray());
+	if (isfinite(s->vllm_request_rate))
+		put_num(state, "vllm_request_rate", s->vllm_request_rate);
+	else
+		put_str(state, "vllm_request_rate", "inf");
+	put_num(state, "vllm_max_concurrency", s->vllm_max_concurrency);
+
+	/* The plan's keys, where report_json has always had them. */
+	result_json_plan(it, s);
+	/* Kept where report_json has always had them. */
+	put_str(it, "output_token_source", s->token_source);
+	put_str(it, "input_length_source", s->input_length_source);
+	put_num(it, "mean_input_tokens",
+		s->run_c.completed ? (double)s->run_c.input_tokens / (double)s->run_c.completed : 0);
+	put_u64(it, "requests_counted_from_usage", s->tokens_from_usage);
+	put_u64(it, "requests_counted_from_chunks", s->tokens_from_chunks);
+	{
+		/* Warnings: requests that succeeded with something odd. */
+		cJSON *w = cJSON_AddObjectToObject(it, "warnings");
+		if (w && s->usage_mismatch) {
+			cJSON *u = cJSON_AddObjectToObject(w, "usage_vs_chunks");
+			put_u64(u, "count", s->usage_mismatch);
+			cJSON_AddStringToObject(u, "last_message", s->usage_mismatch_msg);
+		}
+	}
+	put_u64(it, "output_chunks", s->run_c.chunks);
+	put_u64(it, "started", s->started);
+	put_u64(it, "connections_opened", s->connections);
+	put_u64(it, "connection_retry", s->connection_retries);
+	put_u64(it, "max_in_flight", s->max_in_flight);
+	cJSON_AddStringToObject(it, "stop_reason", s->stop_reason);
+	cJSON_AddStringToObject(it, "definitions", definitions);
+
+	cJSON *cn = cJSON_AddObjectToObject(it, "counters");
+	if (cn) {
+		cJSON_AddItemToObject(cn, "run", counters_object(&s->run_c));
+		cJSON_AddItemToObject(cn, "window", counters_object(&s->win_c));
+	}
+	cJSON *tp = cJSON_AddObjectToObject(it, "throughput");
+	if (tp) {
+		cJSON *r = throughput_object(&s->run_c, s->duration);
+		put_num(r, "max_output_tok_per_s", s->max_output_tok_s);
+		cJSON_AddItemToObject(tp, "run", r);
+		cJSON_AddItemToObject(tp, "window", throughput_object(&s->win_c, s->win_seconds));
+	}
+	if (s->have_slo) {
+		cJSON *g = cJSON_AddObjectToObject(it, "goodput");
+		put_str(g, "slo", s->slo_desc);
+		put_num(g, "requests_per_s", snapshot_rate(s->slo_run.met_all, s->duration));
+		put_u64(g, "requests_ended", s->slo_run.ended);
+		put_u64(g, "requests_meeting_all", s->slo_run.met_all);
+		cJSON *met = g ? cJSON_AddObjectToObject(g, "requests_meeting") : NULL;
+		for (int k = 0; met && k < SLO_N; k++)
+			put_u64(met, slo_name((enum slo_kind)k), s->slo_run.met[k]);
+	} else {
+		cJSON_AddNullToObject(it, "goodput");
+	}
+
+	cJSON *m = metrics_object(s->run);
+	if (!m)
+		goto oom;
+	cJSON_AddItemToObject(it, "metrics", m);
+	cJSON *win = cJSON_AddObjectToObject(it, "window");
+	put_num(win, "seconds", s->win_seconds);
+	if (!win || !(m = metrics_object(s->win)))
+		goto oom;
+	cJSON_AddItemToObject(win, "metrics", m);
+
+	put_u64(it, "errors_total", snapshot_failed(s));
+	cJSON *errs = cJSON_AddObjectToObject(it, "errors");
+	for (int k = 0; errs && k < ERR_NKINDS; k++) {
+		if (!s->errors[k])
+			continue;
+		cJSON *eo = cJSON_AddObjectToObject(errs, stats_err_name((enum err_kind)k));
+		put_u64(eo, "count", s->errors[k]);
+		if (eo)
+			cJSON_AddStringToObject(eo, "last_message", s->last_msg[k]);
+	}
+	cJSON *codes = cJSON_AddObjectToObject(it, "http_status");
+	for (int k = 0; codes && k < STATS_HTTP_CODES; k++) {
+		if (!s->http_codes[k])
+			continue;
+		char key[16];
+		snprintf(key, sizeof key, "%d", k);
+		put_u64(codes, key, s->http_codes[k]);
+	}
+	cJSON_AddItemToObject(it, "server", dup_or_null(s->server));
+	cJSON_AddItemToObject(it, "series", dup_or_null(s->series));
+	cJSON_AddItemToObject(it, "request_log", dup_or_null(s->request_log));
+	if (s->sources)
+		cJSON_AddItemToObject(it, "merged_from", dup_or_null(s->sources));
+	return o;
+oom:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+/* ---- the server block ----
+ * Keys from the tables the reader (snapshot_server_state) uses. Numbers
+ * stay cJSON numbers here: snapshot_to_json makes them exact text. */
+
+static void add_value(cJSON *o, const char *k, const struct server_value *v, double scale)
+{
+	if (v->valid)
+		cJSON_AddNumberToObject(o, k, v->v * scale);
+	else
+		cJSON_AddNullToObject(o, k);
+}
+
+static cJSON *agg_object(const struct server_agg *a)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	if (a->n) {
+		cJSON_AddNumberToObject(o, "min", a->min);
+		cJSON_AddNumberToObject(o, "mean", server_agg_mean(a));
+		cJSON_AddNumberToObject(o, "max", a->max);
+	} else {
+		cJSON_AddNullToObject(o, "min");
+		cJSON_AddNullToObject(o, "mean");
+		cJSON_AddNullToObject(o, "max");
+	}
+	cJSON_AddNumberToObject(o, "samples", (double)a->n);
+	return o;
+}
+
+/* "p50_bucket_ms": [lo, hi] beside "p50_ms": the value is only known to
+ * lie there (null for +Inf, absent when exact). */
+static void add_bucket(cJSON *o, const char *k, const struct server_value *v)
+{
+	if (!v->valid || !(v->hi > v->lo))
+		return;
+	cJSON *a = cJSON_AddArrayToObject(o, k);
+	if (!a)
+		return;
+	cJSON_AddItemToArray(a, cJSON_CreateNumber(v->lo * 1e3));
+	cJSON_AddItemToArray(a, isinf(v->hi) ? cJSON_CreateNull() : cJSON_CreateNumber(v->hi * 1e3));
+}
+
+static cJSON *latency_object(const struct server_value *p50, const struct server_value *p90,
+			     const struct server_value *p99, const struct server_value *mean)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	add_value(o, "p50_ms", p50, 1e3);
+	add_value(o, "p90_ms", p90, 1e3);
+	add_value(o, "p99_ms", p99, 1e3);
+	add_value(o, "mean_ms", mean, 1e3);
+	add_bucket(o, "p50_bucket_ms", p50);
+	add_bucket(o, "p90_bucket_ms", p90);
+	add_bucket(o, "p99_bucket_ms", p99);
+	return o;
+}
+
+static void add_str_or_null(cJSON *o, const char *k, const char *s)
+{
+	if (s && *s)
+		cJSON_AddStringToObject(o, k, s);
+	else
+		cJSON_AddNullToObject(o, k);
+}
+
+static bool live(enum server_status s)
+{
+	return s == SERVER_UP || s == SERVER_STALE;
+}
+
+static cJSON *gpu_object(const struct server_state *st)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "status", server_status_name(st->gpu_status));
+	cJSON_AddBoolToObject(o, "available", st->gpu_scrapes > 0);
+	add_str_or_null(o, "url", st->gpu_url);
+	add_str_or_null(o, "error", st->gpu_status == SERVER_UP ? NULL : st->gpu_error);
+	cJSON_AddNumberToObject(o, "scrapes", (double)st->gpu_scrapes);
+	cJSON_AddNumberToObject(o, "failures", (double)st->gpu_failures);
+	add_value(o, "power_total_w", &st->power_total_w, 1);
+	add_value(o, "joules_per_token", &st->joules_per_token, 1);
+	cJSON_AddItemToObject(o, "run_power_total_w", agg_object(&st->power_agg));
+	cJSON_AddItemToObject(o, "run_joules_per_token", agg_object(&st->jpt_agg));
+	cJSON *arr = cJSON_AddArrayToObject(o, "gpus");
+	for (int i = 0; arr && i < st->ngpus && live(st->gpu_status); i++) {
+		const struct server_gpu *g = &st->gpu[i];
+		cJSON *go = cJSON_CreateObject();
+		if (!go)
+			break;
+		cJSON_AddStringToObject(go, "name", g->name);
+		if (g->index >= 0)
+			cJSON_AddNumberToObject(go, "index", g->index);
+		else
+			cJSON_AddNullToObject(go, "index");
+		add_value(go, "util_pct", &g->util_pct, 1);
+		add_value(go, "mem_used_mib", &g->mem_used_mib, 1);
+		add_value(go, "mem_total_mib", &g->mem_total_mib, 1);
+		add_value(go, "power_w", &g->power_w, 1);
+		add_value(go, "temp_c", &g->temp_c, 1);
+		add_value(go, "sm_clock_mhz", &g->sm_clock_mhz, 1);
+		add_value(go, "gr_engine_active", &g->gr_active, 1);
+		add_value(go, "dram_active", &g->dram_active, 1);
+		add_value(go, "tensor_active", &g->tensor_active, 1);
+		cJSON_AddItemToArray(arr, go);
+	}
+	return o;
+}
+
+cJSON *server_to_json(const struct server_state *st)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "status", server_status_name(st->status));
+	/* Available = the endpoint answered with metrics at least once. */
+	cJSON_AddBoolToObject(o, "available", st->scrapes > 0);
+	add_str_or_null(o, "url", st->url);
+	add_str_or_null(o, "profile", st->detected);
+	add_str_or_null(o, "error", st->status == SERVER_UP ? NULL : st->last_error);
+	add_str_or_null(o, "note", st->note);
+	cJSON_AddNumberToObject(o, "scrapes", (double)st->scrapes);
+	cJSON_AddNumberToObject(o, "failures", (double)st->failures);
+	cJSON_AddNumberToObject(o, "skipped", (double)st->skipped);
+
+	cJSON *latest = cJSON_AddObjectToObject(o, "latest");
+	cJSON *run = cJSON_AddObjectToObject(o, "run");
+	for (int g = 0; g < SRV_NGAUGES; g++) {
+		if (latest)
+			add_value(latest, result_key_name(result_keys_gauge, g, "?"), &st->gauge[g], 1);
+		if (run)
+			cJSON_AddItemToObject(run, result_key_name(result_keys_gauge, g, "?"), agg_object(&st->agg[g]));
+	}
+	cJSON *win = cJSON_AddObjectToObject(o, "latency_window");
+	cJSON *rl = cJSON_AddObjectToObject(o, "latency_run");
+	for (int l = 0; l < SRVL_N; l++) {
+		if (win)
+			cJSON_AddItemToObject(win, result_key_name(result_keys_latency, l, "?"),
+					      latency_object(&st->p50[l], &st->p90[l], &st->p99[l], &st->mean[l]));
+		if (rl)
+			cJSON_AddItemToObject(rl, result_key_name(result_keys_latency, l, "?"),
+					      latency_object(&st->run_p50[l], &st->run_p90[l], &st->run_p99[l],
+							     &st->run_mean[l]));
+	}
+	cJSON *tot = cJSON_AddObjectToObject(o, "run_totals");
+	if (tot) {
+		add_value(tot, "prompt_tokens", &st->run_prompt_tokens, 1);
+		add_value(tot, "generation_tokens", &st->run_gen_tokens, 1);
+		add_value(tot, "preemptions", &st->run_preemptions, 1);
+	}
+	cJSON *wa = cJSON_AddArrayToObject(o, "watch");
+	for (int w = 0; wa && w < st->nwatch; w++) {
+		cJSON *wo = cJSON_CreateObject();
+		if (!wo)
+			break;
+		cJSON_AddStringToObject(wo, "expr", st->watch[w].expr);
+		add_value(wo, "value", &st->watch[w].value, 1);
+		add_value(wo, "rate_per_s", &st->watch[w].rate, 1);
+		cJSON_AddItemToArray(wa, wo);
+	}
+	if (st->gpu_status != SERVER_OFF)
+		cJSON_AddItemToObject(o, "gpu", gpu_object(st));
+	return o;
+}
+
+/* ---- parts of a live run carried as JSON ---- */
+
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+	snprintf(dst, cap, "%s", src ? src : "");
+}
+
+
+static void add_str_array(cJSON *o, const char *k, char *const *v, size_t n)
+{
+	cJSON *a = cJSON_AddArrayToObject(o, k);
+	for (size_t i = 0; a && i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(v[i] ? v[i] : ""));
+}
+
+cJSON *result_json_options(const struct config *c, const char *model)
+{
+	char url[1024];
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	redact_url(c->url, url, sizeof url);
+	put_str(o, "url", url);
+	cJSON_AddStringToObject(o, "api", c->api == OAI_CHAT ? "chat" : "completions");
+	put_str(o, "model", model ? model : c->model);
+	cJSON_AddStringToObject(o, "mode", mode_key(c->rate > 0 ? LOAD_OPEN : LOAD_CLOSED));
+	put_num(o, "concurrency", (double)c->concurrency);
+	put_num(o, "rate", c->rate);
+	put_num(o, "max_concurrency", (double)c->max_concurrency);
+	put_u64(o, "seed", c->seed);
+	put_num(o, "requests", (double)c->requests);
+	put_num(o, "duration_s", (double)c->duration_ns / 1e9);
+	put_num(o, "input_tokens", (double)c->input_tokens);
+	put_num(o, "output_tokens", (double)c->output_tokens);
+	cJSON_AddBoolToObject(o, "ignore_eos", c->ignore_eos);
+	if (c->have_temperature)
+		put_num(o, "temperature", c->temperature);
+	else
+		cJSON_AddNullToObject(o, "temperature");
+	cJSON *xb = c->extra_body ? cJSON_Parse(c->extra_body) : NULL;
+	cJSON_AddItemToObject(o, "extra_body", xb ? xb : cJSON_CreateNull());
+	/* Header values may carry credentials: only their names are saved. */
+	cJSON *h = cJSON_AddArrayToObject(o, "header_names");
+	for (size_t i = 0; h && i < c->nheaders; i++) {
+		const char *colon = strchr(c->headers[i], ':');
+		size_t n = colon ? (size_t)(colon - c->headers[i]) : strlen(c->headers[i]);
+		char name[128];
+		snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), c->headers[i]);
+		cJSON_AddItemToArray(h, cJSON_CreateString(name));
+	}
+	put_str(o, "api_key_env", c->api_key_env ? c->api_key_env : "OPENAI_API_KEY");
+	cJSON_AddBoolToObject(o, "insecure", c->insecure);
+	put_num(o, "timeout_s", (double)c->timeout_ns / 1e9);
+	cJSON_AddBoolToObject(o, "new_connection", c->new_connection);
+	cJSON_AddBoolToObject(o, "no_tui", c->no_tui);
+	cJSON_AddBoolToObject(o, "demo", c->demo);
+	add_str_array(o, "sim_args", c->demo_args, c->ndemo_args);
+	put_num(o, "interval_s", (double)c->interval_ns / 1e9);
+	put_num(o, "window_s", (double)c->window_ns / 1e9);
+	put_num(o, "grace_s", (double)c->grace_ns / 1e9);
+	put_str(o, "output", c->output_path);
+	cJSON_AddBoolToObject(o, "quiet", c->quiet);
+	if (c->metrics_url && strcmp(c->metrics_url, "none") != 0)
+		redact_url(c->metrics_url, url, sizeof url);
+	else
+		copy_str(url, sizeof url, c->metrics_url);
+	put_str(o, "metrics_url", url);
+	put_num(o, "metrics_interval_s", (double)c->metrics_interval_ns / 1e9);
+	put_str(o, "server", c->server);
+	redact_url(c->gpu_metrics_url, url, sizeof url);
+	put_str(o, "gpu_metrics_url", url);
+	add_str_array(o, "watch_metrics", c->watch_metrics, c->nwatch_metrics);
+	put_str(o, "arrival", c->arrival);
+	put_num(o, "burstiness", c->burstiness);
+	put_str(o, "stages", c->stages);
+	put_str(o, "sweep", c->sweep);
+	put_num(o, "stage_duration_s", (double)c->stage_duration_ns / 1e9);
+	put_str(o, "warmup", c->warmup);
+	put_num(o, "cooldown_s", (double)c->cooldown_ns / 1e9);
+	put_str(o, "scenario", c->scenario);
+	cJSON_AddBoolToObject(o, "matrix", c->matrix);
+	put_str(o, "models", c->models);
+	put_str(o, "traffic_split", c->traffic_split);
+	put_str(o, "slo", c->slo);
+	put_str(o, "snapshot_dir", c->snapshot_dir);
+	put_num(o, "snapshot_every_s", (double)c->snapshot_every_ns / 1e9);
+	put_str(o, "request_log", c->request_log);
+	put_u64(o, "request_log_max", c->request_log_max);
+	if (c->have_max_error_rate)
+		put_num(o, "max_error_rate", c->max_error_rate);
+	else
+		cJSON_AddNullToObject(o, "max_error_rate");
+	put_num(o, "refresh_hz", c->refresh_hz);
+	put_str(o, "theme", c->theme);
+	cJSON_AddBoolToObject(o, "ascii", c->ascii);
+	return o;
+}
+
+cJSON *result_json_load_changes(const struct load *l, int64_t t_start)
+{
+	cJSON *a = cJSON_CreateArray();
+	if (!a)
+		return NULL;
+	uint32_t n = l->nevents < LOAD_EVENTS ? l->nevents : LOAD_EVENTS;
+	for (uint32_t i = l->nevents - n; i != l->nevents; i++) {
+		const struct load_event *ev = &l->events[i % LOAD_EVENTS];
+		cJSON *o = cJSON_CreateObject();
+		if (!o)
+			break;
+		put_num(o, "t_s", t_start ? (double)(ev->t_ns - t_start) / 1e9 : 0.0);
+		cJSON_AddStringToObject(o, "mode", mode_key(ev->mode));
+		put_num(o, "value", ev->value);
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+/* JSON keys of the series, by enum; ids added later fall back to "sN". */
+static const char *const series_keys[SER_N] = {
+	[SER_OUT_TOK_S] = "output_tok_s",
+	[SER_REQ_S] = "requests_s",
+	[SER_TTFT_P99] = "ttft_p99_ms",
+	[SER_ITL_P99] = "itl_p99_ms",
+	[SER_IN_FLIGHT] = "in_flight",
+	[SER_TARGET] = "target",
+	[SER_ERRORS] = "errors_s",
+	[SER_WAITING] = "server_waiting",
+	[SER_RUNNING] = "server_running",
+	[SER_KV] = "server_kv_usage",
+};
+
+
+/* One resolution: `span_s` seconds back from the newest point, at `res_s`. */
+static cJSON *series_level(const struct series *ser, int64_t t_start, int64_t span_s, int64_t res_s)
+{
+	size_t n = (size_t)((span_s + res_s - 1) / res_s);
+	if (n == 0)
+		return NULL;
+	double *buf = malloc(n * sizeof *buf);
+	cJSON *lv = cJSON_CreateObject();
+	cJSON *vals = lv ? cJSON_AddObjectToObject(lv, "values") : NULL;
+	if (!buf || !vals) {
+		free(buf);
+		cJSON_Delete(lv);
+		return NULL;
+	}
+	put_num(lv, "resolution_s", (double)res_s);
+	bool started = false;
+	for (int id = 0; id < SER_N; id++) {
+		int64_t t0 = 0;
+		size_t got = series_read(ser, (enum series_id)id, span_s * CLOCK_NS_PER_S, buf, n, &t0);
+		if (!started) {
+			put_num(lv, "start_s", got ? (double)(t0 - t_start) / 1e9 : 0.0);
+			put_num(lv, "points", (double)got);
+			started = true;
+		}
+		char key[16];
+		const char *k = series_keys[id];
+		if (!k) {
+			snprintf(key, sizeof key, "s%d", id);
+			k = key;
+		}
+		cJSON *a = cJSON_AddArrayToObject(vals, k);
+		for (size_t i = 0; a && i < got; i++)
+			cJSON_AddItemToArray(a, snapshot_json_float((float)buf[i]));
+	}
+	free(buf);
+	return lv;
+}
+
+/* The series as kept in memory: the last hour at 1 s, the last day at
+ * 10 s when the run is longer, the whole run at 1 min past a day. */
+cJSON *result_json_series(const struct series *ser, int64_t t_start, int64_t elapsed_ns)
+{
+	int64_t el = elapsed_ns / CLOCK_NS_PER_S;
+	cJSON *o = cJSON_CreateObject();
+	cJSON *levels = o ? cJSON_AddArrayToObject(o, "levels") : NULL;
+	if (!levels) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	static const struct {
+		int64_t res, span, after;
+	} plan[] = {
+		{1, RESULT_SERIES_FINE_S, 0},
+		{10, RESULT_SERIES_MID_S, RESULT_SERIES_FINE_S},
+		{60, INT64_MAX, RESULT_SERIES_MID_S},
+	};
+	for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
+		if (el <= plan[i].after || (i == 0 && el < 1))
+			continue;
+		int64_t span = el < plan[i].span ? el : plan[i].span;
+		cJSON *lv = series_level(ser, t_start, span, plan[i].res);
+		if (lv)
+			cJSON_AddItemToArray(levels, lv);
+	}
+	cJSON *names = cJSON_AddObjectToObject(o, "labels");
+	for (int id = 0; names && id < SER_N; id++) {
+		char key[16];
+		const char *k = series_keys[id];
+		if (!k) {
+			snprintf(key, sizeof key, "s%d", id);
+			k = key;
+		}
+		cJSON_AddStringToObject(names, k, series_name((enum series_id)id));
+	}
+	return o;
+}
+
+/* vLLM's max_output_tokens_per_s: the busiest second. Known only while the
+ * 1 s level still covers the whole run. */
+
+/* ---- the request log's counters ---- */
+
+cJSON *reqlog_to_json(const struct reqlog *l)
+{
+	const struct reqlog_stats *st = reqlog_stats(l);
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "path", reqlog_path(l));
+	cJSON_AddNumberToObject(o, "records", (double)st->records);
+	cJSON_AddNumberToObject(o, "written_bytes", (double)st->written_bytes);
+	cJSON_AddNumberToObject(o, "dropped", (double)st->dropped);
+	cJSON_AddNumberToObject(o, "write_errors", (double)st->write_errors);
+	cJSON_AddNumberToObject(o, "rotations", (double)st->rotations);
+	if (st->last_error[0])
+		cJSON_AddStringToObject(o, "last_error", st->last_error);
+	else
+		cJSON_AddNullToObject(o, "last_error");
+	return o;
+}
+
+/* ---- a merge's inputs ---- */
+
+cJSON *result_json_source(const struct snapshot *s)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "host", s->host);
+	cJSON_AddStringToObject(o, "run_id", s->run_id);
+	cJSON_AddNumberToObject(o, "start_unix", s->start_unix);
+	cJSON_AddNumberToObject(o, "duration", s->duration);
+	cJSON_AddStringToObject(o, "target_url", s->target_url);
+	cJSON_AddStringToObject(o, "model", s->model);
+	cJSON_AddNumberToObject(o, "completed", (double)s->run_c.completed);
+	cJSON_AddNumberToObject(o, "failed", (double)snapshot_failed(s));
+	cJSON_AddNumberToObject(o, "runs", s->nruns);
+	cJSON_AddItemToObject(o, "server", s->server ? cJSON_Duplicate(s->server, 1) : cJSON_CreateNull());
+	if (s->plan.present) {
+		cJSON *p = cJSON_CreateObject();
+		result_json_plan(p, s);
+		cJSON_AddItemToObject(o, "plan", p);
+	}
+	return o;
+}
+
+/* ---- infertop report --format json ---- */
+
+static cJSON *latency_json(struct hist *const *h)
+{
+	cJSON *o = cJSON_CreateObject();
+	for (int m = 0; o && m < STAT_NMETRICS; m++) {
+		struct result_mstat st;
+		result_mstat_of(h[m], &st);
+		cJSON *mo = cJSON_AddObjectToObject(o, stats_metric_name((enum stat_metric)m));
+		if (!mo)
+			break;
+		cJSON_AddNumberToObject(mo, "count", (double)st.count);
+		for (int i = 0; i < RESULT_NSTAT; i++)
+			cJSON_AddNumberToObject(mo, result_mstat_keys[i], st.v[i]);
+	}
+	return o;
+}
+
+cJSON *result_json_report(const char *file, const struct snapshot *s)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "file", file);
+	cJSON_AddNumberToObject(o, "infertop_schema", s->schema);
+	cJSON *run = cJSON_AddObjectToObject(o, "run");
+	if (run) {
+		cJSON_AddStringToObject(run, "host", s->host);
+		cJSON_AddNumberToObject(run, "start_unix", s->start_unix);
+		cJSON_AddNumberToObject(run, "duration_s", s->duration);
+		cJSON_AddStringToObject(run, "status", s->status);
+		cJSON_AddStringToObject(run, "stop_reason", s->stop_reason);
+		cJSON_AddStringToObject(run, "target_url", s->target_url);
+		cJSON_AddStringToObject(run, "model", s->model);
+		cJSON_AddStringToObject(run, "server", s->server_detected);
+		cJSON_AddStringToObject(run, "snapshot_reason", snapshot_reason_name(s->reason));
+		cJSON_AddNumberToObject(run, "runs", s->nruns);
+	}
+	cJSON *sum = cJSON_AddObjectToObject(o, "summary");
+	if (sum) {
+		cJSON_AddNumberToObject(sum, "completed", (double)s->run_c.completed);
+		cJSON_AddNumberToObject(sum, "failed", (double)snapshot_failed(s));
+		cJSON_AddNumberToObject(sum, "total_input_tokens", (double)s->run_c.input_tokens);
+		cJSON_AddNumberToObject(sum, "total_output_tokens", (double)s->run_c.output_tokens);
+		cJSON_AddNumberToObject(sum, "duration", s->duration);
+	}
+	cJSON *tp = cJSON_AddObjectToObject(o, "throughput");
+	const struct {
+		const char *k;
+		const struct stats_counters *c;
+		double secs;
+	} sc[] = {{"run", &s->run_c, s->duration}, {"window", &s->win_c, s->win_seconds}};
+	for (size_t i = 0; tp && i < 2; i++) {
+		cJSON *t = cJSON_AddObjectToObject(tp, sc[i].k);
+		if (!t)
+			break;
+		cJSON_AddNumberToObject(t, "seconds", sc[i].secs);
+		cJSON_AddNumberToObject(t, "requests_per_s", snapshot_rate(sc[i].c->completed, sc[i].secs));
+		cJSON_AddNumberToObject(t, "output_tok_per_s", snapshot_rate(sc[i].c->output_tokens, sc[i].secs));
+		cJSON_AddNumberToObject(t, "total_tok_per_s",
+					snapshot_rate(sc[i].c->output_tokens + sc[i].c->input_tokens, sc[i].secs));
+	}
+	cJSON_AddNullToObject(o, "goodput");
+	cJSON *lat = cJSON_AddObjectToObject(o, "latency");
+	if (lat) {
+		cJSON_AddItemToObject(lat, "run", latency_json(s->run));
+		cJSON_AddItemToObject(lat, "window", latency_json(s->win));
+	}
+	cJSON *errs = cJSON_AddObjectToObject(o, "errors");
+	for (int k = 0; errs && k < ERR_NKINDS; k++) {
+		if (!s->errors[k])
+			continue;
+		cJSON *eo = cJSON_AddObjectToObject(errs, stats_err_name((enum err_kind)k));
+		if (!eo)
+			break;
+		cJSON_AddNumberToObject(eo, "count", (double)s->errors[k]);
+		cJSON_AddStringToObject(eo, "last_message", s->last_msg[k]);
+	}
+	cJSON_AddItemToObject(o, "server", s->server ? cJSON_Duplicate(s->server, 1) : cJSON_CreateNull());
+	return o;
+}
+
+/* ---- infertop compare --format json ---- */
+
+cJSON *result_json_compare(const struct result_compare *c)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *arr = o ? cJSON_AddArrayToObject(o, "rows") : NULL;
+	if (o) {
+		cJSON_AddStringToObject(o, "a", c->file_a);
+		cJSON_AddStringToObject(o, "b", c->file_b);
+	}
+	for (int i = 0; arr && i < c->n; i++) {
+		const struct result_crow *row = &c->rows[i];
+		cJSON *r = cJSON_CreateObject();
+		if (!r)
+			break;
+		cJSON_AddStringToObject(r, "name", row->name);
+		cJSON_AddStringToObject(r, "unit", row->unit);
+		cJSON_AddNumberToObject(r, "a", row->a);
+		cJSON_AddNumberToObject(r, "b", row->b);
+		cJSON_AddNumberToObject(r, "delta", row->b - row->a);
+		double p = result_crow_delta_pct(row);
+		if (isnan(p))
+			cJSON_AddNullToObject(r, "delta_pct");
+		else
+			cJSON_AddNumberToObject(r, "delta_pct", p);
+		cJSON_AddItemToArray(arr, r);
+	}
+	return o;
+}
+
+/* ---- printing ---- */
+
+char *snapshot_to_text(const struct snapshot *s)
+{
+	cJSON *j = snapshot_to_json(s);
+	if (!j)
+		return NULL;
+	char *txt = cJSON_Print(j);
+	cJSON_Delete(j);
+	return txt;
+}
+
+int result_json_print(FILE *out, struct cJSON *doc)
+{
+	char *txt = doc ? cJSON_Print(doc) : NULL;
+	cJSON_Delete(doc);
+	if (!txt)
+		return -1;
+	fprintf(out, "%s\n", txt);
+	free(txt);
+	return 0;
+}

@@ -1,0 +1,100 @@
+#include "config.h"
+
+/* The Markdown renderer of the result layer: `infertop report --format
+ * markdown` and `infertop compare --format markdown`. */
+
+#include "infertop/result.h"
+#include "infertop/snapshot.h"
+
+#include <inttypes.h>
+
+static void md_latency(FILE *out, struct hist *const *h)
+{
+	fprintf(out, "| metric (ms) | count |");
+	for (int i = 0; i < RESULT_NSTAT; i++)
+		fprintf(out, " %s |", result_mstat_heads[i]);
+	fprintf(out, "\n|---|---:|");
+	for (int i = 0; i < RESULT_NSTAT; i++)
+		fprintf(out, "---:|");
+	fputc('\n', out);
+	for (int m = 0; m < STAT_NMETRICS; m++) {
+		struct result_mstat st;
+		result_mstat_of(h[m], &st);
+		fprintf(out, "| %s | %" PRIu64 " |", stats_metric_name((enum stat_metric)m), st.count);
+		for (int i = 0; i < RESULT_NSTAT; i++)
+			fprintf(out, " %.2f |", st.v[i]);
+		fputc('\n', out);
+	}
+}
+
+/* Markdown cells: a | would end the cell, a newline the table. */
+static void md_cell(FILE *out, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '|')
+			fputs("\\|", out);
+		else if (*s == '\n' || *s == '\r')
+			fputc(' ', out);
+		else
+			fputc(*s, out);
+	}
+}
+
+void result_md_report(FILE *out, const char *file, const struct snapshot *s)
+{
+	char start[40], load[96];
+	result_text_utc(start, sizeof start, s->start_unix);
+	result_text_load(load, sizeof load, s);
+	fprintf(out, "# infertop report: ");
+	md_cell(out, file);
+	fprintf(out, "\n\n| | |\n|---|---|\n| started | %s |\n| host | ", start);
+	md_cell(out, result_text_or_dash(s->host));
+	fprintf(out, " |\n| target | ");
+	md_cell(out, result_text_or_dash(s->target_url));
+	fprintf(out, " |\n| model | ");
+	md_cell(out, result_text_or_dash(s->model));
+	fprintf(out, " |\n| server | ");
+	md_cell(out, result_text_or_dash(s->server_detected));
+	fprintf(out, " |\n| load | %s |\n| stopped | ", load);
+	md_cell(out, result_text_or_dash(s->stop_reason));
+	fprintf(out, " |\n| runs merged | %u |\n\n", s->nruns);
+	fprintf(out, "## Summary\n\n| | |\n|---|---:|\n");
+	fprintf(out, "| Successful requests | %" PRIu64 " |\n", s->run_c.completed);
+	fprintf(out, "| Failed requests | %" PRIu64 " |\n", snapshot_failed(s));
+	fprintf(out, "| Benchmark duration (s) | %.2f |\n", s->duration);
+	fprintf(out, "| Total input tokens | %" PRIu64 " |\n", s->run_c.input_tokens);
+	fprintf(out, "| Total generated tokens | %" PRIu64 " |\n", s->run_c.output_tokens);
+	fprintf(out, "| Request throughput (req/s) | %.2f |\n", snapshot_rate(s->run_c.completed, s->duration));
+	fprintf(out, "| Output token throughput (tok/s) | %.2f |\n",
+		snapshot_rate(s->run_c.output_tokens, s->duration));
+	fprintf(out, "| Total Token throughput (tok/s) | %.2f |\n",
+		snapshot_rate(s->run_c.output_tokens + s->run_c.input_tokens, s->duration));
+	fprintf(out, "\n## Latency, whole run\n\n");
+	md_latency(out, s->run);
+	fprintf(out, "\n## Latency, sliding window (last %.1f s)\n\n", s->win_seconds);
+	md_latency(out, s->win);
+	if (snapshot_failed(s)) {
+		fprintf(out, "\n## Errors\n\n| kind | count | last message |\n|---|---:|---|\n");
+		for (int k = 0; k < ERR_NKINDS; k++) {
+			if (!s->errors[k])
+				continue;
+			fprintf(out, "| %s | %" PRIu64 " | ", stats_err_name((enum err_kind)k), s->errors[k]);
+			md_cell(out, s->last_msg[k]);
+			fprintf(out, " |\n");
+		}
+	}
+}
+
+void result_md_compare(FILE *out, const struct result_compare *c)
+{
+	char pct[32];
+	fprintf(out, "| | unit | A | B | B - A | change |\n|---|---|---:|---:|---:|---:|\n");
+	for (int i = 0; i < c->n; i++) {
+		const struct result_crow *r = &c->rows[i];
+		result_text_pct(pct, sizeof pct, result_crow_delta_pct(r));
+		int p = r->prec;
+		fprintf(out, "| %s | %s | %.*f | %.*f | %+.*f | %s |\n", r->name, r->unit, p, r->a, p, r->b, p,
+			r->b - r->a, pct);
+	}
+	fprintf(out, "\nA: `%s`, B: `%s`\n", c->file_a, c->file_b);
+}

@@ -1,0 +1,287 @@
+/* The result layer without a live run: the key tables name every enum
+ * value once and read it back; the plan's results, held as data, go
+ * through the JSON writer and the reader unchanged and print the same
+ * sections; an older file's pre-rendered plan text is shown only when it
+ * has no plan data. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infertop/hist.h"
+#include "infertop/load.h"
+#include "infertop/plan.h"
+#include "infertop/result.h"
+#include "infertop/server.h"
+#include "infertop/snapshot.h"
+
+static void table_ok(const struct result_key *t, int n)
+{
+	int count = 0;
+	for (const struct result_key *a = t; a->key; a++, count++) {
+		assert_true(a->id >= 0 && a->id < n);
+		assert_int_equal(result_key_id(t, a->key), a->id);
+		assert_string_equal(result_key_name(t, a->id, NULL), a->key);
+		for (const struct result_key *b = a + 1; b->key; b++) {
+			assert_int_not_equal(a->id, b->id);
+			assert_string_not_equal(a->key, b->key);
+		}
+	}
+	assert_int_equal(count, n);
+	assert_int_equal(result_key_id(t, "no such key"), -1);
+	assert_null(result_key_name(t, n, NULL));
+}
+
+static void test_key_tables(void **state)
+{
+	(void)state;
+	table_ok(result_keys_reason, SNAPSHOT_NREASONS);
+	table_ok(result_keys_gauge, SRV_NGAUGES);
+	table_ok(result_keys_latency, SRVL_N);
+	table_ok(result_keys_plan_kind, PLAN_MATRIX + 1);
+	table_ok(result_keys_load_mode, LOAD_OPEN + 1);
+	assert_string_equal(snapshot_reason_name(SNAPSHOT_PERIODIC), "periodic");
+}
+
+/* A snapshot with empty histograms and the given plan data. */
+static void make(struct snapshot *s)
+{
+	memset(s, 0, sizeof *s);
+	s->schema = SNAPSHOT_SCHEMA;
+	s->reason = SNAPSHOT_FINAL;
+	s->nruns = 1;
+	s->owns_hists = true;
+	for (int m = 0; m < STAT_NMETRICS; m++) {
+		s->run[m] = hist_new();
+		s->win[m] = hist_new();
+		assert_non_null(s->run[m]);
+		assert_non_null(s->win[m]);
+	}
+	snprintf(s->status, sizeof s->status, "done");
+	snprintf(s->token_source, sizeof s->token_source, "usage");
+	s->duration = s->elapsed = 10;
+	s->run_c.completed = 40;
+	s->vllm_request_rate = INFINITY;
+	s->vllm_max_concurrency = 8;
+	s->burstiness = 1;
+	s->max_output_tok_s = NAN;
+}
+
+static void metric(struct snapshot_metric *m, double base)
+{
+	*m = (struct snapshot_metric){40, base * 1.25, base, base * 2, base * 3.5};
+}
+
+static void stages_plan(struct snapshot *s)
+{
+	struct snapshot_plan *p = &s->plan;
+	s->have_slo = true;
+	snprintf(s->slo_desc, sizeof s->slo_desc, "ttft<=500ms e2e<=10.0s");
+	s->slo_run = (struct slo_counts){.ended = 40, .met_all = 30, .met = {35, 0, 31}};
+	p->present = true;
+	p->kind = PLAN_STAGES;
+	snprintf(p->arrival, sizeof p->arrival, "poisson");
+	p->burstiness = 1;
+	p->warmup_requests = 5;
+	p->planned_steps = 2;
+	snprintf(p->state, sizeof p->state, "done");
+	snprintf(p->note, sizeof p->note, "a note");
+	p->have_slo = true;
+	p->slo_set[SLO_TTFT] = p->slo_set[SLO_E2E] = true;
+	p->slo_limit_ms[SLO_TTFT] = 500;
+	p->slo_limit_ms[SLO_E2E] = 10000;
+	p->ntimeline = 3;
+	p->timeline = calloc(p->ntimeline, sizeof *p->timeline);
+	assert_non_null(p->timeline);
+	p->timeline[0] = (struct snapshot_event){0, "start", -1, false, 2};
+	p->timeline[1] = (struct snapshot_event){0.25, "step", 0, false, 2};
+	p->timeline[2] = (struct snapshot_event){5.125, "step", 1, true, 20};
+	p->nsteps = 2;
+	p->steps = calloc(p->nsteps, sizeof *p->steps);
+	assert_non_null(p->steps);
+	struct snapshot_step *a = &p->steps[0], *b = &p->steps[1];
+	*a = (struct snapshot_step){.index = 0, .target = 2, .target_end = 8, .duration_s = 5, .held_s = 1.5,
+				    .completed = 20, .failed = 1, .request_throughput = 4, .output_throughput = 512,
+				    .mean_concurrency = 4.75, .request_goodput = 3.5};
+	snprintf(a->label, sizeof a->label, "c=2..8");
+	*b = (struct snapshot_step){.index = 1, .open_loop = true, .target = 20, .target_end = 20,
+				    .duration_s = 4.875, .partial = true, .completed = 19, .unsent = 3,
+				    .request_throughput = 3.9, .request_goodput = 2.25};
+	snprintf(b->label, sizeof b->label, "r=20");
+	snprintf(b->arrival, sizeof b->arrival, "gamma");
+	for (int k = 0; k <= SLO_N; k++) {
+		a->slo_share[k] = p->slo_set[k % SLO_N] || k == SLO_N ? 0.75 : 0;
+		b->slo_share[k] = p->slo_set[k % SLO_N] || k == SLO_N ? 0.5 : 0;
+	}
+	metric(&a->ttft, 120);
+	metric(&a->tpot, 12.5);
+	metric(&a->itl, 12);
+	metric(&a->e2e, 900);
+	metric(&b->ttft, 130);
+	metric(&b->e2e, 950);
+	p->have_models = true;
+	p->nmodels = 2;
+	p->models = calloc(p->nmodels, sizeof *p->models);
+	assert_non_null(p->models);
+	for (size_t i = 0; i < p->nmodels; i++) {
+		struct snapshot_model *m = &p->models[i];
+		snprintf(m->name, sizeof m->name, "model-%zu", i);
+		m->share = i ? 0.25 : 0.75;
+		m->sent = m->completed = i ? 10 : 30;
+		m->request_throughput = (double)m->completed / 10;
+		m->request_goodput = m->request_throughput / 2;
+		m->slo_share[SLO_N] = 0.5;
+		metric(&m->ttft, 100 + 10 * (double)i);
+	}
+}
+
+static char *to_text(const struct snapshot *s)
+{
+	char *t = snapshot_to_text(s);
+	assert_non_null(t);
+	return t;
+}
+
+static char *summary(const struct snapshot *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	snapshot_print_summary(f, s);
+	fclose(f);
+	return buf;
+}
+
+/* Written, read back, written again: the same document and the same
+ * summary; the plan's sections come from the data. */
+static void test_plan_round_trip(void **state)
+{
+	(void)state;
+	struct snapshot a, b;
+	make(&a);
+	stages_plan(&a);
+	char *t1 = to_text(&a);
+	char err[256];
+	if (snapshot_parse(&b, t1, strlen(t1), err, sizeof err) != 0)
+		fail_msg("parse: %s", err);
+	char *t2 = to_text(&b);
+	assert_string_equal(t1, t2);
+	assert_null(strstr(t1, "plan_summary_text"));
+	assert_int_equal(b.plan.nsteps, 2);
+	assert_int_equal(b.plan.ntimeline, 3);
+	assert_int_equal(b.plan.nmodels, 2);
+	assert_true(b.plan.steps[1].open_loop && b.plan.steps[1].partial);
+	assert_string_equal(b.plan.steps[1].arrival, "gamma");
+	assert_true(b.plan.steps[0].target_end == 8);
+	assert_int_equal(b.plan.timeline[0].step, -1);
+
+	char *s1 = summary(&a), *s2 = summary(&b);
+	assert_string_equal(s1, s2);
+	assert_non_null(strstr(s1, "- Goodput -"));
+	assert_non_null(strstr(s1, "Requests meeting the ttft SLO (%):       87.50"));
+	assert_null(strstr(s1, "Requests meeting the tpot SLO"));
+	assert_non_null(strstr(s1, "| model-1 | 0.250 | 10 | 10 | 0 | 1.00 |"));
+	assert_non_null(strstr(s1, "| 1 | c=2..8 (held) | 5.0 | 20 | 1 | 4.00 | 512.0 | 4.8 | 120.0 |"));
+	assert_non_null(strstr(s1, "| 2 | r=20 (partial) |"));
+	assert_non_null(strstr(s1, "Plan: a note\n"));
+	free(s1);
+	free(s2);
+	free(t1);
+	free(t2);
+	snapshot_release(&a);
+	snapshot_release(&b);
+}
+
+static void test_matrix(void **state)
+{
+	(void)state;
+	struct snapshot a, b;
+	make(&a);
+	struct snapshot_plan *p = &a.plan;
+	p->present = true;
+	p->kind = PLAN_MATRIX;
+	snprintf(p->arrival, sizeof p->arrival, "poisson");
+	p->nmatrix = 1;
+	snprintf(p->matrix[0], sizeof p->matrix[0], "chatbot");
+	p->nsteps = 1;
+	p->steps = calloc(1, sizeof *p->steps);
+	assert_non_null(p->steps);
+	p->steps[0] = (struct snapshot_step){.target = 5, .target_end = 5, .completed = 7,
+					     .scenario_input_tokens = 128, .scenario_output_tokens = 128};
+	snprintf(p->steps[0].scenario, sizeof p->steps[0].scenario, "chatbot");
+	char *t1 = to_text(&a);
+	char err[256];
+	if (snapshot_parse(&b, t1, strlen(t1), err, sizeof err) != 0)
+		fail_msg("parse: %s", err);
+	char *t2 = to_text(&b);
+	assert_string_equal(t1, t2);
+	assert_int_equal(b.plan.nmatrix, 1);
+	char *s = summary(&b);
+	assert_non_null(strstr(s, "- Scenario matrix -"));
+	assert_non_null(strstr(s, "| chatbot | 128/128 | 5 | 7 |"));
+	assert_null(strstr(s, "- Goodput -"));
+	free(s);
+	free(t1);
+	free(t2);
+	snapshot_release(&a);
+	snapshot_release(&b);
+}
+
+/* A file of the previous version: its saved text is shown when it has no
+ * plan data, never beside the data. */
+static void test_old_plan_text(void **state)
+{
+	(void)state;
+	struct snapshot a, b;
+	make(&a);
+	stages_plan(&a);
+	cJSON *j = snapshot_to_json(&a);
+	assert_non_null(j);
+	cJSON *it = cJSON_GetObjectItemCaseSensitive(j, "infertop");
+	cJSON_AddStringToObject(it, "plan_summary_text", "SAVED PLAN TEXT\n");
+	char *t = cJSON_Print(j);
+	char err[256];
+	assert_int_equal(snapshot_parse(&b, t, strlen(t), err, sizeof err), 0);
+	char *s = summary(&b);
+	assert_null(strstr(s, "SAVED PLAN TEXT"));
+	assert_non_null(strstr(s, "- Steps -"));
+	free(s);
+	snapshot_release(&b);
+	free(t);
+
+	static const char *const keys[] = {"plan", "steps", "matrix", "slo", "models"};
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		cJSON_DeleteItemFromObjectCaseSensitive(it, keys[i]);
+	t = cJSON_Print(j);
+	assert_int_equal(snapshot_parse(&b, t, strlen(t), err, sizeof err), 0);
+	assert_false(b.plan.present);
+	s = summary(&b);
+	assert_non_null(strstr(s, "SAVED PLAN TEXT\n"));
+	assert_null(strstr(s, "- Steps -"));
+	free(s);
+	snapshot_release(&b);
+	free(t);
+	cJSON_Delete(j);
+	snapshot_release(&a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_key_tables),
+		cmocka_unit_test(test_plan_round_trip),
+		cmocka_unit_test(test_matrix),
+		cmocka_unit_test(test_old_plan_text),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
