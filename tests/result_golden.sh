@@ -125,6 +125,11 @@ st=$?
 	sed -n '/- Goodput -/,/^| infertop-sim /p' "$tmp/count.report" >"$tmp/plan.report" &&
 	cmp -s "$tmp/plan.run" "$tmp/plan.report"
 check "report: the plan's sections once, as the run printed them" $?
+# The report's own table gives the run's goodput when it had SLOs (it said
+# "no SLOs given" whatever the file held), and so does its JSON.
+grep -Eq '^goodput, req/s +[0-9.]+ \(ttft<=10.0s e2e<=30.0s: 24 of 24' "$tmp/count.report" &&
+	"$INFERTOP_BIN" report --format json "$tmp/count.json" | jq -e '.goodput.requests_meeting_all == 24' >/dev/null
+check "report: goodput from the run's SLOs, text and JSON" $?
 "$INFERTOP_BIN" report "$tmp/stages.json" >"$tmp/stages.report" &&
 	[ "$(grep -c -- '- Steps -' "$tmp/stages.report")" -eq 1 ] &&
 	sed -n '/- Goodput -/,$p' "$tmp/stages.out" >"$tmp/steps.run" &&

@@ -1107,7 +1107,15 @@ cJSON *result_json_report(const char *file, const struct snapshot *s)
 		cJSON_AddNumberToObject(t, "total_tok_per_s",
 					snapshot_rate(sc[i].c->output_tokens + sc[i].c->input_tokens, sc[i].secs));
 	}
-	cJSON_AddNullToObject(o, "goodput");
+	if (s->have_slo) {
+		cJSON *g = cJSON_AddObjectToObject(o, "goodput");
+		put_str(g, "slo", s->slo_desc);
+		put_num(g, "requests_per_s", snapshot_rate(s->slo_run.met_all, s->duration));
+		put_u64(g, "requests_ended", s->slo_run.ended);
+		put_u64(g, "requests_meeting_all", s->slo_run.met_all);
+	} else {
+		cJSON_AddNullToObject(o, "goodput");
+	}
 	cJSON *lat = cJSON_AddObjectToObject(o, "latency");
 	if (lat) {
 		cJSON_AddItemToObject(lat, "run", latency_json(s->run));

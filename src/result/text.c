@@ -472,7 +472,12 @@ void result_text_report(FILE *out, const char *file, const struct snapshot *s)
 		snapshot_rate(s->win_c.output_tokens + s->win_c.input_tokens, s->win_seconds));
 	if (!isnan(s->max_output_tok_s))
 		fprintf(out, "%-28s %14.2f\n", "busiest second, output tok/s", s->max_output_tok_s);
-	fprintf(out, "%-28s %14s\n", "goodput", "- (no SLOs given)");
+	if (s->have_slo)
+		fprintf(out, "%-28s %14.2f (%s: %" PRIu64 " of %" PRIu64 " requests met all)\n", "goodput, req/s",
+			snapshot_rate(s->slo_run.met_all, s->duration), s->slo_desc, s->slo_run.met_all,
+			s->slo_run.ended);
+	else
+		fprintf(out, "%-28s %14s\n", "goodput", "- (no SLOs given)");
 	fprintf(out, "%-28s %14" PRIu64 " (peak %" PRIu64 ", connections opened %" PRIu64 ")\n", "requests started",
 		s->started, s->max_in_flight, s->connections);
 	if (s->connection_retries)
