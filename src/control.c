@@ -147,7 +147,7 @@ static enum MHD_Result serve_get(struct control *c, struct MHD_Connection *conn,
 		text = strdup("ok\n");
 		return send_text(conn, MHD_HTTP_OK, text, 3, "text/plain; charset=utf-8", NULL, NULL);
 	case CONTROL_R_STATUS:
-		text = snapshot_build(&v, now, SNAPSHOT_KEY);
+		text = snapshot_build(&v, now, SNAPSHOT_STATUS);
 		if (!text)
 			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
 		return send_text(conn, MHD_HTTP_OK, text, strlen(text), "application/json", NULL, NULL);

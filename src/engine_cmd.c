@@ -137,7 +137,11 @@ enum cmd_status engine_cmd_snapshot(struct engine *e, enum cmd_source src, struc
 {
 	if (out)
 		out->path[0] = '\0';
-	int rc = snapshot_request(e->snap, src == CMD_SRC_SIGNAL ? SNAPSHOT_SIGNAL : SNAPSHOT_KEY);
+	/* The file says who asked for it. */
+	enum snapshot_reason why = src == CMD_SRC_SIGNAL ? SNAPSHOT_SIGNAL
+				   : src == CMD_SRC_API || src == CMD_SRC_FLEET ? SNAPSHOT_API
+										: SNAPSHOT_KEY;
+	int rc = snapshot_request(e->snap, why);
 	if (rc < 0) {
 		const struct snapshot_result *last = snapshot_last(e->snap);
 		return finish(e, src, out, CMD_FAILED, "snapshot: %s",

@@ -20,6 +20,7 @@
 #include "infertop/command.h"
 #include "infertop/engine.h"
 #include "infertop/load.h"
+#include "infertop/snapshot.h"
 #include "infertop/view.h"
 
 struct script {
@@ -158,11 +159,18 @@ static void test_commands_on_a_live_run(void **state)
 	expect(f.e, engine_cmd_stop(f.e, CMD_SRC_API, &r), CMD_UNCHANGED, &r, CMD_SRC_API, "the run is over");
 	expect(f.e, engine_cmd_set_rate(f.e, 5, CMD_SRC_KEY, &r), CMD_REFUSED, &r, CMD_SRC_KEY, "the run is over");
 
-	/* The snapshot's file is in the directory it was asked for. */
+	/* The snapshot's file is in the directory it was asked for, and says
+	 * who asked (engine_free waits for the writer). */
 	assert_int_equal(strncmp(s.snap_path, dir, strlen(dir)), 0);
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	enginefix_free(&f);
+	struct snapshot snap;
+	char err[256];
+	if (snapshot_read_file(&snap, s.snap_path, err, sizeof err) != 0)
+		fail_msg("%s: %s", s.snap_path, err);
+	assert_int_equal(snap.reason, SNAPSHOT_API);
+	snapshot_release(&snap);
 	assert_int_equal(system(cmd), 0);
 }
 

@@ -34,6 +34,8 @@ enum snapshot_reason {
 	SNAPSHOT_PERIODIC,  /* --snapshot-every */
 	SNAPSHOT_FINAL,     /* end of the run */
 	SNAPSHOT_MERGED,    /* `infertop merge` */
+	SNAPSHOT_API,       /* POST /v1/snapshot of the control API */
+	SNAPSHOT_STATUS,    /* GET /v1/status: the live state, not a file */
 	SNAPSHOT_NREASONS
 };
 

@@ -19,6 +19,8 @@ const struct result_key result_keys_reason[] = {
 	{SNAPSHOT_PERIODIC, "periodic"},
 	{SNAPSHOT_FINAL, "final"},
 	{SNAPSHOT_MERGED, "merged"},
+	{SNAPSHOT_API, "api"},
+	{SNAPSHOT_STATUS, "status"},
 	{-1, NULL},
 };
 
