@@ -348,7 +348,11 @@ int snapshot_from_view(struct snapshot *s, const struct run_view *v, int64_t now
 	if (v->server && !(s->server = server_to_json(v->server)))
 		goto oom;
 	scrub_server(s->server);
-	if (v->series && v->t_start && !(s->series = series_object(v->series, v->t_start, elapsed)))
+	/* A status document (GET /v1/status, polled at 4 Hz by fleets and
+	 * dashboards) leaves the charts' history out: it is the bulk of the
+	 * document, grows with the run, and no poller merges it. */
+	if (why != SNAPSHOT_STATUS && v->series && v->t_start &&
+	    !(s->series = series_object(v->series, v->t_start, elapsed)))
 		goto oom;
 	if (v->reqlog && !(s->request_log = reqlog_to_json(v->reqlog)))
 		goto oom;
@@ -367,7 +371,8 @@ char *snapshot_build(const struct run_view *v, int64_t now_ns, enum snapshot_rea
 	snapshot_release(&s);
 	if (!j)
 		return NULL;
-	char *txt = cJSON_Print(j);
+	/* Files are read by people too; a status document by programs. */
+	char *txt = why == SNAPSHOT_STATUS ? cJSON_PrintUnformatted(j) : cJSON_Print(j);
 	cJSON_Delete(j);
 	return txt;
 }
