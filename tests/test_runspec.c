@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "infertop/cli.h"
 #include "infertop/runspec.h"
 
 static int kind(const char *name)
@@ -151,6 +152,54 @@ static void test_start_load_refused(void **state)
 	assert_string_equal(bad("{\"host\":\"h\",\"concurrency\":3}"), "concurrency");
 }
 
+/* Through the real option table and parser, as serve does: a bad value
+ * comes back as a message naming the option, nothing printed. */
+static enum cli_result parse(const char *body, struct config *cfg, char *err, char *field)
+{
+	struct runspec rs;
+	char f[RUNSPEC_FIELD_MAX], e[RUNSPEC_ERR_MAX];
+	assert_int_equal(runspec_build(body, strlen(body), cli_option_kind, &rs, f, e), 0);
+	enum cli_result r = cli_parse_capture(cfg, rs.argc, rs.argv, err, 256, field, RUNSPEC_FIELD_MAX);
+	runspec_free(&rs);
+	return r;
+}
+
+static void test_with_cli(void **state)
+{
+	(void)state;
+	struct config cfg;
+	char err[256], field[RUNSPEC_FIELD_MAX];
+	assert_int_equal(parse("{\"url\":\"http://h:9/v1\",\"concurrency\":64,\"duration\":\"10m\","
+			       "\"output-tokens\":256,\"no-ignore-eos\":true}",
+			       &cfg, err, field),
+			 CLI_RUN);
+	assert_int_equal(cfg.concurrency, 64);
+	assert_int_equal(cfg.duration_ns, 600000000000LL);
+	assert_false(cfg.ignore_eos);
+	assert_string_equal(cfg.url, "http://h:9");
+	cli_free(&cfg);
+	assert_int_equal(parse("{\"concurrency\":0}", &cfg, err, field), CLI_EXIT_USAGE);
+	assert_string_equal(field, "concurrency");
+	assert_non_null(strstr(err, "--concurrency"));
+	cli_free(&cfg);
+	assert_int_equal(parse("{\"duration\":\"soon\"}", &cfg, err, field), CLI_EXIT_USAGE);
+	assert_string_equal(field, "duration");
+	cli_free(&cfg);
+	assert_int_equal(parse("{\"url\":\"ftp://x\"}", &cfg, err, field), CLI_EXIT_USAGE);
+	assert_string_equal(field, "url");
+	cli_free(&cfg);
+	assert_int_equal(parse("{\"host\":\"h\",\"dataset_name\":\"sonnet\",\"dataset_path\":\"f.txt\","
+			       "\"sonnet_input_len\":512,\"sonnet_prefix_len\":128,\"sonnet_output_len\":2,"
+			       "\"request_rate\":12,\"num_prompts\":100}",
+			       &cfg, err, field),
+			 CLI_RUN);
+	assert_string_equal(cfg.dataset, "sonnet:f.txt");
+	assert_int_equal(cfg.prefix_tokens, 128);
+	assert_int_equal(cfg.requests, 100);
+	assert_true(cfg.rate == 12.0);
+	cli_free(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +207,7 @@ int main(void)
 		cmocka_unit_test(test_native_refused),
 		cmocka_unit_test(test_start_load),
 		cmocka_unit_test(test_start_load_refused),
+		cmocka_unit_test(test_with_cli),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
