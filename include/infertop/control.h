@@ -42,7 +42,8 @@ struct control_opts {
 
 struct control;
 
-/* Binds, starts serving on the engine's loop and prints the address on log
+/* Binds, starts serving on the engine's loop (o->loop when e is NULL:
+ * serve, with no run yet) and prints the address on log
  * ("infertop: control API on http://ADDR:PORT"). A non-loopback address
  * needs a token. NULL with a message in err (the token never in it). */
 struct control *control_start(struct engine *e, const struct control_opts *o, FILE *log, char *err,
