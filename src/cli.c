@@ -121,14 +121,31 @@ static const char *list_values(cli_value_fn fn, enum cli_list how, char *buf, si
 	return buf;
 }
 
+/* Where messages go: stderr, or the buffer of cli_parse_capture (serve
+ * answers a bad run spec with them). cli_failed names the option that
+ * failed, for the answer's "field". */
+static FILE *cli_errout;
+static char cli_failed[64];
+
+static FILE *cli_errf(void)
+{
+	return cli_errout ? cli_errout : stderr;
+}
+
+static void cli_fail(const char *name, size_t len)
+{
+	snprintf(cli_failed, sizeof cli_failed, "%.*s", (int)(len < sizeof cli_failed - 1 ? len : sizeof cli_failed - 1),
+		 name);
+}
+
 static int cli_error(const char *opt, const char *val, const char *want)
 {
 	/* A key pasted in the wrong place is not repeated on the screen. */
 	if (redact_looks_secret(val))
-		fprintf(stderr, "infertop: invalid value for %s (not shown: it looks like a secret): %s\n",
+		fprintf(cli_errf(), "infertop: invalid value for %s (not shown: it looks like a secret): %s\n",
 			opt, want);
 	else
-		fprintf(stderr, "infertop: invalid value '%s' for %s: %s\n", val, opt, want);
+		fprintf(cli_errf(), "infertop: invalid value '%s' for %s: %s\n", val, opt, want);
 	return -1;
 }
 
@@ -144,7 +161,7 @@ static int set_str(char **dst, const char *v)
 	free(*dst);
 	*dst = strdup(v);
 	if (!*dst) {
-		fprintf(stderr, "infertop: out of memory\n");
+		fprintf(cli_errf(), "infertop: out of memory\n");
 		return -1;
 	}
 	return 0;
@@ -172,7 +189,7 @@ static int normalize_url(struct config *cfg, const char *u)
 	char *base = url_base_parse(u, err, sizeof err);
 	if (!base) {
 		redact_url(u, shown, sizeof shown);
-		fprintf(stderr, "infertop: bad URL %s: %s\n", shown, err);
+		fprintf(cli_errf(), "infertop: bad URL %s: %s\n", shown, err);
 		return -1;
 	}
 	free(cfg->url);
@@ -357,7 +374,7 @@ static int add_header(struct config *cfg, const struct cli_opt *o, const char *a
 	/* CR or LF would start a header (or a request) of their own. */
 	for (const char *p = arg; *p; p++)
 		if ((unsigned char)*p < 0x20 && *p != '\t') {
-			fprintf(stderr, "infertop: invalid value for %s: control characters (CR, LF, ...) "
+			fprintf(cli_errf(), "infertop: invalid value for %s: control characters (CR, LF, ...) "
 				"are not allowed in a header\n", name);
 			return -1;
 		}
@@ -375,7 +392,7 @@ static int set_env_name(struct config *cfg, const struct cli_opt *o, const char 
 	for (const char *p = arg; ok && *p; p++)
 		ok = *p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9');
 	if (!ok) {
-		fprintf(stderr, "infertop: %s takes the NAME of an environment variable "
+		fprintf(cli_errf(), "infertop: %s takes the NAME of an environment variable "
 			"(letters, digits, _), e.g. %s MY_KEY; the value was not shown\n", name, name);
 		return -1;
 	}
@@ -575,6 +592,8 @@ static const struct cli_opt opts[] = {
 	  .help = "require 'Authorization: Bearer' with the token in $VAR; needed to listen beyond loopback" },
 	{ "listen-metrics-open", 0, NULL, G_CONTROL, set_true, F(listen_metrics_open),
 	  .help = "GET requests (metrics, status, health) need no token" },
+	{ "results-dir", 0, "DIR", G_CONTROL, set_string, F(results_dir),
+	  .help = "infertop serve: where each run's result goes, named by its id (default: current directory)" },
 	{ "id", 0, "NAME", G_CONTROL, set_id, F(id), .help = "generator id in /metrics (default hostname:pid)" },
 	{ "help", 'h', NULL, G_OUTPUT, show_help, .help = "show this help" },
 	{ "version", 'V', NULL, G_OUTPUT, show_version, .help = "show the version" },
@@ -604,6 +623,7 @@ void cli_usage(FILE *out)
 {
 	fputs("Usage: infertop [OPTIONS] [URL]\n"
 	      "       infertop --demo [OPTIONS]\n"
+	      "       infertop serve --listen ADDR:PORT [--results-dir DIR] [--listen-token-env VAR]\n"
 	      "       infertop sim [SIM OPTIONS]      (see infertop sim --help)\n"
 	      "       infertop report FILE.json [--format text|json|csv|markdown]\n"
 	      "       infertop merge A.json B.json ... -o OUT.json\n"
@@ -748,12 +768,14 @@ static int cli_check_long_names(int argc, char **argv)
 			continue;
 		}
 		if ((len == 7 && strncmp(name, "api-key", 7) == 0) || (len == 3 && strncmp(name, "key", 3) == 0)) {
-			fprintf(stderr, "infertop: there is no --%.*s option: a key on the command line is "
+			cli_fail(name, len);
+			fprintf(cli_errf(), "infertop: there is no --%.*s option: a key on the command line is "
 				"visible to every user in `ps`.\nPut it in the environment instead: "
 				"export OPENAI_API_KEY=... (or name another variable with --api-key-env VAR).\n",
 				(int)len, name);
 			return -1;
 		}
+		cli_fail(name, len);
 		const struct cli_opt *best = NULL;
 		size_t best_d = 99;
 		int prefixed = 0;
@@ -776,11 +798,11 @@ static int cli_check_long_names(int argc, char **argv)
 			}
 		}
 		if (best && (prefixed == 1 || (!prefixed && best_d <= 2)))
-			fprintf(stderr, "infertop: unknown option '--%.*s'; did you mean --%s?\n", (int)len, name,
+			fprintf(cli_errf(), "infertop: unknown option '--%.*s'; did you mean --%s?\n", (int)len, name,
 				best->name);
 		else
-			fprintf(stderr, "infertop: unknown option '--%.*s'\n", (int)len, name);
-		fprintf(stderr, "Try 'infertop --help'.\n");
+			fprintf(cli_errf(), "infertop: unknown option '--%.*s'\n", (int)len, name);
+		fprintf(cli_errf(), "Try 'infertop --help'.\n");
 		return -1;
 	}
 	return 0;
@@ -790,15 +812,24 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 {
 	cli_defaults(cfg);
 	build_getopt_tables();
+	cli_failed[0] = '\0';
 	optind = 1;
-	opterr = 1;
+	opterr = cli_errout == NULL;
 	int c;
 	if (cli_check_long_names(argc, argv) != 0)
 		return CLI_EXIT_USAGE;
 	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
 		const struct cli_opt *o = c == '?' ? NULL : opt_by_val(c);
+		if (!o && cli_errout) {
+			/* getopt stays quiet here (opterr 0): say it ourselves. */
+			const struct cli_opt *m = opt_by_val(optopt);
+			if (m)
+				cli_fail(m->name, strlen(m->name));
+			fprintf(cli_errf(), "infertop: %s%s needs a value\n", m ? "--" : "an option",
+				m ? m->name : "");
+		}
 		if (!o) {
-			fprintf(stderr, "Try 'infertop --help'.\n");
+			fprintf(cli_errf(), "Try 'infertop --help'.\n");
 			return CLI_EXIT_USAGE;
 		}
 		char name[40];
@@ -806,30 +837,34 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 		int rc = o->set(cfg, o, optarg, name);
 		if (rc > 0)
 			return CLI_EXIT_OK;
-		if (rc < 0)
+		if (rc < 0) {
+			cli_fail(o->name, strlen(o->name));
 			return CLI_EXIT_USAGE;
+		}
 	}
 	if (optind < argc - 1) {
-		fprintf(stderr, "infertop: unexpected argument '%s' (one URL at most)\n", argv[optind + 1]);
+		fprintf(cli_errf(), "infertop: unexpected argument '%s' (one URL at most)\n", argv[optind + 1]);
 		return CLI_EXIT_USAGE;
 	}
 	const char *url = optind < argc ? argv[optind] : NULL;
 	if (url && cfg->demo) {
-		fprintf(stderr, "infertop: --demo runs its own server; do not give a URL\n");
+		fprintf(cli_errf(), "infertop: --demo runs its own server; do not give a URL\n");
 		return CLI_EXIT_USAGE;
 	}
 	if (!url)
 		url = getenv("OPENAI_BASE_URL");
 	if (!url || !*url)
 		url = "http://127.0.0.1:8000";
-	if (normalize_url(cfg, url) != 0)
+	if (normalize_url(cfg, url) != 0) {
+		cli_fail("url", 3);
 		return CLI_EXIT_USAGE;
+	}
 	if (cfg->max_concurrency && cfg->rate <= 0) {
-		fprintf(stderr, "infertop: --max-concurrency applies to open loop; give --rate too\n");
+		fprintf(cli_errf(), "infertop: --max-concurrency applies to open loop; give --rate too\n");
 		return CLI_EXIT_USAGE;
 	}
 	if ((cfg->listen_token_env || cfg->listen_metrics_open) && !cfg->listen) {
-		fprintf(stderr, "infertop: --listen-token-env and --listen-metrics-open need --listen\n");
+		fprintf(cli_errf(), "infertop: --listen-token-env and --listen-metrics-open need --listen\n");
 		return CLI_EXIT_USAGE;
 	}
 	if (cfg->listen && !cfg->listen_token_env) {
@@ -838,7 +873,7 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 		bool loopback = true;
 		control_req_parse_listen(cfg->listen, host, sizeof host, &port, &loopback, err, sizeof err);
 		if (!loopback) {
-			fprintf(stderr, "infertop: --listen %s is reachable from other hosts: give "
+			fprintf(cli_errf(), "infertop: --listen %s is reachable from other hosts: give "
 				"--listen-token-env VAR (a bearer token in the environment) or listen on 127.0.0.1\n",
 				cfg->listen);
 			return CLI_EXIT_USAGE;
@@ -851,6 +886,43 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 	if (!cfg->dataset && set_str(&cfg->dataset, "synthetic") != 0)
 		return CLI_EXIT_USAGE;
 	return CLI_RUN;
+}
+
+enum cli_result cli_parse_capture(struct config *cfg, int argc, char **argv, char *err, size_t errcap, char *field,
+				  size_t fieldcap)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m) {
+		snprintf(err, errcap, "out of memory");
+		snprintf(field, fieldcap, "%s", "");
+		cli_defaults(cfg);
+		return CLI_EXIT_USAGE;
+	}
+	cli_errout = m;
+	enum cli_result r = cli_parse(cfg, argc, argv);
+	cli_errout = NULL;
+	fclose(m);
+	/* The first line, without "infertop: " and the newline. */
+	const char *msg = buf ? buf : "";
+	if (strncmp(msg, "infertop: ", 10) == 0)
+		msg += 10;
+	size_t n = strcspn(msg, "\n");
+	if (r == CLI_EXIT_USAGE && n == 0)
+		msg = "invalid options", n = strlen(msg);
+	snprintf(err, errcap, "%.*s", (int)(n < errcap ? n : errcap - 1), msg);
+	snprintf(field, fieldcap, "%s", r == CLI_EXIT_USAGE ? cli_failed : "");
+	free(buf);
+	return r;
+}
+
+int cli_option_kind(const char *name)
+{
+	const struct cli_opt *o = opt_by_name(name, strlen(name));
+	if (!o || o->set == show_help || o->set == show_version)
+		return -1;
+	return o->arg ? 1 : 0;
 }
 
 static void free_strv(char **v, size_t n)
@@ -884,6 +956,7 @@ void cli_free(struct config *cfg)
 	free(cfg->request_log);
 	free(cfg->listen);
 	free(cfg->listen_token_env);
+	free(cfg->results_dir);
 	free(cfg->id);
 	free_strv(cfg->watch_metrics, cfg->nwatch_metrics);
 	free_strv(cfg->headers, cfg->nheaders);

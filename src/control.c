@@ -52,8 +52,10 @@ struct ctl_rq {
 };
 
 struct control {
-	struct engine *e;
+	struct engine *e;   /* NULL: no run (serve between runs) */
 	struct ev_loop *loop;
+	control_runs_fn runs;
+	void *runs_ud;
 	struct MHD_Daemon *mhd;
 	ev_io io;
 	ev_timer tmr;       /* MHD's own timeouts */
@@ -135,10 +137,29 @@ static enum MHD_Result send_cmd(struct MHD_Connection *conn, const struct cmd_re
 
 /* ---- the endpoints ---- */
 
+static enum MHD_Result no_run(struct MHD_Connection *conn)
+{
+	return send_json(conn, MHD_HTTP_CONFLICT, "refused", "no run", NULL, NULL, NULL, NULL);
+}
+
+static enum MHD_Result serve_runs(struct control *c, struct MHD_Connection *conn, const char *method,
+				  const char *url, struct ctl_rq *rq)
+{
+	char *json = NULL;
+	unsigned code = c->runs(c->runs_ud, method, url, rq->body, rq->len, &json);
+	if (!json)
+		return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
+	return send_text(conn, code, json, strlen(json), "application/json", NULL, NULL);
+}
+
 static enum MHD_Result serve_get(struct control *c, struct MHD_Connection *conn, enum control_route route)
 {
 	struct run_view v;
-	engine_view(c->e, &v);
+	if (route != CONTROL_R_HEALTH) {
+		if (!c->e)
+			return no_run(conn);
+		engine_view(c->e, &v);
+	}
 	int64_t now = clock_now_ns();
 	size_t len = 0;
 	char *text;
@@ -167,6 +188,8 @@ static enum MHD_Result serve_post(struct control *c, struct MHD_Connection *conn
 	char field[64], err[CONTROL_ERR_MAX];
 	struct cmd_result r;
 	memset(&r, 0, sizeof r);
+	if (!c->e)
+		return no_run(conn);
 	if (rq->route == CONTROL_R_LOAD) {
 		struct control_load l;
 		if (control_req_parse_load(rq->body, rq->len, &l, field, err) != 0)
@@ -240,7 +263,12 @@ static int gate(struct control *c, struct MHD_Connection *conn, const char *url,
 	bool is_post = strcmp(method, "POST") == 0;
 	bool is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (*route == CONTROL_R_NONE) {
+	if (*route == CONTROL_R_RUNS) {
+		/* serve's routes take several methods: the handler checks. */
+		want_post = !is_get;
+		is_post = true;
+	}
+	if (*route == CONTROL_R_NONE || (*route == CONTROL_R_RUNS && !c->runs)) {
 		ret = send_json(conn, MHD_HTTP_NOT_FOUND, "not_found", "no such endpoint", NULL, NULL, NULL, NULL);
 	} else if (want_post ? !is_post : !is_get) {
 		ret = send_json(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "method not allowed", NULL,
@@ -307,6 +335,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (rq->too_big)
 		return send_json(conn, MHD_HTTP_CONTENT_TOO_LARGE, "too_large", "request body over 4096 bytes", NULL,
 				 NULL, MHD_HTTP_HEADER_CONNECTION, "close");
+	if (rq->route == CONTROL_R_RUNS)
+		return serve_runs(c, conn, method, url, rq);
 	bool post;
 	control_req_route(url, &post);
 	return post ? serve_post(c, conn, rq) : serve_get(c, conn, rq->route);
@@ -498,7 +528,7 @@ struct control *control_start(struct engine *e, const struct control_opts *o, FI
 		return NULL;
 	}
 	c->e = e;
-	c->loop = engine_loop(e);
+	c->loop = o->loop ? o->loop : engine_loop(e);
 	c->log = log;
 	c->metrics_open = o->metrics_open;
 	c->deadline_ns = (int64_t)((o->deadline_s > 0 ? o->deadline_s : 10.0) * 1e9);
@@ -564,6 +594,17 @@ struct control *control_start(struct engine *e, const struct control_opts *o, FI
 		c->token ? " (bearer token required)" : "");
 	fflush(log);
 	return c;
+}
+
+void control_set_engine(struct control *c, struct engine *e)
+{
+	c->e = e;
+}
+
+void control_set_runs(struct control *c, control_runs_fn fn, void *ud)
+{
+	c->runs = fn;
+	c->runs_ud = ud;
 }
 
 int control_port(const struct control *c)

@@ -28,6 +28,8 @@ static const struct {
 	{ "/v1/resume", CONTROL_R_RESUME, true },
 	{ "/v1/snapshot", CONTROL_R_SNAPSHOT, true },
 	{ "/v1/stop", CONTROL_R_STOP, true },
+	{ "/v1/runs", CONTROL_R_RUNS, true },
+	{ "/start-load", CONTROL_R_RUNS, true },
 };
 
 enum control_route control_req_route(const char *path, bool *post)
@@ -38,6 +40,11 @@ enum control_route control_req_route(const char *path, bool *post)
 			*post = routes[i].post;
 			return routes[i].r;
 		}
+	}
+	/* /v1/runs/ID and /v1/runs/ID/result: serve's, any method. */
+	if (len > 9 && memcmp(path, "/v1/runs/", 9) == 0) {
+		*post = false;
+		return CONTROL_R_RUNS;
 	}
 	*post = false;
 	return CONTROL_R_NONE;

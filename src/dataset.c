@@ -427,6 +427,9 @@ static const struct {
 	{"sharegpt:", "sharegpt:FILE", DATASET_SHAREGPT},
 	{"jsonl:", "jsonl:FILE", DATASET_JSONL},
 	{"text:", "text:FILE", DATASET_TEXT},
+	/* vLLM's name for the same thing: lines of a text file, a shared
+	 * prefix (--prefix-tokens), lengths from --input-tokens. */
+	{"sonnet:", "sonnet:FILE", DATASET_TEXT},
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 

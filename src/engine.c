@@ -45,6 +45,8 @@ static void list_unlink(struct request **head, struct request *r)
 	r->prev = r->next = NULL;
 }
 
+static void engine_release_signals(struct engine *e);
+
 static void engine_check_end(struct engine *e)
 {
 	if (e->state == ENGINE_DONE)
@@ -76,7 +78,13 @@ static void engine_check_end(struct engine *e)
 	sampler_push(&e->sampler, e->series, &v, e->t_end);
 	if (e->on_tick)
 		e->on_tick(e, e->on_tick_ud, e->t_end);
-	ev_break(e->loop, EVBREAK_ONE);
+	engine_release_signals(e);
+	/* engine_run's ev_run ends here; a loop that outlives the run
+	 * (serve) is told through the done callback instead. */
+	if (e->running_loop || !e->on_done)
+		ev_break(e->loop, EVBREAK_ONE);
+	if (e->on_done)
+		e->on_done(e, e->on_done_ud);
 }
 
 /* A server that refuses connections, or answers 429 / 503, fails each
@@ -614,7 +622,7 @@ out:
 	return rc;
 }
 
-void engine_run(struct engine *e)
+void engine_start(struct engine *e)
 {
 	const struct config *cfg = e->cfg;
 	e->ropts.api = cfg->api;
@@ -656,9 +664,23 @@ void engine_run(struct engine *e)
 		load_stop(&e->load);
 	}
 	engine_check_end(e);
-	if (e->state != ENGINE_DONE)
+}
+
+void engine_run(struct engine *e)
+{
+	engine_start(e);
+	if (e->state != ENGINE_DONE) {
+		e->running_loop = true;
 		ev_run(e->loop, 0);
+		e->running_loop = false;
+	}
 	engine_release_signals(e);
+}
+
+void engine_set_on_done(struct engine *e, engine_done_fn fn, void *ud)
+{
+	e->on_done = fn;
+	e->on_done_ud = ud;
 }
 
 int64_t engine_elapsed(const struct engine *e, int64_t now_ns)

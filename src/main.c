@@ -18,6 +18,7 @@
 #include "infertop/plan.h"
 #include "infertop/redact.h"
 #include "infertop/report.h"
+#include "infertop/serve.h"
 #include "infertop/sim.h"
 #include "infertop/stats.h"
 #include "infertop/snapshot.h"
@@ -237,6 +238,16 @@ int main(int argc, char **argv)
 		return sim_main(argc - 1, argv + 1);
 	if (argc > 1 && tools_is_command(argv[1]))
 		return tools_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "serve") == 0) {
+		signal(SIGPIPE, SIG_IGN);
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+			fprintf(stderr, "infertop: libcurl failed to initialise\n");
+			return 2;
+		}
+		int rc = serve_main(argc - 1, argv + 1);
+		curl_global_cleanup();
+		return rc;
+	}
 	struct config cfg;
 	switch (cli_parse(&cfg, argc, argv)) {
 	case CLI_EXIT_OK:

@@ -444,6 +444,34 @@ static void test_jsonl(void **state)
 
 /* ---- text ---- */
 
+/* sonnet:FILE is vLLM's name for text:FILE: the same prompts. */
+static void test_sonnet_name(void **state)
+{
+	(void)state;
+	char spec_t[4200], spec_s[4200];
+	snprintf(spec_t, sizeof spec_t, "text:%s", fixture("sonnet.txt"));
+	snprintf(spec_s, sizeof spec_s, "sonnet:%s", fixture("sonnet.txt"));
+	assert_int_equal(dataset_spec_check(spec_s), 0);
+	assert_int_equal(dataset_spec_check("sonnet:"), -1);
+	struct config ct, cs;
+	struct dataset *t = open_ok(&ct, (const char *[]){"--dataset", spec_t, "--prefix-tokens", "20", NULL});
+	struct dataset *s = open_ok(&cs, (const char *[]){"--dataset", spec_s, "--prefix-tokens", "20", NULL});
+	assert_int_equal(t->nrecs, s->nrecs);
+	struct rng r1, r2;
+	rng_seed(&r1, 3);
+	rng_seed(&r2, 3);
+	for (int i = 0; i < 20; i++) {
+		struct body a = next(t, &r1, OAI_CHAT), b = next(s, &r2, OAI_CHAT);
+		assert_string_equal(a.prompt, b.prompt);
+		cJSON_Delete(a.root);
+		cJSON_Delete(b.root);
+	}
+	dataset_free(t);
+	dataset_free(s);
+	cli_free(&ct);
+	cli_free(&cs);
+}
+
 static void test_text(void **state)
 {
 	(void)state;
@@ -667,6 +695,7 @@ int main(void)
 		cmocka_unit_test(test_file_prefix),
 		cmocka_unit_test(test_jsonl),
 		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_sonnet_name),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_huge_lines),
 		cmocka_unit_test(test_describe),

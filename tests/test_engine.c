@@ -76,6 +76,71 @@ static void test_fidelity(void **state)
 }
 
 /* --new-connection: one connection per request instead. */
+/* serve's path: engine_start returns with the run going on the caller's
+ * loop; the done callback fires once, and the loop is not broken by the
+ * run's end (the caller's own watcher still runs after it). */
+struct done_probe {
+	int calls;
+	bool loop_ran_after;
+	struct engine *e;
+};
+
+static void on_done(struct engine *e, void *ud)
+{
+	struct done_probe *p = ud;
+	assert_ptr_equal(e, p->e);
+	p->calls++;
+}
+
+static void after_done(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)revents;
+	struct done_probe *p = w->data;
+	if (p->calls) {
+		p->loop_ran_after = true;
+		ev_break(loop, EVBREAK_ALL);
+	}
+}
+
+static void give_up(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)w;
+	(void)revents;
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static void test_start_and_done(void **state)
+{
+	struct enginefix *f = *state;
+	const char *sim[] = {"--timing", "fixed", "--ttft", "2ms", "--itl", "1ms", NULL};
+	enginefix_sim(f, sim);
+	const char *args[] = {"-c", "4", "-n", "20", "--output-tokens", "4", NULL};
+	enginefix_engine(f, args);
+	struct done_probe p = {.e = f->e};
+	engine_set_on_done(f->e, on_done, &p);
+	engine_start(f->e);
+	struct run_view v;
+	engine_view(f->e, &v);
+	assert_int_equal(v.state, ENGINE_RUNNING);
+	assert_int_equal(p.calls, 0);
+	/* Polls every 50 ms; a 30 s bound so a hang fails instead of waiting. */
+	ev_timer poll;
+	ev_timer_init(&poll, after_done, 0.05, 0.05);
+	poll.data = &p;
+	ev_timer_start(f->loop, &poll);
+	ev_timer guard;
+	ev_timer_init(&guard, give_up, 30., 0.);
+	ev_timer_start(f->loop, &guard);
+	ev_run(f->loop, 0);
+	ev_timer_stop(f->loop, &poll);
+	ev_timer_stop(f->loop, &guard);
+	assert_int_equal(p.calls, 1);
+	assert_true(p.loop_ran_after);
+	engine_view(f->e, &v);
+	assert_int_equal(v.state, ENGINE_DONE);
+	assert_int_equal(f->e->stats->run_c.completed, 20);
+}
+
 static void test_new_connection(void **state)
 {
 	struct enginefix *f = *state;
@@ -319,6 +384,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unreachable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flat_tok_rate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retry_after, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_start_and_done, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	curl_global_cleanup();

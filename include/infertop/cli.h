@@ -12,6 +12,15 @@ enum cli_result { CLI_RUN, CLI_EXIT_OK, CLI_EXIT_USAGE };
 /* Parses argv into cfg (defaults first). Prints --help/--version itself and
  * every error with the option named. */
 enum cli_result cli_parse(struct config *cfg, int argc, char **argv);
+/* cli_parse with nothing printed: the first message goes to err (without
+ * the "infertop: " prefix) and the option that failed, without "--", to
+ * field ("url" for the target, "" when no one option is to blame). For
+ * serve, which answers a bad run spec over HTTP. */
+enum cli_result cli_parse_capture(struct config *cfg, int argc, char **argv, char *err, size_t errcap, char *field,
+				  size_t fieldcap);
+/* An option by its long name: 1 takes a value, 0 a flag, -1 no such
+ * option (--help and --version count as none). */
+int cli_option_kind(const char *name);
 void cli_usage(FILE *out);
 void cli_free(struct config *cfg);
 

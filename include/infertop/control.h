@@ -14,18 +14,25 @@
  *   POST /v1/pause, /v1/resume, /v1/snapshot, /v1/stop
  *
  * Requests are parsed by control_req.c.
+ *
+ * The server may outlive a run (infertop serve): control_set_engine
+ * changes the run it acts on, and with none the run endpoints answer 409
+ * {"status":"refused","message":"no run"}. serve's own routes
+ * (/v1/runs..., /start-load) go to a handler it sets.
  */
 
 #include <stdbool.h>
 #include <stdio.h>
 
 struct engine;
+struct ev_loop;
 
 struct control_opts {
 	const char *listen;         /* ADDR:PORT; port 0: any */
 	const char *token_env;      /* variable holding the bearer token; NULL: none */
 	bool metrics_open;          /* GETs need no token */
 	const char *id;             /* generator id; NULL: hostname:pid */
+	struct ev_loop *loop;       /* the loop to serve on; NULL: the engine's */
 	/* Limits; 0 takes the default (in brackets). */
 	unsigned conn_limit;        /* connections at once [64] */
 	unsigned per_ip_limit;      /* from one address [16] */
@@ -35,11 +42,23 @@ struct control_opts {
 
 struct control;
 
-/* Binds, starts serving on the engine's loop and prints the address on log
+/* Binds, starts serving on the engine's loop (o->loop when e is NULL:
+ * serve, with no run yet) and prints the address on log
  * ("infertop: control API on http://ADDR:PORT"). A non-loopback address
  * needs a token. NULL with a message in err (the token never in it). */
 struct control *control_start(struct engine *e, const struct control_opts *o, FILE *log, char *err,
 			      size_t errcap);
+/* The run the endpoints act on from now on; NULL: none (409). */
+void control_set_engine(struct control *c, struct engine *e);
+
+/* serve's routes: method and path as received, the body (len bytes, no
+ * NUL). Returns the HTTP status and sets *json to a malloc'd JSON answer
+ * (NULL: out of memory, answered 500). Called on the loop. */
+typedef unsigned (*control_runs_fn)(void *ud, const char *method, const char *path, const char *body, size_t len,
+				   char **json);
+/* Without one, those routes are 404. */
+void control_set_runs(struct control *c, control_runs_fn fn, void *ud);
+
 /* The port bound (useful with port 0). */
 int control_port(const struct control *c);
 /* Answers what is already queued, closes everything, frees. NULL is fine. */

@@ -25,6 +25,7 @@ enum control_route {
 	CONTROL_R_RESUME,   /* POST /v1/resume */
 	CONTROL_R_SNAPSHOT, /* POST /v1/snapshot */
 	CONTROL_R_STOP,     /* POST /v1/stop */
+	CONTROL_R_RUNS,     /* infertop serve: /v1/runs[/ID[/result]], POST /start-load */
 	CONTROL_R_N
 };
 

@@ -30,7 +30,16 @@ void engine_free(struct engine *e);
  * Returns 0, or -1 with a message for the user in err. */
 int engine_probe(struct engine *e, char *err, size_t errcap);
 
-/* Starts the load and runs the loop until the run is over. */
+/* Called once when the run is over (state ENGINE_DONE), on the loop, from
+ * inside the engine's own callbacks: do not free the engine in it (defer
+ * that to the next loop iteration). */
+typedef void (*engine_done_fn)(struct engine *e, void *ud);
+void engine_set_on_done(struct engine *e, engine_done_fn fn, void *ud);
+
+/* Starts the load on the loop and returns; the loop is the caller's to
+ * run (serve). The done callback says when the run is over. */
+void engine_start(struct engine *e);
+/* engine_start, then runs the loop until the run is over (the CLI). */
 void engine_run(struct engine *e);
 /* Stop sending; in-flight requests get --grace to finish. */
 void engine_stop(struct engine *e, const char *reason);

@@ -73,6 +73,9 @@ struct engine {
 
 	engine_tick_fn on_tick;
 	void *on_tick_ud;
+	engine_done_fn on_done;
+	void *on_done_ud;
+	bool running_loop;     /* inside engine_run's ev_run: the end breaks it */
 	struct cmd_record last_cmd;  /* what the last command did, and who sent it */
 };
 

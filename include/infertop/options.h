@@ -84,6 +84,7 @@ struct config {
 	char *listen;           /* ADDR:PORT, NULL: no control API */
 	char *listen_token_env; /* env var holding the bearer token; NULL: none */
 	bool listen_metrics_open;   /* GETs need no token */
+	char *results_dir;          /* infertop serve: where results go; NULL: "." */
 	char *id;               /* generator id; NULL: hostname:pid */
 
 	/* Dashboard. */

@@ -1,0 +1,470 @@
+/* infertop serve (serve.h): the control API on a loop of its own, taking
+ * runs one at a time. Specs become an argv (runspec.c) for cli_parse, so
+ * a run over HTTP is configured exactly as one on the command line. */
+#include "config.h"
+
+#include "infertop/serve.h"
+
+#include <cjson/cJSON.h>
+#include <ev.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infertop/cli.h"
+#include "infertop/clock.h"
+#include "infertop/command.h"
+#include "infertop/control.h"
+#include "infertop/engine.h"
+#include "infertop/loop.h"
+#include "infertop/redact.h"
+#include "infertop/report.h"
+#include "infertop/runspec.h"
+#include "infertop/snapshot.h"
+#include "infertop/view.h"
+
+/* Runs remembered for GET /v1/runs/ID after they end; the oldest are
+ * forgotten (their files stay in --results-dir). */
+#define SERVE_KEEP 256
+
+struct serve_run {
+	char id[33];
+	struct config cfg;          /* the run's options; lives as long as e */
+	struct engine *e;           /* NULL once the run is over and freed */
+	bool done;
+	bool written;               /* the result file is there */
+	char path[4096];
+	char error[256];            /* why the result could not be written */
+	char stop_reason[128];
+};
+
+struct serve {
+	const struct config *cfg;
+	struct ev_loop *loop;
+	struct control *ctl;
+	struct serve_run *runs[SERVE_KEEP];
+	size_t nruns;
+	struct serve_run *cur;      /* the run going on; NULL between runs */
+	struct serve_run *reap;     /* over, its engine to be freed */
+	ev_idle reaper;
+	bool quitting;
+};
+
+/* ---- answers ---- */
+
+static char *answer(cJSON *j)
+{
+	char *t = j ? cJSON_PrintUnformatted(j) : NULL;
+	cJSON_Delete(j);
+	return t;
+}
+
+static unsigned status_json(char **json, unsigned code, const char *status, const char *msg, const char *field)
+{
+	cJSON *j = cJSON_CreateObject();
+	if (j) {
+		cJSON_AddStringToObject(j, "status", status);
+		if (field)
+			cJSON_AddStringToObject(j, "field", field);
+		cJSON_AddStringToObject(j, "message", msg);
+	}
+	*json = answer(j);
+	return code;
+}
+
+static const char *run_state(const struct serve_run *r)
+{
+	if (r->done)
+		return r->written ? "done" : "failed";
+	struct run_view v;
+	engine_view(r->e, &v);
+	return v.state == ENGINE_DRAINING ? "stopping" : "running";
+}
+
+static cJSON *run_brief(const struct serve_run *r)
+{
+	cJSON *j = cJSON_CreateObject();
+	if (!j)
+		return NULL;
+	cJSON_AddStringToObject(j, "id", r->id);
+	cJSON_AddStringToObject(j, "state", run_state(r));
+	if (r->done && r->stop_reason[0])
+		cJSON_AddStringToObject(j, "stop_reason", r->stop_reason);
+	if (r->written)
+		cJSON_AddStringToObject(j, "result_path", r->path);
+	if (r->error[0])
+		cJSON_AddStringToObject(j, "error", r->error);
+	return j;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+	for (;;) {
+		if (n + 65536 + 1 > cap) {
+			cap = cap ? cap * 2 : 131072;
+			char *nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = nb;
+		}
+		size_t got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	bool bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* ---- the run's life ---- */
+
+static void serve_on_signal(void *ud, int signum);
+
+static void serve_take_signals(struct serve *s)
+{
+	loop_signal_set(s->loop, LOOP_SIGINT, serve_on_signal, s);
+	loop_signal_set(s->loop, LOOP_SIGTERM, serve_on_signal, s);
+}
+
+static void serve_free_run(struct serve_run *r)
+{
+	if (!r)
+		return;
+	engine_free(r->e);
+	cli_free(&r->cfg);
+	free(r);
+}
+
+/* The engine is freed on the next loop iteration, outside its own
+ * callbacks (engine_set_on_done). */
+static void serve_on_reap(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	(void)revents;
+	struct serve *s = w->data;
+	ev_idle_stop(loop, w);
+	if (s->reap) {
+		engine_free(s->reap->e);
+		s->reap->e = NULL;
+		cli_free(&s->reap->cfg);
+		s->reap = NULL;
+	}
+	if (s->quitting)
+		ev_break(loop, EVBREAK_ALL);
+}
+
+static void serve_on_done(struct engine *e, void *ud)
+{
+	struct serve *s = ud;
+	struct serve_run *r = s->cur;
+	if (!r || r->e != e)
+		return;
+	struct run_view v;
+	engine_view(e, &v);
+	snprintf(r->stop_reason, sizeof r->stop_reason, "%s", v.stop_reason ? v.stop_reason : "");
+	/* Ctrl-C or kill during a run went to the engine (it held the
+	 * signals): it stopped the run, and serve ends once it is saved. */
+	if (v.interrupts > 0)
+		s->quitting = true;
+	char err[256] = "";
+	if (report_write_json(e, r->path, err, sizeof err) == 0) {
+		r->written = true;
+		fprintf(stderr, "infertop serve: run %s done (%s): %s\n", r->id, r->stop_reason, r->path);
+	} else {
+		snprintf(r->error, sizeof r->error, "%s", err);
+		fprintf(stderr, "infertop serve: run %s: cannot write the result: %s\n", r->id, err);
+	}
+	r->done = true;
+	control_set_engine(s->ctl, NULL);
+	s->cur = NULL;
+	s->reap = r;
+	ev_idle_start(s->loop, &s->reaper);
+	/* The engine held Ctrl-C while it ran; it is serve's again. */
+	serve_take_signals(s);
+}
+
+static void serve_on_signal(void *ud, int signum)
+{
+	(void)signum;
+	struct serve *s = ud;
+	s->quitting = true;
+	if (s->cur) {
+		struct cmd_result cr;
+		engine_cmd_stop(s->cur->e, CMD_SRC_SIGNAL, &cr);
+	} else {
+		ev_break(s->loop, EVBREAK_ALL);
+	}
+}
+
+static void serve_remember(struct serve *s, struct serve_run *r)
+{
+	if (s->nruns == SERVE_KEEP) {
+		serve_free_run(s->runs[0]);
+		memmove(s->runs, s->runs + 1, (SERVE_KEEP - 1) * sizeof s->runs[0]);
+		s->nruns--;
+	}
+	s->runs[s->nruns++] = r;
+}
+
+/* "--dataset foo: ..." from engine_new: the option it names. */
+static void field_of_message(const char *msg, char *field, size_t cap)
+{
+	field[0] = '\0';
+	if (strncmp(msg, "--", 2) != 0)
+		return;
+	size_t n = strspn(msg + 2, "abcdefghijklmnopqrstuvwxyz0123456789-");
+	if (n && n < cap)
+		snprintf(field, cap, "%.*s", (int)n, msg + 2);
+}
+
+static unsigned serve_post_run(struct serve *s, const char *body, size_t len, char **json)
+{
+	if (s->cur) {
+		cJSON *j = cJSON_CreateObject();
+		if (j) {
+			cJSON_AddStringToObject(j, "status", "refused");
+			cJSON_AddStringToObject(j, "message", "a run is going on: one at a time");
+			cJSON_AddStringToObject(j, "id", s->cur->id);
+		}
+		*json = answer(j);
+		return 409;
+	}
+	char field[RUNSPEC_FIELD_MAX], err[512];
+	struct runspec rs;
+	if (runspec_build(body, len, cli_option_kind, &rs, field, err) != 0)
+		return status_json(json, 400, "invalid", err, field);
+	struct serve_run *r = calloc(1, sizeof *r);
+	if (!r) {
+		runspec_free(&rs);
+		return status_json(json, 500, "failed", "out of memory", NULL);
+	}
+	char cfield[RUNSPEC_FIELD_MAX];
+	enum cli_result cr = cli_parse_capture(&r->cfg, rs.argc, rs.argv, err, sizeof err, cfield, sizeof cfield);
+	runspec_free(&rs);
+	if (cr != CLI_RUN) {
+		serve_free_run(r);
+		return status_json(json, 400, "invalid", err, cfield);
+	}
+	/* No screen, no progress lines; the key comes from serve's own
+	 * --api-key-env, never from the spec. */
+	r->cfg.no_tui = true;
+	r->cfg.quiet = true;
+	free(r->cfg.api_key_env);
+	r->cfg.api_key_env = s->cfg->api_key_env ? strdup(s->cfg->api_key_env) : NULL;
+	long want = r->cfg.rate > 0 ? r->cfg.max_concurrency : r->cfg.concurrency;
+	if (want > cmd_concurrency_limit()) {
+		snprintf(err, sizeof err, "%ld streams are above the file descriptor limit (%ld)", want,
+			 cmd_concurrency_limit());
+		unsigned code = status_json(json, 400, "invalid", err, r->cfg.rate > 0 ? "max-concurrency" : "concurrency");
+		serve_free_run(r);
+		return code;
+	}
+	r->e = engine_new(&r->cfg, s->loop, err, sizeof err);
+	if (!r->e) {
+		field_of_message(err, cfield, sizeof cfield);
+		unsigned code = status_json(json, 400, "invalid", err, cfield);
+		serve_free_run(r);
+		return code;
+	}
+	/* Blocking, up to 10 s: the server is checked and the model picked
+	 * before the run is accepted, so a bad target is the POST's answer,
+	 * not a failed run found later. Nothing is being measured while it
+	 * waits (one run at a time, and none is going on); the cost is that
+	 * other API clients wait too, at most those 10 s. */
+	if (engine_probe(r->e, err, sizeof err) != 0) {
+		unsigned code = status_json(json, 502, "failed", err, "url");
+		serve_free_run(r);
+		return code;
+	}
+	struct run_view v;
+	engine_view(r->e, &v);
+	snprintf(r->id, sizeof r->id, "%s", v.run_id);
+	snprintf(r->path, sizeof r->path, "%s/infertop-run-%s.json", s->cfg->results_dir ? s->cfg->results_dir : ".",
+		 r->id);
+	serve_remember(s, r);
+	s->cur = r;
+	control_set_engine(s->ctl, r->e);
+	engine_set_on_done(r->e, serve_on_done, s);
+	char shown[1024];
+	redact_url(engine_endpoint(r->e), shown, sizeof shown);
+	fprintf(stderr, "infertop serve: run %s started: %s, model %s\n", r->id, shown, v.model ? v.model : "?");
+	engine_start(r->e);
+	cJSON *j = run_brief(r);
+	char loc[64];
+	snprintf(loc, sizeof loc, "/v1/runs/%s/result", r->id);
+	if (j)
+		cJSON_AddStringToObject(j, "result", loc);
+	*json = answer(j);
+	return 201;
+}
+
+static struct serve_run *serve_find(struct serve *s, const char *id, size_t n)
+{
+	if (n != 32)
+		return NULL;
+	for (size_t i = 0; i < s->nruns; i++)
+		if (memcmp(s->runs[i]->id, id, 32) == 0)
+			return s->runs[i];
+	return NULL;
+}
+
+static unsigned serve_get_run(struct serve_run *r, char **json)
+{
+	cJSON *j = run_brief(r);
+	if (!j)
+		return status_json(json, 500, "failed", "out of memory", NULL);
+	char *text = NULL;
+	size_t len = 0;
+	if (!r->done) {
+		struct run_view v;
+		engine_view(r->e, &v);
+		text = snapshot_build(&v, clock_now_ns(), SNAPSHOT_KEY);
+		len = text ? strlen(text) : 0;
+	} else if (r->written) {
+		text = read_file(r->path, &len);
+	}
+	cJSON *summary = text ? cJSON_ParseWithLength(text, len) : NULL;
+	free(text);
+	if (summary)
+		cJSON_AddItemToObject(j, r->done ? "result" : "summary", summary);
+	*json = answer(j);
+	return 200;
+}
+
+static unsigned serve_runs(void *ud, const char *method, const char *path, const char *body, size_t len,
+			   char **json)
+{
+	struct serve *s = ud;
+	size_t plen = strcspn(path, "?");
+	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	bool post = strcmp(method, "POST") == 0;
+	if ((plen == 8 && memcmp(path, "/v1/runs", 8) == 0) || (plen == 11 && memcmp(path, "/start-load", 11) == 0)) {
+		if (post)
+			return serve_post_run(s, body, len, json);
+		if (get && plen == 8) {
+			cJSON *a = cJSON_CreateArray();
+			for (size_t i = 0; a && i < s->nruns; i++)
+				cJSON_AddItemToArray(a, run_brief(s->runs[i]));
+			cJSON *j = cJSON_CreateObject();
+			if (j)
+				cJSON_AddItemToObject(j, "runs", a);
+			else
+				cJSON_Delete(a);
+			*json = answer(j);
+			return 200;
+		}
+		return status_json(json, 405, "method_not_allowed", "method not allowed", NULL);
+	}
+	/* /v1/runs/ID or /v1/runs/ID/result */
+	const char *id = path + 9;
+	size_t idlen = strcspn(id, "/?");
+	const char *rest = id + idlen;
+	size_t restlen = plen - (size_t)(rest - path);
+	bool result = restlen == 7 && memcmp(rest, "/result", 7) == 0;
+	if (restlen && !result)
+		return status_json(json, 404, "not_found", "no such endpoint", NULL);
+	struct serve_run *r = serve_find(s, id, idlen);
+	if (!r)
+		return status_json(json, 404, "not_found", "no such run", NULL);
+	if (result) {
+		if (!get)
+			return status_json(json, 405, "method_not_allowed", "method not allowed", NULL);
+		if (!r->done)
+			return status_json(json, 409, "refused", "the run is still going on", NULL);
+		if (!r->written)
+			return status_json(json, 500, "failed", r->error, NULL);
+		size_t n;
+		char *text = read_file(r->path, &n);
+		if (!text)
+			return status_json(json, 500, "failed", "cannot read the result file", NULL);
+		*json = text;
+		return 200;
+	}
+	if (get)
+		return serve_get_run(r, json);
+	if (strcmp(method, "DELETE") == 0) {
+		if (r->done)
+			return status_json(json, 409, "refused", "the run is over", NULL);
+		struct cmd_result cr;
+		enum cmd_status st = engine_cmd_stop(r->e, CMD_SRC_API, &cr);
+		return status_json(json, st == CMD_OK || st == CMD_UNCHANGED ? 202 : 409, cmd_status_name(st), cr.msg,
+				   NULL);
+	}
+	return status_json(json, 405, "method_not_allowed", "method not allowed", NULL);
+}
+
+/* ---- main ---- */
+
+int serve_main(int argc, char **argv)
+{
+	struct config cfg;
+	switch (cli_parse(&cfg, argc, argv)) {
+	case CLI_EXIT_OK:
+		cli_free(&cfg);
+		return 0;
+	case CLI_EXIT_USAGE:
+		cli_free(&cfg);
+		return 2;
+	case CLI_RUN:
+		break;
+	}
+	int rc = 2;
+	char err[512];
+	struct serve s = {.cfg = &cfg};
+	if (!cfg.listen) {
+		fprintf(stderr, "infertop serve: give --listen ADDR:PORT\n");
+		goto out;
+	}
+	if (snapshot_dir_check(cfg.results_dir ? cfg.results_dir : ".", err, sizeof err) != 0) {
+		fprintf(stderr, "infertop serve: --results-dir: %s\n", err);
+		goto out;
+	}
+	s.loop = ev_default_loop(EVFLAG_AUTO);
+	if (!s.loop) {
+		fprintf(stderr, "infertop serve: cannot create the event loop\n");
+		goto out;
+	}
+	struct control_opts co = {
+		.listen = cfg.listen,
+		.token_env = cfg.listen_token_env,
+		.metrics_open = cfg.listen_metrics_open,
+		.id = cfg.id,
+		.loop = s.loop,
+	};
+	s.ctl = control_start(NULL, &co, stderr, err, sizeof err);
+	if (!s.ctl) {
+		fprintf(stderr, "infertop serve: %s\n", err);
+		goto out;
+	}
+	control_set_runs(s.ctl, serve_runs, &s);
+	ev_idle_init(&s.reaper, serve_on_reap);
+	s.reaper.data = &s;
+	serve_take_signals(&s);
+	ev_run(s.loop, 0);
+	rc = 0;
+	if (s.cur)
+		engine_abort(s.cur->e, "infertop serve is ending");
+	loop_signal_release(LOOP_SIGINT, serve_on_signal, &s);
+	loop_signal_release(LOOP_SIGTERM, serve_on_signal, &s);
+	ev_idle_stop(s.loop, &s.reaper);
+	control_stop(s.ctl);
+	for (size_t i = 0; i < s.nruns; i++)
+		serve_free_run(s.runs[i]);
+out:
+	cli_free(&cfg);
+	return rc;
+}
