@@ -2,7 +2,10 @@
 # What the control API costs a measuring run: the fidelity shape (STREAMS
 # streams against the simulator in fixed timing, TTFT 50 ms, ITL 10 ms) run
 # ROUNDS times each without --listen and with it while /metrics is scraped
-# every second and /v1/status polled four times a second. Prints ITL p99
+# every second and /v1/status polled four times a second. The run without
+# the API is polled just as often, but a static file server answers, so the
+# pollers' own CPU weighs on both runs alike and the difference is
+# infertop's. Prints ITL p99
 # and the client's CPU (user + sys seconds over the run) for each, medians
 # over the rounds, and the differences (targets: ITL p99 moves by <= 0.5 ms,
 # CPU by <= 1% of a core).
@@ -14,12 +17,22 @@ requests=${2:-$((streams * 5))}
 rounds=${3:-3}
 out=$(mktemp -d)
 simpid=
-trap '[ -n "$simpid" ] && kill $simpid 2>/dev/null; rm -rf "$out"' EXIT
+wwwpid=
+trap '[ -n "$simpid" ] && kill $simpid 2>/dev/null; [ -n "$wwwpid" ] && kill $wwwpid 2>/dev/null; rm -rf "$out"' EXIT
 "$bin" sim --listen 127.0.0.1:0 --timing fixed --ttft 50ms --itl 10ms \
 	--max-connections $((streams + 100)) >"$out/sim.out" 2>&1 &
 simpid=$!
 for _ in $(seq 100); do grep -q listening "$out/sim.out" && break; sleep 0.1; done
 sim=$(sed -n 's/^listening on //p' "$out/sim.out" | head -1)
+# The stand-in the run without the API is polled on: files of a status
+# document's and an exposition's size.
+mkdir -p "$out/www/v1"
+head -c 30000 /dev/zero | tr '\0' x >"$out/www/v1/status"
+head -c 25000 /dev/zero | tr '\0' x >"$out/www/metrics"
+(cd "$out/www" && exec python3 -u -m http.server 0 --bind 127.0.0.1) >"$out/www.log" 2>&1 &
+wwwpid=$!
+for _ in $(seq 100); do grep -q "Serving HTTP" "$out/www.log" && break; sleep 0.1; done
+www=http://127.0.0.1:$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$out/www.log" | head -1)
 
 # one MODE ROUND: a run; prints "itl_p99_ms cpu_s wall_s".
 one() {
@@ -29,24 +42,24 @@ one() {
 		"$bin" --no-tui -c "$streams" -n "$requests" --output-tokens 64 --metrics-url none \
 		"${args[@]}" -o "$out/r.$mode.$r.json" "http://$sim" >/dev/null 2>"$out/err.$mode.$r" &
 	local pid=$!
+	local api=$www
 	if [ "$mode" = api ]; then
-		local api=
 		for _ in $(seq 200); do
 			api=$(sed -n 's/.*control API on \(http:[^ ]*\).*/\1/p' "$out/err.$mode.$r" | head -1)
 			[ -n "$api" ] && break
 			sleep 0.01
 		done
-		(
-			n=0
-			while kill -0 $pid 2>/dev/null; do
-				curl -s -o /dev/null "$api/v1/status" || true
-				[ $((n % 4)) -ne 0 ] || curl -s -o /dev/null "$api/metrics" || true
-				n=$((n + 1))
-				sleep 0.25
-			done
-		) &
-		poller=$!
 	fi
+	(
+		n=0
+		while kill -0 $pid 2>/dev/null; do
+			curl -s -o /dev/null "$api/v1/status" || true
+			[ $((n % 4)) -ne 0 ] || curl -s -o /dev/null "$api/metrics" || true
+			n=$((n + 1))
+			sleep 0.25
+		done
+	) &
+	poller=$!
 	wait $pid
 	[ -n "$poller" ] && wait $poller
 	local itl cpu wall
