@@ -26,6 +26,7 @@
 #include "infertop/control_req.h"
 #include "infertop/engine.h"
 #include "infertop/exporter.h"
+#include "infertop/mhd_ev.h"
 #include "infertop/snapshot.h"
 #include "infertop/view.h"
 
@@ -57,8 +58,7 @@ struct control {
 	control_runs_fn runs;
 	void *runs_ud;
 	struct MHD_Daemon *mhd;
-	ev_io io;
-	ev_timer tmr;       /* MHD's own timeouts */
+	struct mhd_ev ev;   /* MHD on the loop */
 	ev_timer sweep;     /* the request deadline */
 	int port;
 	char *token;        /* NULL: none asked for */
@@ -390,29 +390,11 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 
 /* ---- MHD inside libev ---- */
 
-static void pump(struct control *c)
+static void pump(void *ud)
 {
+	struct control *c = ud;
 	MHD_run(c->mhd);
-	ev_timer_stop(c->loop, &c->tmr);
-	MHD_UNSIGNED_LONG_LONG ms = 0;
-	if (MHD_get_timeout(c->mhd, &ms) == MHD_YES) {
-		ev_timer_set(&c->tmr, (double)ms / 1000.0, 0.);
-		ev_timer_start(c->loop, &c->tmr);
-	}
-}
-
-static void on_io(struct ev_loop *loop, ev_io *w, int revents)
-{
-	(void)loop;
-	(void)revents;
-	pump(w->data);
-}
-
-static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	(void)loop;
-	(void)revents;
-	pump(w->data);
+	mhd_ev_arm(&c->ev, false);
 }
 
 /* Connections that have not delivered a whole request in time are shut
@@ -569,8 +551,7 @@ struct control *control_start(struct engine *e, const struct control_opts *o, FI
 				  on_connection, c, MHD_OPTION_CONNECTION_LIMIT, limit,
 				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, MHD_OPTION_CONNECTION_TIMEOUT, idle,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, MHD_OPTION_END);
-	const union MHD_DaemonInfo *di = c->mhd ? MHD_get_daemon_info(c->mhd, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
-	if (!di) {
+	if (mhd_ev_start(&c->ev, c->loop, c->mhd, pump, c) != 0) {
 		snprintf(err, errcap, "--listen: cannot start the HTTP server (libmicrohttpd)");
 		if (c->mhd)
 			MHD_stop_daemon(c->mhd);
@@ -580,11 +561,6 @@ struct control *control_start(struct engine *e, const struct control_opts *o, FI
 		free(c);
 		return NULL;
 	}
-	ev_io_init(&c->io, on_io, di->epoll_fd, EV_READ);
-	c->io.data = c;
-	ev_io_start(c->loop, &c->io);
-	ev_init(&c->tmr, on_timer);
-	c->tmr.data = c;
 	double every = (double)c->deadline_ns / 4e9;
 	ev_timer_init(&c->sweep, on_sweep, every, every);
 	c->sweep.data = c;
@@ -624,8 +600,7 @@ void control_stop(struct control *c)
 			"infertop: control API: %llu more request(s) refused for a missing or wrong token "
 			"(%llu in all)\n",
 			(unsigned long long)c->auth_unlogged, (unsigned long long)c->auth_refused);
-	ev_io_stop(c->loop, &c->io);
-	ev_timer_stop(c->loop, &c->tmr);
+	mhd_ev_stop(&c->ev);
 	ev_timer_stop(c->loop, &c->sweep);
 	MHD_stop_daemon(c->mhd);
 	token_free(c);

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "infertop/sim_req.h"
+#include "infertop/mhd_ev.h"
 #include "infertop/sim_timer.h"
 
 /* One per line of servers.def, in the same order as the client's enum
@@ -179,8 +180,7 @@ struct sim_server {
 	struct ev_loop *loop;
 	struct MHD_Daemon *mhd;
 	int listen_fd;
-	ev_io mhd_io;
-	ev_timer mhd_tmr;
+	struct mhd_ev mhd_ev;		/* MHD on the loop */
 	int need_run;			/* a connection was resumed: MHD_run again */
 	struct sim_timers timers;
 	struct sim_rng rng;

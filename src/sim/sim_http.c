@@ -695,31 +695,13 @@ void sim_http_pump(struct sim_server *s)
 		if (!s->need_run)
 			break;
 	}
-	ev_timer_stop(s->loop, &s->mhd_tmr);
-	MHD_UNSIGNED_LONG_LONG ms = 0;
-	if (s->need_run) {
-		ev_timer_set(&s->mhd_tmr, 0., 0.);
-		ev_timer_start(s->loop, &s->mhd_tmr);
-	} else if (MHD_get_timeout(s->mhd, &ms) == MHD_YES) {
-		ev_timer_set(&s->mhd_tmr, (double)ms / 1000.0, 0.);
-		ev_timer_start(s->loop, &s->mhd_tmr);
-	}
+	mhd_ev_arm(&s->mhd_ev, s->need_run);
 }
 
-static void on_mhd_io(struct ev_loop *loop, ev_io *w, int revents)
+static void pump(void *ud)
 {
-	(void)loop;
-	(void)revents;
-	sim_http_pump(w->data);
+	sim_http_pump(ud);
 }
-
-static void on_mhd_timer(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	(void)loop;
-	(void)revents;
-	sim_http_pump(w->data);
-}
-
 int sim_http_start(struct sim_server *s)
 {
 	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
@@ -740,18 +722,12 @@ int sim_http_start(struct sim_server *s)
 	}
 	/* MHD closes the listening socket when it stops. */
 	s->listen_fd = -1;
-	const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-	if (!di) {
+	if (mhd_ev_start(&s->mhd_ev, s->loop, s->mhd, pump, s) != 0) {
 		fputs("infertop sim: libmicrohttpd has no epoll descriptor\n", stderr);
 		MHD_stop_daemon(s->mhd);
 		s->mhd = NULL;
 		return -1;
 	}
-	ev_io_init(&s->mhd_io, on_mhd_io, di->epoll_fd, EV_READ);
-	s->mhd_io.data = s;
-	ev_io_start(s->loop, &s->mhd_io);
-	ev_init(&s->mhd_tmr, on_mhd_timer);
-	s->mhd_tmr.data = s;
 	sim_http_pump(s);
 	return 0;
 }
@@ -768,8 +744,7 @@ void sim_http_stop(struct sim_server *s)
 		s->need_run = 0;
 		MHD_run(s->mhd);
 	}
-	ev_io_stop(s->loop, &s->mhd_io);
-	ev_timer_stop(s->loop, &s->mhd_tmr);
+	mhd_ev_stop(&s->mhd_ev);
 	MHD_stop_daemon(s->mhd);
 	s->mhd = NULL;
 	while (s->live)
