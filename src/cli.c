@@ -963,3 +963,18 @@ void cli_free(struct config *cfg)
 	free_strv(cfg->demo_args, cfg->ndemo_args);
 	memset(cfg, 0, sizeof *cfg);
 }
+
+int cli_parse_or_exit(struct config *cfg, int argc, char **argv)
+{
+	switch (cli_parse(cfg, argc, argv)) {
+	case CLI_RUN:
+		return -1;
+	case CLI_EXIT_OK:
+		cli_free(cfg);
+		return 0;
+	case CLI_EXIT_USAGE:
+	default:
+		cli_free(cfg);
+		return 2;
+	}
+}

@@ -74,23 +74,11 @@ struct control {
 
 /* ---- answers ---- */
 
+/* Answers are never cached: they describe the run at this moment. */
 static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned code, char *buf, size_t len,
 				 const char *ctype, const char *h1, const char *v1)
 {
-	if (!buf)
-		return MHD_NO;
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
-	if (!r) {
-		free(buf);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	if (h1)
-		MHD_add_response_header(r, h1, v1);
-	enum MHD_Result ret = MHD_queue_response(conn, code, r);
-	MHD_destroy_response(r);
-	return ret;
+	return mhd_ev_send(conn, code, buf, len, ctype, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store", h1, v1);
 }
 
 /* {"status":..., "message":..., ["field":...], ["path":...]} */

@@ -249,16 +249,9 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	struct config cfg;
-	switch (cli_parse(&cfg, argc, argv)) {
-	case CLI_EXIT_OK:
-		cli_free(&cfg);
-		return 0;
-	case CLI_EXIT_USAGE:
-		cli_free(&cfg);
-		return 2;
-	case CLI_RUN:
-		break;
-	}
+	int done = cli_parse_or_exit(&cfg, argc, argv);
+	if (done >= 0)
+		return done;
 	/* A server closing a socket must be an error code, not a death. */
 	signal(SIGPIPE, SIG_IGN);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {

@@ -2,6 +2,8 @@
 
 #include "infertop/mhd_ev.h"
 
+#include <stdlib.h>
+
 static void on_ready(struct ev_loop *loop, ev_io *w, int revents)
 {
 	(void)loop;
@@ -54,4 +56,24 @@ void mhd_ev_stop(struct mhd_ev *m)
 		return;
 	ev_io_stop(m->loop, &m->io);
 	ev_timer_stop(m->loop, &m->tmr);
+}
+
+enum MHD_Result mhd_ev_send(struct MHD_Connection *conn, unsigned code, char *buf, size_t len, const char *ctype,
+			    const char *h1, const char *v1, const char *h2, const char *v2)
+{
+	if (!buf)
+		return MHD_NO;
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(buf);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	if (h1)
+		MHD_add_response_header(r, h1, v1);
+	if (h2)
+		MHD_add_response_header(r, h2, v2);
+	enum MHD_Result ret = MHD_queue_response(conn, code, r);
+	MHD_destroy_response(r);
+	return ret;
 }

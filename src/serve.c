@@ -412,16 +412,9 @@ static unsigned serve_runs(void *ud, const char *method, const char *path, const
 int serve_main(int argc, char **argv)
 {
 	struct config cfg;
-	switch (cli_parse(&cfg, argc, argv)) {
-	case CLI_EXIT_OK:
-		cli_free(&cfg);
-		return 0;
-	case CLI_EXIT_USAGE:
-		cli_free(&cfg);
-		return 2;
-	case CLI_RUN:
-		break;
-	}
+	int done = cli_parse_or_exit(&cfg, argc, argv);
+	if (done >= 0)
+		return done;
 	int rc = 2;
 	char err[512];
 	struct serve s = {.cfg = &cfg};

@@ -12,6 +12,9 @@ enum cli_result { CLI_RUN, CLI_EXIT_OK, CLI_EXIT_USAGE };
 /* Parses argv into cfg (defaults first). Prints --help/--version itself and
  * every error with the option named. */
 enum cli_result cli_parse(struct config *cfg, int argc, char **argv);
+/* cli_parse for a main(): -1 when the run goes on with cfg, else the exit
+ * status (0 after --help/--version, 2 after a usage error; cfg freed). */
+int cli_parse_or_exit(struct config *cfg, int argc, char **argv);
 /* cli_parse with nothing printed: the first message goes to err (without
  * the "infertop: " prefix) and the option that failed, without "--", to
  * field ("url" for the target, "" when no one option is to blame). For

@@ -9,6 +9,7 @@
 #include <ev.h>
 #include <microhttpd.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 struct mhd_ev {
 	struct MHD_Daemon *daemon;
@@ -25,6 +26,10 @@ int mhd_ev_start(struct mhd_ev *m, struct ev_loop *loop, struct MHD_Daemon *d, v
 /* After MHD_run: wake at MHD's next deadline, or at once when again (a
  * resumed connection needs another pass). */
 void mhd_ev_arm(struct mhd_ev *m, bool again);
+/* Queues buf[0..len) (malloc'd; freed whatever happens) as the answer,
+ * with its content type and up to two more headers (NULL: none). */
+enum MHD_Result mhd_ev_send(struct MHD_Connection *conn, unsigned code, char *buf, size_t len, const char *ctype,
+			    const char *h1, const char *v1, const char *h2, const char *v2);
 /* Stops watching; the daemon is the caller's to stop. */
 void mhd_ev_stop(struct mhd_ev *m);
 

@@ -204,19 +204,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 static enum MHD_Result send_buf(struct MHD_Connection *conn, unsigned status, char *buf, size_t len,
 				const char *ctype, const char *h1, const char *v1)
 {
-	if (!buf)
-		return MHD_NO;
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
-	if (!r) {
-		free(buf);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-	if (h1)
-		MHD_add_response_header(r, h1, v1);
-	enum MHD_Result ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
-	return ret;
+	return mhd_ev_send(conn, status, buf, len, ctype, h1, v1, NULL, NULL);
 }
 
 static enum MHD_Result send_error(struct sim_rq *rq, unsigned status, const char *type,
