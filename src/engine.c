@@ -685,9 +685,9 @@ void engine_set_on_done(struct engine *e, engine_done_fn fn, void *ud)
 
 int64_t engine_elapsed(const struct engine *e, int64_t now_ns)
 {
-	if (!e->t_start)
-		return 0;
-	return (e->state == ENGINE_DONE ? e->t_end : now_ns) - e->t_start;
+	struct run_view v;
+	engine_view(e, &v);
+	return run_view_elapsed(&v, now_ns);
 }
 
 void engine_view(const struct engine *e, struct run_view *v)
