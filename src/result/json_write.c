@@ -1092,20 +1092,9 @@ cJSON *result_json_report(const char *file, const struct snapshot *s)
 		cJSON_AddNumberToObject(sum, "duration", s->duration);
 	}
 	cJSON *tp = cJSON_AddObjectToObject(o, "throughput");
-	const struct {
-		const char *k;
-		const struct stats_counters *c;
-		double secs;
-	} sc[] = {{"run", &s->run_c, s->duration}, {"window", &s->win_c, s->win_seconds}};
-	for (size_t i = 0; tp && i < 2; i++) {
-		cJSON *t = cJSON_AddObjectToObject(tp, sc[i].k);
-		if (!t)
-			break;
-		cJSON_AddNumberToObject(t, "seconds", sc[i].secs);
-		cJSON_AddNumberToObject(t, "requests_per_s", snapshot_rate(sc[i].c->completed, sc[i].secs));
-		cJSON_AddNumberToObject(t, "output_tok_per_s", snapshot_rate(sc[i].c->output_tokens, sc[i].secs));
-		cJSON_AddNumberToObject(t, "total_tok_per_s",
-					snapshot_rate(sc[i].c->output_tokens + sc[i].c->input_tokens, sc[i].secs));
+	if (tp) {
+		cJSON_AddItemToObject(tp, "run", throughput_object(&s->run_c, s->duration));
+		cJSON_AddItemToObject(tp, "window", throughput_object(&s->win_c, s->win_seconds));
 	}
 	if (s->have_slo) {
 		cJSON *g = cJSON_AddObjectToObject(o, "goodput");
