@@ -30,6 +30,11 @@
 #include "infertop/snapshot.h"
 #include "infertop/view.h"
 
+/* A status document is built at most this often while nothing was
+ * commanded: pollers (a fleet at 4 Hz, a dashboard, a script) share it
+ * instead of each costing the loop a build. */
+#define STATUS_MAX_AGE_S 0.2
+
 /* Refused tokens are logged at most this often, with the count since. */
 #define AUTH_LOG_EVERY_NS (10 * CLOCK_NS_PER_S)
 
@@ -66,7 +71,14 @@ struct control {
 	char id[300];
 	FILE *log;
 	int64_t deadline_ns;
+	int64_t status_max_age_ns;
 	struct ctl_conn *conns;
+	/* The last status document, and what it was built from. */
+	char *status;
+	size_t status_len;
+	int64_t status_at;
+	uint64_t status_cmd_seq;
+	enum engine_state status_state;
 	/* Refused tokens: all of them, and those not yet in a log line. */
 	uint64_t auth_refused, auth_unlogged;
 	int64_t auth_logged_at;
@@ -140,6 +152,37 @@ static enum MHD_Result serve_runs(struct control *c, struct MHD_Connection *conn
 	return send_text(conn, code, json, strlen(json), "application/json", NULL, NULL);
 }
 
+/* The last document still says what a new one would: young enough, and
+ * no command or change of state since (a client that sets the load and
+ * reads the status back sees its change). */
+static bool status_fresh(const struct control *c, const struct run_view *v, int64_t now)
+{
+	uint64_t seq = v->last_cmd ? v->last_cmd->seq : 0;
+	return c->status && now - c->status_at < c->status_max_age_ns && seq == c->status_cmd_seq &&
+	       v->state == c->status_state;
+}
+
+static void status_forget(struct control *c)
+{
+	free(c->status);
+	c->status = NULL;
+}
+
+static int status_rebuild(struct control *c, const struct run_view *v, int64_t now)
+{
+	size_t len = c->status_len;
+	char *text = snapshot_build_sized(v, now, SNAPSHOT_STATUS, &len);
+	if (!text)
+		return -1;
+	status_forget(c);
+	c->status = text;
+	c->status_len = len;
+	c->status_at = now;
+	c->status_cmd_seq = v->last_cmd ? v->last_cmd->seq : 0;
+	c->status_state = v->state;
+	return 0;
+}
+
 static enum MHD_Result serve_get(struct control *c, struct MHD_Connection *conn, enum control_route route)
 {
 	struct run_view v;
@@ -156,10 +199,12 @@ static enum MHD_Result serve_get(struct control *c, struct MHD_Connection *conn,
 		text = strdup("ok\n");
 		return send_text(conn, MHD_HTTP_OK, text, 3, "text/plain; charset=utf-8", NULL, NULL);
 	case CONTROL_R_STATUS:
-		text = snapshot_build(&v, now, SNAPSHOT_STATUS);
-		if (!text)
+		if (!status_fresh(c, &v, now) && status_rebuild(c, &v, now) != 0)
 			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
-		return send_text(conn, MHD_HTTP_OK, text, strlen(text), "application/json", NULL, NULL);
+		if (!(text = malloc(c->status_len)))
+			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
+		memcpy(text, c->status, c->status_len);
+		return send_text(conn, MHD_HTTP_OK, text, c->status_len, "application/json", NULL, NULL);
 	case CONTROL_R_METRICS:
 		text = exporter_text(&v, c->id, now, &len);
 		if (!text)
@@ -502,6 +547,7 @@ struct control *control_start(struct engine *e, const struct control_opts *o, FI
 	c->log = log;
 	c->metrics_open = o->metrics_open;
 	c->deadline_ns = (int64_t)((o->deadline_s > 0 ? o->deadline_s : 10.0) * 1e9);
+	c->status_max_age_ns = (int64_t)((o->status_max_age_s > 0 ? o->status_max_age_s : STATUS_MAX_AGE_S) * 1e9);
 	if (o->token_env) {
 		const char *t = getenv(o->token_env);
 		if (!t || !*t) {
@@ -563,6 +609,7 @@ struct control *control_start(struct engine *e, const struct control_opts *o, FI
 void control_set_engine(struct control *c, struct engine *e)
 {
 	c->e = e;
+	status_forget(c);   /* another run's document */
 }
 
 void control_set_runs(struct control *c, control_runs_fn fn, void *ud)
@@ -591,6 +638,7 @@ void control_stop(struct control *c)
 	mhd_ev_stop(&c->ev);
 	ev_timer_stop(c->loop, &c->sweep);
 	MHD_stop_daemon(c->mhd);
+	status_forget(c);
 	token_free(c);
 	free(c);
 }

@@ -38,6 +38,7 @@ struct control_opts {
 	unsigned per_ip_limit;      /* from one address [16] */
 	unsigned idle_s;            /* an idle connection closes after [10 s] */
 	double deadline_s;          /* a request must arrive whole within [10 s] */
+	double status_max_age_s;    /* pollers share a status document this old [0.2 s] */
 };
 
 struct control;
