@@ -28,6 +28,10 @@ int keys_to_curses(int k)
 		return KEY_BTAB;
 	case KEYC_F1:
 		return KEY_F(1);
+	case KEYC_UP:
+		return KEY_UP;
+	case KEYC_DOWN:
+		return KEY_DOWN;
 	default:
 		return k;
 	}
@@ -43,6 +47,13 @@ int keys_from_curses(int ch)
 		return KEYC_BTAB;
 	if (ch == KEY_F(1))
 		return KEYC_F1;
+	if (ch == KEY_UP)
+		return KEYC_UP;
+	if (ch == KEY_DOWN)
+		return KEYC_DOWN;
+	/* Enter arrives as CR (nonl), LF or the keypad's KEY_ENTER. */
+	if (ch == KEY_ENTER || ch == '\n')
+		return KEYC_ENTER;
 	/* Other function keys must not alias a character of the table. */
 	if (ch >= KEY_MIN)
 		return 0;
@@ -82,6 +93,15 @@ void keys_key_name(int key, bool ascii, char *buf, size_t cap)
 		return;
 	case KEYC_F1:
 		snprintf(buf, cap, "F1");
+		return;
+	case KEYC_UP:
+		snprintf(buf, cap, "%s", ascii ? "Up" : "\xe2\x86\x91");
+		return;
+	case KEYC_DOWN:
+		snprintf(buf, cap, "%s", ascii ? "Down" : "\xe2\x86\x93");
+		return;
+	case KEYC_ENTER:
+		snprintf(buf, cap, "Enter");
 		return;
 	case '\t':
 		snprintf(buf, cap, "Tab");
