@@ -210,6 +210,7 @@ int main(int argc, char **argv)
 		{40, 120, VIEW_LATENCY, 600, "10m"}, {40, 120, VIEW_SERVER, 600, "10m"},
 		{70, 250, VIEW_OVERVIEW, 600, "10m"}, {70, 250, VIEW_OVERVIEW, 0, "run"},
 		{70, 250, VIEW_GPU, 600, "10m"}, {70, 250, VIEW_ERRORS, 600, "10m"},
+		{40, 120, VIEW_HIST, 600, "10m"}, {70, 250, VIEW_HIST, 600, "10m"},
 	};
 	double worst = 0;
 	printf("frame cost (layout + widgets + doupdate), %d frames per case, braille charts\n", frames);
