@@ -120,6 +120,9 @@ static void check_one(int rows, int cols, enum ui_view view, unsigned flags)
 	case VIEW_GPU: {
 		const struct panel *g = layout_find(&l, PANEL_GPU, PANEL_DETAIL);
 		CHECK(g && g->r.h >= 10 && g->r.w == cols);
+		/* History charts below: a GPU's row of three and the axis. */
+		const struct panel *gh = layout_find(&l, PANEL_GPU_HIST, -1);
+		CHECK(gh && gh->r.h >= 6 && gh->r.w == cols && gh->r.y >= g->r.y + g->r.h);
 		break;
 	}
 	case VIEW_ERRORS: {

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
+#include <math.h>
 
 #include <cmocka.h>
 
@@ -22,6 +23,7 @@
 #include "infertop/layout.h"
 #include "infertop/load.h"
 #include "infertop/options.h"
+#include "infertop/profile.h"
 #include "infertop/series.h"
 #include "infertop/server.h"
 #include "infertop/stats.h"
@@ -301,6 +303,51 @@ static void test_joules_per_token(void **state)
 	fixture_free(&f);
 }
 
+/* GPU history: each GPU's points come back in their slots, a value holds
+ * until the next scrape, a long silence is a gap, and the ring keeps the
+ * newest points in fixed memory. */
+static void test_gpu_history(void **state)
+{
+	(void)state;
+	struct gpu_history *h = calloc(1, sizeof *h);
+	assert_non_null(h);
+	struct server_state srv;
+	memset(&srv, 0, sizeof srv);
+	srv.ngpus = 2;
+	double out[100];
+	int64_t a, b;
+	assert_int_equal(gpu_history_extent(h, &a, &b), -1);
+	for (int i = 0; i < 10; i++) {
+		srv.gpu[0].util_pct = (struct server_value){.v = 10.0 * i, .valid = true};
+		srv.gpu[0].mem_used_mib = (struct server_value){.v = 40000, .valid = true};
+		srv.gpu[0].mem_total_mib = (struct server_value){.v = 80000, .valid = true};
+		srv.gpu[1].power_w = (struct server_value){.v = 300, .valid = true};
+		/* One scrape every 2 s, then 20 s of silence before the last. */
+		gpu_history_push(h, T0 + (i < 9 ? 2 * i : 36) * S, &srv);
+	}
+	assert_int_equal(gpu_history_extent(h, &a, &b), 0);
+	assert_true(a == T0 && b == T0 + 36 * S);
+	/* 40 slots of 1 s over (T0 - 4 s, T0 + 36 s]. */
+	size_t got = gpu_history_read(h, 0, GPU_HIST_UTIL, T0 + 36 * S, 40 * S, out, 40);
+	assert_int_equal(got, 10);
+	assert_true(out[4] == 0 && out[6] == 10 && out[7] == 10 && out[20] == 80);
+	assert_true(isnan(out[3]));           /* before the first scrape */
+	assert_true(isnan(out[30]));          /* the 20 s silence: a gap */
+	assert_true(out[39] == 90);
+	gpu_history_read(h, 0, GPU_HIST_MEM, T0 + 36 * S, 40 * S, out, 40);
+	assert_true(fabs(out[4] - 0.5) < 1e-6);
+	/* Not reported: NaN, never 0. */
+	assert_int_equal(gpu_history_read(h, 1, GPU_HIST_UTIL, T0 + 36 * S, 40 * S, out, 40), 0);
+	assert_int_equal(gpu_history_read(h, 1, GPU_HIST_POWER, T0 + 36 * S, 40 * S, out, 40), 10);
+	assert_int_equal(gpu_history_read(h, 2, GPU_HIST_POWER, T0 + 36 * S, 40 * S, out, 40), 0);
+	/* The ring wraps: only the newest GPU_HIST_POINTS stay. */
+	for (int i = 0; i < GPU_HIST_POINTS + 5; i++)
+		gpu_history_push(h, T0 + (100 + i) * S, &srv);
+	assert_int_equal(gpu_history_extent(h, &a, &b), 0);
+	assert_true(a == T0 + 105 * S && b == T0 + (100 + GPU_HIST_POINTS + 4) * S);
+	free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -309,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_hist_bounds),
 		cmocka_unit_test(test_hist_p99_mark),
 		cmocka_unit_test(test_joules_per_token),
+		cmocka_unit_test(test_gpu_history),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

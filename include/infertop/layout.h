@@ -23,6 +23,7 @@ enum panel_kind {
 	PANEL_KEYBAR,
 	PANEL_STEPS,      /* the plan's steps, growing as they end */
 	PANEL_HIST,       /* a latency distribution (arg: enum hist_id) */
+	PANEL_GPU_HIST,   /* per-GPU utilisation, memory and power over time */
 	PANEL_HELP,       /* overlay: drawn over the others */
 	PANEL_TOO_SMALL,  /* the only panel below LAYOUT_MIN_ROWS x LAYOUT_MIN_COLS */
 	PANEL_KIND_N

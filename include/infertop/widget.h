@@ -67,6 +67,12 @@ void w_steps_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 void w_help_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
 void w_too_small_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
 void w_hist_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+void w_gpu_hist_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+/* A chart's filled area (braille, or # and . in ASCII) in rows 1.. of r,
+ * from npts values (2 per column, 1 in ASCII), 0 at the bottom, top at
+ * the top row. */
+void w_chart_plot(WINDOW *w, const struct rect *r, const double *v, int npts, double top, const struct dash *d,
+		  enum theme_role role);
 /* The histogram view's buckets: up to n upper bounds (us), log-spaced
  * over [lo, hi], strictly increasing, the last one hi. Returns how many. */
 int w_hist_bounds(int64_t lo, int64_t hi, int n, int64_t *le);
@@ -96,6 +102,11 @@ void wd_box(WINDOW *w, const struct rect *r, const struct dash *d, bool focus);
 /* The bottom border of a boxed widget whose inner rectangle is r: a row
  * of its own, for a chart's time axis. */
 struct rect wd_bottom_border(const struct rect *r);
+/* A time axis over the last span_ns in the bottom border of the boxed
+ * widget whose inner rectangle is r: "-10m ... -5m ... now". */
+void wd_time_axis(WINDOW *w, const struct rect *r, int64_t span_ns, const struct dash *d);
+/* 1, 2 or 5 times a power of ten, at or above m (1 for m <= 0). */
+double wd_nice_ceil(double m);
 /* Time spans as axis labels: "30s", "10m", "1h", "2.5h". */
 void wd_fmt_span(char *buf, size_t cap, int64_t ns);
 /* A meter bar: frac 0..1 (NaN: empty, dim) in width columns. */

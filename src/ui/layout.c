@@ -29,6 +29,7 @@ static const char *const panel_names[PANEL_KIND_N] = {
 	[PANEL_KEYBAR] = "keybar",
 	[PANEL_STEPS] = "steps",
 	[PANEL_HIST] = "histogram",
+	[PANEL_GPU_HIST] = "gpu-history",
 	[PANEL_HELP] = "help",
 	[PANEL_TOO_SMALL] = "too-small",
 };
@@ -218,9 +219,13 @@ void layout_compute(int rows, int cols, enum ui_view view, unsigned flags, struc
 	case VIEW_SERVER:
 		server_view(out, top, bottom, flags);
 		break;
-	case VIEW_GPU:
-		add(out, PANEL_GPU, PANEL_DETAIL, top, 0, bottom - top, cols);
+	case VIEW_GPU: {
+		/* The GPUs' table, then their history charts below. */
+		int gh = (bottom - top) / 2 < 12 ? (bottom - top) / 2 : 12;
+		add(out, PANEL_GPU, PANEL_DETAIL, top, 0, gh, cols);
+		add(out, PANEL_GPU_HIST, 0, top + gh, 0, bottom - top - gh, cols);
 		break;
+	}
 	case VIEW_ERRORS:
 		errors_view(out, top, bottom);
 		break;
@@ -260,6 +265,7 @@ bool layout_focusable(enum panel_kind k)
 	case PANEL_ERRORS:
 	case PANEL_STEPS:
 	case PANEL_HIST:
+	case PANEL_GPU_HIST:
 		return true;
 	default:
 		return false;

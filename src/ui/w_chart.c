@@ -44,7 +44,7 @@ static const struct chart_def {
 /* Markers that get their label; older ones keep only their line. */
 #define LABELLED_MARKS 3
 
-static double nice_ceil(double m)
+double wd_nice_ceil(double m)
 {
 	if (!(m > 0))
 		return 1;
@@ -118,38 +118,10 @@ static void plot(WINDOW *w, const struct rect *r, const double *v, int npts, dou
 	}
 }
 
-/* The time axis in the bottom border: "-span" at the left, "now" at the
- * right, then the middle and the quarters where they fit with two
- * columns to spare on each side. */
-static void time_axis(WINDOW *w, const struct rect *r, int64_t span, const struct dash *d)
+void w_chart_plot(WINDOW *w, const struct rect *r, const double *v, int npts, double top, const struct dash *d,
+		  enum theme_role role)
 {
-	struct rect ax = wd_bottom_border(r);
-	unsigned long dim = wd_attr(d, THEME_R_DIM);
-	int lo[8], hi[8], nused = 0; /* columns taken: [lo, hi) */
-	int now_x = ax.w - 1 - 3;
-	if (now_x < 1)
-		return;
-	wd_put(w, &ax, 0, now_x, dim, "now");
-	lo[nused] = now_x;
-	hi[nused++] = now_x + 3;
-	/* Fractions of the span back from now: all of it, 1/2, 3/4, 1/4. */
-	static const int num[] = {4, 2, 3, 1}, den = 4;
-	for (size_t k = 0; k < sizeof num / sizeof num[0]; k++) {
-		char b[24], lab[32];
-		wd_fmt_span(b, sizeof b, span * num[k] / den);
-		snprintf(lab, sizeof lab, "-%s", b);
-		int len = wd_width(lab);
-		int col = (ax.w - 1) * (den - num[k]) / den;
-		int x = k == 0 ? 1 : col - len / 2;
-		bool fits = x >= 1;
-		for (int i = 0; fits && i < nused; i++)
-			fits = x + len + 2 <= lo[i] || x >= hi[i] + 2;
-		if (!fits)
-			continue;
-		wd_put(w, &ax, 0, x, dim, lab);
-		lo[nused] = x;
-		hi[nused++] = x + len;
-	}
+	plot(w, r, v, npts, top, d, role, NULL, 0, NULL);
 }
 
 void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
@@ -178,7 +150,7 @@ void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 	}
 	int64_t span = want > 0 ? want : last - t0;
 	if (span > 0)
-		time_axis(w, r, span, d);
+		wd_time_axis(w, r, span, d);
 	double maxv = 0, cur = NAN;
 	bool any = false;
 	for (int i = 0; i < npts; i++) {
@@ -190,7 +162,7 @@ void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 			maxv = v[i];
 	}
 	double scale = cd->percent ? 100 : 1;
-	double top = cd->percent ? 1.0 : nice_ceil(maxv);
+	double top = cd->percent ? 1.0 : wd_nice_ceil(maxv);
 	char b[64], tb[32], extra[96] = "";
 	if (!isnan(cur)) {
 		wd_fmt_si(b, sizeof b, cur * scale);

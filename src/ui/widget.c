@@ -25,6 +25,7 @@ const struct widget widgets[PANEL_KIND_N] = {
 	[PANEL_KEYBAR] = {"keybar", w_keybar_draw, false},
 	[PANEL_STEPS] = {"steps", w_steps_draw, true},
 	[PANEL_HIST] = {"histogram", w_hist_draw, true},
+	[PANEL_GPU_HIST] = {"gpu-history", w_gpu_hist_draw, true},
 	[PANEL_HELP] = {"help", w_help_draw, true},
 	[PANEL_TOO_SMALL] = {"too-small", w_too_small_draw, false},
 };
@@ -123,6 +124,40 @@ void wd_box(WINDOW *w, const struct rect *r, const struct dash *d, bool focus)
 struct rect wd_bottom_border(const struct rect *r)
 {
 	return (struct rect){r->y + r->h, r->x, 1, r->w};
+}
+
+/* The time axis in the bottom border: "-span" at the left, "now" at the
+ * right, then the middle and the quarters where they fit with two
+ * columns to spare on each side. */
+void wd_time_axis(WINDOW *w, const struct rect *r, int64_t span, const struct dash *d)
+{
+	struct rect ax = wd_bottom_border(r);
+	unsigned long dim = wd_attr(d, THEME_R_DIM);
+	int lo[8], hi[8], nused = 0; /* columns taken: [lo, hi) */
+	int now_x = ax.w - 1 - 3;
+	if (now_x < 1)
+		return;
+	wd_put(w, &ax, 0, now_x, dim, "now");
+	lo[nused] = now_x;
+	hi[nused++] = now_x + 3;
+	/* Fractions of the span back from now: all of it, 1/2, 3/4, 1/4. */
+	static const int num[] = {4, 2, 3, 1}, den = 4;
+	for (size_t k = 0; k < sizeof num / sizeof num[0]; k++) {
+		char b[24], lab[32];
+		wd_fmt_span(b, sizeof b, span * num[k] / den);
+		snprintf(lab, sizeof lab, "-%s", b);
+		int len = wd_width(lab);
+		int col = (ax.w - 1) * (den - num[k]) / den;
+		int x = k == 0 ? 1 : col - len / 2;
+		bool fits = x >= 1;
+		for (int i = 0; fits && i < nused; i++)
+			fits = x + len + 2 <= lo[i] || x >= hi[i] + 2;
+		if (!fits)
+			continue;
+		wd_put(w, &ax, 0, x, dim, lab);
+		lo[nused] = x;
+		hi[nused++] = x + len;
+	}
 }
 
 void wd_fmt_span(char *buf, size_t cap, int64_t ns)
