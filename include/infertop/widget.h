@@ -92,7 +92,8 @@ int wd_printf(WINDOW *w, const struct rect *r, int y, int x, unsigned long attr,
 int wd_put_right(WINDOW *w, const struct rect *r, int y, int x_end, unsigned long attr, const char *s);
 /* Fills row y of r from column x to the right edge with spaces. */
 void wd_clear_row(WINDOW *w, const struct rect *r, int y, int x, unsigned long attr);
-/* "── Title ───" across row 0 of r; returns the column after the title. */
+/* " Title extra " from column 1 of row 0 of r (a box's top border);
+ * returns the column after it. */
 int wd_title(WINDOW *w, const struct rect *r, const struct dash *d, const char *title, const char *extra);
 /* n copies of one single-width character from column x of row y. */
 void wd_repeat(WINDOW *w, const struct rect *r, int y, int x, int n, unsigned long attr, wchar_t ch);

@@ -305,9 +305,8 @@ void wd_clear_row(WINDOW *w, const struct rect *r, int y, int x, unsigned long a
 
 int wd_title(WINDOW *w, const struct rect *r, const struct dash *d, const char *title, const char *extra)
 {
+	/* Over the box's top border, which keeps its colour (the focus's). */
 	unsigned long b = wd_attr(d, THEME_R_BORDER);
-	if (r->h > 0)
-		line_of(w, r->y, r->x, r->w, false, b, d->ascii ? L'-' : 0x2500);
 	int x = wd_put(w, r, 0, 1, b, " ");
 	x = wd_put(w, r, 0, x, wd_attr(d, THEME_R_TITLE), title);
 	if (extra && *extra) {
