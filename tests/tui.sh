@@ -132,6 +132,24 @@ wait_for "chart: value scale 0…max in its top border" "╭─ output tok/s [0-
 wait_for "chart: time axis, -span … now, in its bottom border" "╰─-[0-9]+s─+(-[0-9]+s─+)*now─╯"
 wait_for "client figures say so" "╭─ TTFT p99 client [0-9.]+ ms"
 wait_for "server figures say so" "srv TTFT p99 +[0-9]"
+# The mouse, as an xterm reports it (X10: ESC [ M, then button, column and
+# row, each plus 32, 1-based): the wheel zooms the charts, a click on a
+# panel maximises it and a second click gives the view back.
+mouse() { # BUTTON COL ROW (0-based)
+	T send-keys -t tui -l "$(printf "\\033[M\\$(printf %o $((32 + $1)))\\$(printf %o $((33 + $2)))\\$(printf %o $((33 + $3)))")"
+}
+mouse 64 10 22
+wait_for "mouse: wheel up zooms in" "charts: 1m"
+mouse 65 10 22
+wait_for "mouse: wheel down zooms out" "charts: 10m"
+mouse 0 10 22
+mouse 3 10 22 # the release
+wait_gone "mouse: a click maximises the chart under it" "╭─ Latency client"
+screen | grep -Eq "^╭─ output tok/s"
+check "mouse: the clicked chart fills the screen" $?
+mouse 0 10 22
+mouse 3 10 22
+wait_for "mouse: a second click gives the view back" "╭─ Latency client"
 wait_for "server panel" "Server"
 wait_for "charts" "output tok/s"
 wait_for "errors line" "errors +none"

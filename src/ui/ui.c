@@ -264,7 +264,7 @@ static void mouse(struct ui *u, int64_t now)
 		return;
 	}
 #endif
-	if (!(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_RELEASED)))
+	if (!(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)))
 		return;
 	struct run_view v;
 	engine_view(u->e, &v);
@@ -678,7 +678,9 @@ int ui_start(struct ui *u, char *err, size_t errcap)
 	leaveok(stdscr, TRUE);
 	/* Clicks maximise a panel, the wheel zooms the charts. */
 	mouseinterval(0);
-	mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED
+	/* Releases too, though unused: ncurses waits for the next input
+	 * after an event outside the mask, and the loop with it. */
+	mousemask(BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON4_PRESSED
 #ifdef BUTTON5_PRESSED
 		  | BUTTON5_PRESSED
 #endif
