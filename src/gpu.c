@@ -284,9 +284,14 @@ size_t gpu_history_read(const struct gpu_history *h, int gpu, enum gpu_hist_metr
 	int prev_slot = -1;
 	int64_t prev_t = 0;
 	double prev_v = NAN;
-	for (int k = h->n - 1; k >= 0; k--) {
+	/* The oldest point in the span, found from the newest end: a short
+	 * span reads only its own points. */
+	int k0 = 0;
+	while (k0 < h->n && h->t[(h->head - 1 - k0 + 2 * GPU_HIST_POINTS) % GPU_HIST_POINTS] > from)
+		k0++;
+	for (int k = k0 - 1; k >= 0; k--) {
 		int i = (h->head - 1 - k + 2 * GPU_HIST_POINTS) % GPU_HIST_POINTS;
-		if (h->t[i] <= from || h->t[i] > to_ns)
+		if (h->t[i] > to_ns)
 			continue;
 		int slot = (int)((double)(h->t[i] - from) / (double)span_ns * (double)n);
 		if (slot >= (int)n)
