@@ -641,7 +641,7 @@ void cli_usage(FILE *out)
 	      "       infertop sim [SIM OPTIONS]      (see infertop sim --help)\n"
 	      "       infertop report FILE.json [--format text|json|csv|markdown]\n"
 	      "       infertop merge A.json B.json ... -o OUT.json\n"
-	      "       infertop compare A.json B.json [--format text|json|csv|markdown]\n"
+	      "       infertop compare A.json B.json [--format FMT] [--fail-if EXPR]\n"
 	      "\n",
 	      out);
 	usage_intro(out);

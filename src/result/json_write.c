@@ -1175,8 +1175,17 @@ cJSON *result_json_compare(const struct result_compare *c)
 			cJSON_AddNullToObject(r, "delta_pct");
 		else
 			cJSON_AddNumberToObject(r, "delta_pct", p);
+		cJSON_AddStringToObject(r, "key", row->key);
+		const char *v = result_crow_verdict(row);
+		if (*v)
+			cJSON_AddStringToObject(r, "verdict", v);
+		else
+			cJSON_AddNullToObject(r, "verdict");
 		cJSON_AddItemToArray(arr, r);
 	}
+	if (o)
+		cJSON_AddItemToObject(o, "options_differ",
+				      c->options_diff ? cJSON_Duplicate(c->options_diff, true) : cJSON_CreateObject());
 	return o;
 }
 
