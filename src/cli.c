@@ -944,6 +944,12 @@ int cli_option_kind(const char *name)
 	return o->arg ? 1 : 0;
 }
 
+const char *cli_option_long(char shortc)
+{
+	const struct cli_opt *o = shortc ? opt_by_val((unsigned char)shortc) : NULL;
+	return o && o->shortc == shortc ? o->name : NULL;
+}
+
 static void free_strv(char **v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
