@@ -944,6 +944,25 @@ int cli_option_kind(const char *name)
 	return o->arg ? 1 : 0;
 }
 
+int cli_option_info(int i, struct cli_option_info *info)
+{
+	if (i < 0 || i >= NOPTS)
+		return -1;
+	const struct cli_opt *o = &opts[i];
+	info->name = o->name;
+	info->shortc = o->shortc;
+	info->arg = o->arg;
+	info->values[0] = '\0';
+	if (o->values)
+		list_values(o->values, CLI_LIST_ARG, info->values, sizeof info->values);
+	/* The help's first clause, without the values' "%s". */
+	snprintf(info->help, sizeof info->help, "%s", o->help);
+	char *pct = strstr(info->help, "%s");
+	if (pct)
+		*pct = '\0';
+	return 0;
+}
+
 const char *cli_option_long(char shortc)
 {
 	const struct cli_opt *o = shortc ? opt_by_val((unsigned char)shortc) : NULL;
