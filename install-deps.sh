@@ -18,7 +18,7 @@ $as_root apt-get install -y -qq --no-install-recommends \
 	build-essential autoconf automake pkg-config clang \
 	libev-dev libcurl4-openssl-dev libncurses-dev libcjson-dev \
 	libmicrohttpd-dev libcmocka-dev tmux jq procps ca-certificates curl \
-	cmake g++ git python3 python3-numpy prometheus >/dev/null
+	cmake g++ git python3 python3-numpy prometheus zsh fish >/dev/null
 # The real-server test fetches llama.cpp's source with npm (node-llama-cpp
 # carries it). A Node.js that is already there (often not Debian's) is kept:
 # Debian's npm would conflict with it.

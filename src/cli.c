@@ -478,6 +478,14 @@ static int set_max_error_rate(struct config *cfg, const struct cli_opt *o, const
 	return 0;
 }
 
+static int set_save_texts(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)o, (void)arg, (void)name;
+	cfg->save_detailed = true;
+	cfg->save_texts = true;
+	return 0;
+}
+
 static int show_help(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
 	(void)cfg, (void)o, (void)arg, (void)name;
@@ -585,6 +593,12 @@ static const struct cli_opt opts[] = {
 	{ "output", 'o', "FILE", G_OUTPUT, set_string, F(output_path),
 	  .help = "write the result as JSON (vLLM-compatible keys)" },
 	{ "quiet", 'q', NULL, G_OUTPUT, set_true, F(quiet), .help = "no progress lines" },
+	{ "save-detailed", 0, NULL, G_OUTPUT, set_true, F(save_detailed),
+	  .help = "-o also carries vLLM's per-request arrays (input_lens, output_lens, ttfts, itls, errors)" },
+	{ "save-detailed-texts", 0, NULL, G_OUTPUT, set_save_texts,
+	  .help = "--save-detailed plus generated_texts (the output text of every request)" },
+	{ "no-config", 0, NULL, G_OUTPUT, set_true, F(no_config),
+	  .help = "do not read the config file ($XDG_CONFIG_HOME/infertop/config)" },
 	{ "listen", 0, "ADDR:PORT", G_CONTROL, set_listen, F(listen),
 	  .help = "serve the control API (status, metrics, load, pause, stop) on ADDR:PORT (port 0: any); "
 		  "loopback unless a token is set" },
@@ -627,7 +641,7 @@ void cli_usage(FILE *out)
 	      "       infertop sim [SIM OPTIONS]      (see infertop sim --help)\n"
 	      "       infertop report FILE.json [--format text|json|csv|markdown]\n"
 	      "       infertop merge A.json B.json ... -o OUT.json\n"
-	      "       infertop compare A.json B.json [--format text|json|csv|markdown]\n"
+	      "       infertop compare A.json B.json [--format FMT] [--fail-if EXPR]\n"
 	      "\n",
 	      out);
 	usage_intro(out);
@@ -863,6 +877,11 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 		fprintf(cli_errf(), "infertop: --max-concurrency applies to open loop; give --rate too\n");
 		return CLI_EXIT_USAGE;
 	}
+	if (cfg->save_detailed && !cfg->output_path) {
+		fprintf(cli_errf(), "infertop: --save-detailed%s writes into the -o result; give -o FILE too\n",
+			cfg->save_texts ? "-texts" : "");
+		return CLI_EXIT_USAGE;
+	}
 	if ((cfg->listen_token_env || cfg->listen_metrics_open) && !cfg->listen) {
 		fprintf(cli_errf(), "infertop: --listen-token-env and --listen-metrics-open need --listen\n");
 		return CLI_EXIT_USAGE;
@@ -923,6 +942,31 @@ int cli_option_kind(const char *name)
 	if (!o || o->set == show_help || o->set == show_version)
 		return -1;
 	return o->arg ? 1 : 0;
+}
+
+int cli_option_info(int i, struct cli_option_info *info)
+{
+	if (i < 0 || i >= NOPTS)
+		return -1;
+	const struct cli_opt *o = &opts[i];
+	info->name = o->name;
+	info->shortc = o->shortc;
+	info->arg = o->arg;
+	info->values[0] = '\0';
+	if (o->values)
+		list_values(o->values, CLI_LIST_ARG, info->values, sizeof info->values);
+	/* The help's first clause, without the values' "%s". */
+	snprintf(info->help, sizeof info->help, "%s", o->help);
+	char *pct = strstr(info->help, "%s");
+	if (pct)
+		*pct = '\0';
+	return 0;
+}
+
+const char *cli_option_long(char shortc)
+{
+	const struct cli_opt *o = shortc ? opt_by_val((unsigned char)shortc) : NULL;
+	return o && o->shortc == shortc ? o->name : NULL;
 }
 
 static void free_strv(char **v, size_t n)

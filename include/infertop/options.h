@@ -46,6 +46,9 @@ struct config {
 	int64_t window_ns;      /* sliding window span */
 	int64_t grace_ns;       /* drain time after a stop */
 	char *output_path;      /* -o result JSON */
+	bool save_detailed;     /* -o also carries vLLM's per-request arrays */
+	bool save_texts;        /* ... and generated_texts */
+	bool no_config;         /* --no-config: the config file is not read */
 	bool quiet;
 	char **demo_args;       /* --sim-arg values passed to the demo simulator */
 	size_t ndemo_args;
