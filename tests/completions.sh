@@ -48,9 +48,13 @@ check "bash: loads, completes options, --api's values, subcommands and their opt
 if command -v zsh >/dev/null 2>&1; then
 	zsh -n "$dir/_infertop"
 	check "zsh: the script parses" $?
-	zsh -fc 'fpath=("$1" $fpath); autoload -Uz compinit; compinit -u -D -d /dev/null; (( $+_comps[infertop] ))' \
-		sh "$dir" 2>&1
+	# Its dump file in a directory of its own: compinit replaces the file it
+	# is given (run as root with /dev/null, that was /dev/null itself).
+	zdump=$(mktemp -d)
+	zsh -fc 'fpath=("$1" $fpath); autoload -Uz compinit; compinit -u -D -d "$2/zcompdump"; (( $+_comps[infertop] ))' \
+		sh "$dir" "$zdump" 2>&1
 	check "zsh: compinit loads it for infertop, without errors" $?
+	rm -rf "$zdump"
 else
 	echo "skip: zsh not installed"
 fi
@@ -63,4 +67,6 @@ if command -v fish >/dev/null 2>&1; then
 else
 	echo "skip: fish not installed"
 fi
+[ -c /dev/null ]
+check "/dev/null is still a device" $?
 [ "$fails" -eq 0 ]
