@@ -9,8 +9,7 @@
 # would: only the address is loopback instead of 0.0.0.0.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
-fails=0
-check() { if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi; }
+. "$(dirname "$0")/check_lib.sh"
 py=python3
 command -v $py >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
 $py -c 'import yaml' 2>/dev/null || { echo "SKIP: no python3-yaml (./install-deps.sh installs it)"; exit 77; }
@@ -56,8 +55,7 @@ start_serve() {
 	env "$@" "$INFERTOP_BIN" $(sed -e 's/^0\.0\.0\.0:8080$/127.0.0.1:0/' \
 		-e "s|^/var/lib/infertop/results$|$tmp/results|" "$f") >"$tmp/out" 2>"$tmp/err" &
 	pid=$!
-	i=0
-	while [ $i -lt 200 ] && ! grep -q "control API on" "$tmp/err"; do i=$((i + 1)); sleep 0.05; done
+	wait_for "$tmp/err" "control API on"
 	port=$(sed -n 's/^infertop: control API on http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$tmp/err")
 	[ -n "$port" ]
 }

@@ -11,23 +11,11 @@
 # before it listens.
 : "${INFERTOP_BIN:?}"
 set -u
-fails=0
-check() { # description, command status
-	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/check_lib.sh"
 command -v curl >/dev/null || { echo "SKIP: no curl"; exit 77; }
 tmp=$(mktemp -d)
 pids=
 trap 'for p in $pids; do kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
-
-# Polls until a file has a line matching a pattern (bounded: 10 s).
-wait_for() { # file pattern
-	i=0
-	while [ $i -lt 200 ] && ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1)); sleep 0.05
-	done
-	grep -q "$2" "$1"
-}
 
 # 30 records: record k is "w" k+1 times, so k+1 prompt tokens (the
 # simulator counts one per run of non-space bytes).
