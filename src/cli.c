@@ -314,8 +314,10 @@ static int set_seed(struct config *cfg, const struct cli_opt *o, const char *arg
 static int set_slice(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
 	(void)o;
+	char want[96];
+	snprintf(want, sizeof want, "expected I/N: slice I (from 0) of N, N from 1 to %ld", DATASET_MAX_SLICES);
 	if (dataset_slice_parse(arg, &cfg->slice_index, &cfg->slice_count) != 0)
-		return cli_error(name, arg, "expected I/N: slice I (from 0) of N, N from 1 to 100000");
+		return cli_error(name, arg, want);
 	return 0;
 }
 
