@@ -136,6 +136,13 @@ fc = fleet["spec"]["containers"][0]
 fargs = fc.get("args", [])
 want = "dns:%s:%d" % (svc["metadata"]["name"], sp["port"])
 check("the fleet pod discovers %s" % want, fargs[:1] == ["fleet"] and opt(fargs, "--discover") == want)
+fenv = {e["name"]: e for e in fc.get("env", [])}
+ftok = opt(fargs, "--token-env")
+check("the fleet reads the generators' token from the same Secret (%s)" % ftok,
+      ftok in fenv and fenv[ftok].get("valueFrom", {}).get("secretKeyRef") == secret_ref(tok))
+start = fargs.index("--start") if "--start" in fargs else len(fargs)
+check("the fleet's own options come before --start (after it: the run)",
+      all(fargs.index(o) < start for o in ("--discover", "--token-env", "--output") if o in fargs))
 refs = {e["valueFrom"]["configMapKeyRef"]["key"] for e in fc.get("env", [])
         if "configMapKeyRef" in e.get("valueFrom", {})}
 check("every ConfigMap key the fleet reads exists (%s)" % sorted(refs), refs and refs <= set(cm["data"]))
@@ -152,6 +159,16 @@ if binary:
     helptext = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
     unknown = [k for k in spec if k != "url" and "--" + k not in helptext]
     check("run.json's keys are infertop options (%s)" % (unknown or "all"), not unknown)
+    # The fleet pod's options, where this build has `infertop fleet`: the
+    # fleet's before --start, the run's after it.
+    fl = subprocess.run([binary, "fleet", "--help"], capture_output=True, text=True)
+    if fl.returncode == 0 and "--discover" in fl.stdout:
+        fopts = [a for a in fargs[1:start] if a.startswith("--")]
+        ropts = [a for a in fargs[start + 1:] if a.startswith("--")]
+        bad = [a for a in fopts if a not in fl.stdout] + [a for a in ropts if a not in helptext]
+        check("the fleet pod's options are this build's (%s)" % (bad or "all"), not bad)
+    else:
+        print("note: this build has no infertop fleet: its options in the fleet pod are not checked")
     # The runtime stage installs every package whose library the binary
     # loads directly (its DT_NEEDED), beyond the base image's own.
     out = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True).stdout
