@@ -23,7 +23,9 @@
  * block, so at most 1/16 of a block is wasted), plus 36 bytes per record.
  * While a record is parsed, up to about three times its raw size is held
  * (raw text, cJSON tree, kept copy). A text dataset keeps every non-blank
- * line. Records larger than DATASET_MAX_RECORD bytes are refused. */
+ * line. Records larger than DATASET_MAX_RECORD bytes are refused. With
+ * --slice I/N a ShareGPT or JSONL dataset keeps only its slice's records
+ * (about 1/N of the above); a text dataset keeps every line. */
 
 #include <stdbool.h>
 #include <stddef.h>
