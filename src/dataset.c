@@ -281,16 +281,18 @@ static const char *kind_name(enum dataset_kind k)
  * from the replies (estimated, 4.00 chars/tok; no /tokenize (HTTP 404))". */
 void dataset_update_desc(struct dataset *d)
 {
-	char in[64], out[64], what[160] = "", prefix[48] = "", rate[40], extra[40] = "";
+	char in[64], out[64], what[232] = "", prefix[48] = "", rate[40], extra[40] = "";
 	dist_text(&d->input_dist, in, sizeof in);
 	dist_text(&d->output_dist, out, sizeof out);
+	/* Slices are at most DATASET_MAX_SLICES: ints. */
 	char slice[64] = "";
+	int si = (int)d->slice_index, sn = (int)d->slice_count;
 	if (d->slice_count && d->kind == DATASET_TEXT)
-		snprintf(slice, sizeof slice, ", slice %ld/%ld: %zu", d->slice_index, d->slice_count, d->nslice_lines);
+		snprintf(slice, sizeof slice, ", slice %d/%d: %zu", si, sn, d->nslice_lines);
 	else if (d->slice_count && d->kind != DATASET_SYNTHETIC)
-		snprintf(slice, sizeof slice, "slice %ld/%ld: %zu of ", d->slice_index, d->slice_count, d->nrecs);
+		snprintf(slice, sizeof slice, "slice %d/%d: %zu of ", si, sn, d->nrecs);
 	else if (d->slice_count)
-		snprintf(slice, sizeof slice, " (slice %ld/%ld)", d->slice_index, d->slice_count);
+		snprintf(slice, sizeof slice, " (slice %d/%d)", si, sn);
 	if (d->kind == DATASET_SYNTHETIC)
 		snprintf(what, sizeof what, "%s", slice);
 	else if (d->kind == DATASET_TEXT)

@@ -178,6 +178,8 @@ if binary:
     missing = []
     ldd = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
     paths = dict(re.findall(r"^\s*(\S+) => (/\S+)", ldd, re.M))
+    # A sanitizer build's runtimes are not the image's (it builds without).
+    needed = [lib for lib in needed if not re.match(r"lib(asan|ubsan|lsan|tsan)\.", lib)]
     for lib in needed:
         pkg = ""
         path = paths.get(lib, "")

@@ -113,7 +113,7 @@ static void test_cli_seed(void **state)
 	cli_free(&cfg);
 	/* Without --seed, each slice its own seed: 1 + I. */
 	for (long i = 0; i < 3; i++) {
-		char s[16];
+		char s[48];
 		snprintf(s, sizeof s, "%ld/3", i);
 		const char *args[] = {"--slice", s, NULL};
 		assert_int_equal(parse_args(&cfg, args), CLI_RUN);
@@ -153,7 +153,7 @@ static void check_partition(const char *spec, const char *api, long n)
 	struct dataset *whole = open_ok(&wc, wargs);
 	size_t total = 0;
 	for (long i = 0; i < n; i++) {
-		char s[32];
+		char s[48];
 		snprintf(s, sizeof s, "%ld/%ld", i, n);
 		struct config cfg;
 		const char *args[] = {"--dataset", spec, "--api", api, "--slice", s, NULL};
@@ -178,7 +178,7 @@ static void check_partition(const char *spec, const char *api, long n)
 			assert_int_equal(a->reply_chars, b->reply_chars);
 		}
 		total += d->nrecs;
-		char want[48];
+		char want[64];
 		snprintf(want, sizeof want, "slice %s:", s);
 		if (!strstr(dataset_describe(d), want))
 			fail_msg("describe '%s' lacks '%s'", dataset_describe(d), want);
@@ -263,7 +263,7 @@ static void test_text(void **state)
 	struct dataset *whole = open_ok(&wc, wargs);
 	size_t covered = 0;
 	for (long i = 0; i < 3; i++) {
-		char s[16];
+		char s[48];
 		snprintf(s, sizeof s, "%ld/3", i);
 		struct config cfg;
 		const char *args[] = {"--dataset", spec, "--prefix-tokens", "20", "--input-tokens", "60", "--slice", s, NULL};
@@ -333,7 +333,7 @@ static void test_synthetic(void **state)
 		char *p[3][16], *again[16];
 		size_t plen[3];
 		for (int i = 0; i < 3; i++) {
-			char s[16];
+			char s[48];
 			snprintf(s, sizeof s, "%d/3", i);
 			const char *with[] = {"--slice", s, "--seed", "5", "--prefix-tokens", "12", "--input-tokens",
 					      "40", NULL};

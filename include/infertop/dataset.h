@@ -164,7 +164,7 @@ struct dataset {
 	double overhead;
 	bool calibrated;
 	char note[192];         /* why calibration fell back, "" if it did not */
-	char desc[640];
+	char desc[768];
 };
 
 /* Parses a dataset file from f ("name" in messages) into d, whose kind is
