@@ -10,6 +10,14 @@
 #
 # RUNTIME (default podman) and RUNTIME_ARGS (e.g. "--runtime runc" where
 # crun cannot run, such as a hybrid-cgroup host) choose how it is run.
+#
+# Where no image registry is reachable, the Debian base can be made from
+# Debian's packages and named as the Containerfile's FROM:
+#   debootstrap --variant=minbase bookworm /tmp/rootfs http://deb.debian.org/debian
+#   tar -C /tmp/rootfs -c . | podman import - docker.io/library/debian:bookworm-slim
+#   podman build --pull=never --network=host --isolation=chroot --format docker \
+#       -f deploy/Containerfile -t localhost/infertop .
+#   RUNTIME_ARGS="--runtime runc" deploy/image_check.sh localhost/infertop build/infertop
 set -u
 image=${1:?usage: image_check.sh IMAGE INFERTOP-BINARY}
 bin=${2:?usage: image_check.sh IMAGE INFERTOP-BINARY}
