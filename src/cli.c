@@ -307,6 +307,17 @@ static int set_seed(struct config *cfg, const struct cli_opt *o, const char *arg
 	if (units_parse_long(arg, 0, 0x7fffffffL, &l) != 0)
 		return cli_error(name, arg, "expected a whole number >= 0");
 	cfg->seed = (uint64_t)l;
+	cfg->have_seed = true;
+	return 0;
+}
+
+static int set_slice(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)o;
+	char want[96];
+	snprintf(want, sizeof want, "expected I/N: slice I (from 0) of N, N from 1 to %ld", DATASET_MAX_SLICES);
+	if (dataset_slice_parse(arg, &cfg->slice_index, &cfg->slice_count) != 0)
+		return cli_error(name, arg, want);
 	return 0;
 }
 
@@ -548,6 +559,9 @@ static const struct cli_opt opts[] = {
 	  .help = "after a stop, wait this long for in-flight requests before aborting them (default 10s)" },
 
 	{ "dataset", 0, "SPEC", G_REQUESTS, set_dataset, F(dataset), .values = dataset_value, .help = "prompts: %s" },
+	{ "slice", 0, "I/N", G_REQUESTS, set_slice,
+	  .help = "use slice I (from 0) of N disjoint slices of the dataset (every N-th prompt from the I-th), "
+		  "and without --seed the seed 1+I: one slice per generator of a fleet" },
 	{ "input-tokens", 0, "LEN", G_REQUESTS, set_tokens, F(input_dist),
 	  .help = "prompt tokens, prefix included (synthetic, text; default 128); LEN is N, MIN:MAX (uniform) or "
 		  "normal:MEAN,SD; calibrated with POST /tokenize" },
@@ -898,6 +912,9 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		}
 	}
+	/* No two generators of a fleet send the same sequence. */
+	if (cfg->slice_count && !cfg->have_seed)
+		cfg->seed = dataset_slice_seed(cfg->seed, cfg->slice_index);
 	if (!cfg->api_key_env && set_str(&cfg->api_key_env, "OPENAI_API_KEY") != 0)
 		return CLI_EXIT_USAGE;
 	if (!cfg->server && set_str(&cfg->server, "auto") != 0)

@@ -21,6 +21,9 @@ struct config {
 	double rate;            /* > 0: open loop, requests per second */
 	long max_concurrency;   /* open-loop cap, 0 = none */
 	uint64_t seed;
+	bool have_seed;         /* --seed given (else a slice derives its own) */
+	long slice_index;       /* --slice I/N: this generator's share of the dataset */
+	long slice_count;       /* N; 0: no slice, the whole dataset */
 	long requests;          /* stop after this many started, 0 = no limit */
 	int64_t duration_ns;    /* stop starting after this long, 0 = no limit */
 	long input_tokens;      /* plain value or the distribution's mean */
