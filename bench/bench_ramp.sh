@@ -45,7 +45,11 @@ set -e
 t1=$(date +%s%N)
 
 first=$(grep -m1 -E '^[0-9]+ \[ *[0-9.]+s\]' "$out/stderr" | cut -d' ' -f1)
+# The loop's longest breath-hold: the widest gap between two progress
+# lines (due every second), the first one counted from launch.
+gap=$(grep -E '^[0-9]+ \[ *[0-9.]+s\]' "$out/stderr" | awk '{ if ($1 - p > g) g = $1 - p; p = $1 } END { print g + 0 }')
 printf 'streams %d, -d %ds\n' "$streams" "$dur"
 printf 'first progress line  %s ms\n' "${first:-none}"
+printf 'longest gap          %s ms between progress lines (due every 1000 ms)\n' "$gap"
 printf 'run length           %d ms\n' $(((t1 - t0) / 1000000))
-grep -iE -A6 "requests|error" "$out/summary" | head -20 || true
+grep -iE -A3 "^(Successful requests|Failed requests|Errors by kind)" "$out/summary" | grep -v '^--' | head -12 || true

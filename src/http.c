@@ -9,45 +9,66 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* Transfers are spread over several curl multi handles ("shards") of at
+ * most HTTP_SHARD_XFERS transfers each, all on the one loop. libcurl 7.88
+ * walks every cached connection of a multi when a transfer is removed
+ * (curl_multi_remove_handle looks for a connect-only connection to close)
+ * and every connection to the host when one is added (the reuse search):
+ * with one multi that is O(streams) per request, a quarter of the client's
+ * CPU at 1,000 streams and seconds of a blocked loop over a ramp to
+ * 15,000. A transfer keeps its shard for life, so a pooled request finds
+ * the connection it left idle there. */
+#define HTTP_SHARD_XFERS 32
+
 struct http_sock {
 	ev_io io;
 	curl_socket_t fd;
-	struct http *h;
+	int events;                    /* what io is armed for */
+	struct http_shard *sh;
 };
 
-struct http {
-	struct ev_loop *loop;
+struct http_shard {
+	struct http *h;
 	CURLM *multi;
 	ev_timer timer;
+	long timer_ms;                 /* curl's last timeout, -1: none */
 	int running;
-	long sockets;
-	long keepalive_s;              /* the server's idle limit, as last told */
+	long xfers_assigned;           /* transfers given this shard for life */
 	long conns;                    /* open connections, idle ones included */
 	long xfers;                    /* transfers in the multi */
 	long fresh_pending;            /* of which sent fresh, not connected yet */
 };
 
-static void http_forget(struct http *h, CURL *easy)
+struct http {
+	struct ev_loop *loop;
+	struct http_shard **shards;
+	size_t nshards;
+	long cache;                    /* CURLMOPT_MAXCONNECTS of every shard */
+	long sockets;
+	long keepalive_s;              /* the server's idle limit, as last told */
+};
+
+static void http_forget(struct http_shard *sh, CURL *easy)
 {
 	struct http_xfer *x = NULL;
 	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
-	curl_multi_remove_handle(h->multi, easy);
+	curl_multi_remove_handle(sh->multi, easy);
 	/* Removing a handle that was not added is allowed; the floors keep
 	 * the counts from going below what they can be. */
 	if (x && x->awaiting_socket) {
 		x->awaiting_socket = false;
-		if (h->fresh_pending > 0)
-			h->fresh_pending--;
+		if (sh->fresh_pending > 0)
+			sh->fresh_pending--;
 	}
-	if (h->xfers > 0)
-		h->xfers--;
+	if (sh->xfers > 0)
+		sh->xfers--;
 }
 
-static void http_drain(struct http *h)
+static void http_drain(struct http_shard *sh)
 {
 	CURLMsg *msg;
 	int left;
-	while ((msg = curl_multi_info_read(h->multi, &left)) != NULL) {
+	while ((msg = curl_multi_info_read(sh->multi, &left)) != NULL) {
 		if (msg->msg != CURLMSG_DONE)
 			continue;
 		CURL *easy = msg->easy_handle;
@@ -55,7 +76,7 @@ static void http_drain(struct http *h)
 		struct http_xfer *x = NULL;
 		curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
 		/* Removed first so done() may reuse the handle at once. */
-		http_forget(h, easy);
+		http_forget(sh, easy);
 		if (x && x->done)
 			x->done(x, rc);
 	}
@@ -65,49 +86,54 @@ static void http_on_io(struct ev_loop *loop, ev_io *w, int revents)
 {
 	(void)loop;
 	struct http_sock *s = (struct http_sock *)w;
-	struct http *h = s->h;
+	struct http_shard *sh = s->sh;
 	int action = ((revents & EV_READ) ? CURL_CSELECT_IN : 0) |
 		     ((revents & EV_WRITE) ? CURL_CSELECT_OUT : 0);
-	curl_multi_socket_action(h->multi, s->fd, action, &h->running);
-	http_drain(h);
+	curl_multi_socket_action(sh->multi, s->fd, action, &sh->running);
+	http_drain(sh);
 }
 
 static void http_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	(void)loop;
 	(void)revents;
-	struct http *h = w->data;
-	curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &h->running);
-	http_drain(h);
+	struct http_shard *sh = w->data;
+	sh->timer_ms = -1;
+	curl_multi_socket_action(sh->multi, CURL_SOCKET_TIMEOUT, 0, &sh->running);
+	http_drain(sh);
 }
 
 static int http_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
 {
 	(void)easy;
-	struct http *h = userp;
+	struct http_shard *sh = userp;
+	struct http *h = sh->h;
 	struct http_sock *s = socketp;
 	if (what == CURL_POLL_REMOVE) {
 		if (s) {
 			ev_io_stop(h->loop, &s->io);
 			free(s);
 			h->sockets--;
-			curl_multi_assign(h->multi, fd, NULL);
+			curl_multi_assign(sh->multi, fd, NULL);
 		}
 		return 0;
 	}
+	int events = ((what & CURL_POLL_IN) ? EV_READ : 0) | ((what & CURL_POLL_OUT) ? EV_WRITE : 0);
 	if (!s) {
 		s = calloc(1, sizeof *s);
 		if (!s)
 			return -1; /* curl fails the transfer: counted, not fatal */
 		s->fd = fd;
-		s->h = h;
+		s->sh = sh;
 		ev_init(&s->io, http_on_io);
-		curl_multi_assign(h->multi, fd, s);
+		curl_multi_assign(sh->multi, fd, s);
 		h->sockets++;
+	} else if (s->events == events && ev_is_active(&s->io)) {
+		return 0; /* armed as asked already: no epoll_ctl */
 	} else {
 		ev_io_stop(h->loop, &s->io);
 	}
-	int events = ((what & CURL_POLL_IN) ? EV_READ : 0) | ((what & CURL_POLL_OUT) ? EV_WRITE : 0);
+	s->events = events;
 	ev_io_set(&s->io, fd, events);
 	ev_io_start(h->loop, &s->io);
 	return 0;
@@ -116,15 +142,51 @@ static int http_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, v
 static int http_timer_cb(CURLM *multi, long timeout_ms, void *userp)
 {
 	(void)multi;
-	struct http *h = userp;
-	ev_timer_stop(h->loop, &h->timer);
+	struct http_shard *sh = userp;
+	struct http *h = sh->h;
+	/* The same timeout again: the timer already runs for it. curl calls
+	 * only when its deadline moved, so an equal figure means a later
+	 * deadline: the running timer fires early at worst (curl then tells
+	 * the rest), never late. 0 ("now") is always armed. */
+	if (timeout_ms == sh->timer_ms && timeout_ms > 0 && ev_is_active(&sh->timer))
+		return 0;
+	ev_timer_stop(h->loop, &sh->timer);
+	sh->timer_ms = timeout_ms;
 	if (timeout_ms >= 0) {
 		/* Milliseconds as a double: integer division would turn every
 		 * sub-second timeout into 0 and spin. */
-		ev_timer_set(&h->timer, (double)timeout_ms / 1000.0, 0.);
-		ev_timer_start(h->loop, &h->timer);
+		ev_timer_set(&sh->timer, (double)timeout_ms / 1000.0, 0.);
+		ev_timer_start(h->loop, &sh->timer);
 	}
 	return 0;
+}
+
+static struct http_shard *http_shard_new(struct http *h)
+{
+	struct http_shard **more = realloc(h->shards, (h->nshards + 1) * sizeof *more);
+	if (!more)
+		return NULL;
+	h->shards = more;
+	struct http_shard *sh = calloc(1, sizeof *sh);
+	if (!sh)
+		return NULL;
+	sh->h = h;
+	sh->timer_ms = -1;
+	sh->multi = curl_multi_init();
+	if (!sh->multi) {
+		free(sh);
+		return NULL;
+	}
+	ev_timer_init(&sh->timer, http_on_timer, 0., 0.);
+	sh->timer.data = sh;
+	curl_multi_setopt(sh->multi, CURLMOPT_SOCKETFUNCTION, http_socket_cb);
+	curl_multi_setopt(sh->multi, CURLMOPT_SOCKETDATA, sh);
+	curl_multi_setopt(sh->multi, CURLMOPT_TIMERFUNCTION, http_timer_cb);
+	curl_multi_setopt(sh->multi, CURLMOPT_TIMERDATA, sh);
+	if (h->cache > 0)
+		curl_multi_setopt(sh->multi, CURLMOPT_MAXCONNECTS, h->cache);
+	h->shards[h->nshards++] = sh;
+	return sh;
 }
 
 struct http *http_new(struct ev_loop *loop)
@@ -133,17 +195,11 @@ struct http *http_new(struct ev_loop *loop)
 	if (!h)
 		return NULL;
 	h->loop = loop;
-	h->multi = curl_multi_init();
-	if (!h->multi) {
+	if (!http_shard_new(h)) {
+		free(h->shards);
 		free(h);
 		return NULL;
 	}
-	ev_timer_init(&h->timer, http_on_timer, 0., 0.);
-	h->timer.data = h;
-	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, http_socket_cb);
-	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
-	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, http_timer_cb);
-	curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
 	return h;
 }
 
@@ -151,10 +207,18 @@ void http_free(struct http *h)
 {
 	if (!h)
 		return;
-	ev_timer_stop(h->loop, &h->timer);
-	/* Cleanup closes cached connections, which calls back with
-	 * CURL_POLL_REMOVE for each socket and frees its watcher. */
-	curl_multi_cleanup(h->multi);
+	for (size_t i = 0; i < h->nshards; i++) {
+		struct http_shard *sh = h->shards[i];
+		ev_timer_stop(h->loop, &sh->timer);
+		/* Cleanup closes cached connections, which calls back with
+		 * CURL_POLL_REMOVE for each socket and frees its watcher. */
+		curl_multi_cleanup(sh->multi);
+	}
+	/* Freed after every multi: a connection's close callback counts on
+	 * the shard that opened it. */
+	for (size_t i = 0; i < h->nshards; i++)
+		free(h->shards[i]);
+	free(h->shards);
 	free(h);
 }
 
@@ -164,22 +228,22 @@ static curl_socket_t http_open_socket(void *ud, curlsocktype purpose, struct cur
 {
 	(void)purpose;
 	struct http_xfer *x = ud;
-	struct http *h = x->h;
+	struct http_shard *sh = x->shard;
 	curl_socket_t fd = socket(a->family, a->socktype, a->protocol);
 	if (fd == CURL_SOCKET_BAD)
 		return fd;
-	h->conns++;
+	sh->conns++;
 	if (x->awaiting_socket) {
 		x->awaiting_socket = false;
-		h->fresh_pending--;
+		sh->fresh_pending--;
 	}
 	return fd;
 }
 
 static int http_close_socket(void *ud, curl_socket_t fd)
 {
-	struct http *h = ud;
-	h->conns--;
+	struct http_shard *sh = ud;
+	sh->conns--;
 	return close(fd);
 }
 
@@ -187,9 +251,24 @@ static int http_close_socket(void *ud, curl_socket_t fd)
  * for their fresh connection, and ones waiting for an idle one (which
  * they get before a newcomer): open connections beyond the first two
  * kinds are idle ones nobody has claimed yet. */
-static bool http_idle_free(const struct http *h)
+static bool http_idle_free(const struct http_shard *sh)
 {
-	return h->conns - (h->xfers - h->fresh_pending) > 0;
+	return sh->conns - (sh->xfers - sh->fresh_pending) > 0;
+}
+
+/* The shard a transfer lives in: the first one with room, else a new
+ * one. Transfers are few next to their requests (pooled), so this runs
+ * once per pooled transfer, not per request. */
+static struct http_shard *http_shard_for(struct http *h, struct http_xfer *x)
+{
+	if (x->shard)
+		return x->shard;
+	struct http_shard *sh = h->shards[h->nshards - 1];
+	if (sh->xfers_assigned >= HTTP_SHARD_XFERS && !(sh = http_shard_new(h)))
+		return NULL;
+	sh->xfers_assigned++;
+	x->shard = sh;
+	return sh;
 }
 
 int http_add(struct http *h, CURL *easy, bool fresh)
@@ -198,33 +277,42 @@ int http_add(struct http *h, CURL *easy, bool fresh)
 	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
 	if (!x)
 		return -1;
-	fresh = fresh || !http_idle_free(h);
-	x->h = h;
+	struct http_shard *sh = http_shard_for(h, x);
+	if (!sh)
+		return -1;
+	fresh = fresh || !http_idle_free(sh);
 	x->awaiting_socket = fresh;
 	curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, (long)fresh);
 	curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, http_open_socket);
 	curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, x);
 	curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, http_close_socket);
-	curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, h);
-	if (curl_multi_add_handle(h->multi, easy) != CURLM_OK) {
+	curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, sh);
+	if (curl_multi_add_handle(sh->multi, easy) != CURLM_OK) {
 		x->awaiting_socket = false;
 		return -1;
 	}
-	h->xfers++;
+	sh->xfers++;
 	if (fresh)
-		h->fresh_pending++;
+		sh->fresh_pending++;
 	return 0;
 }
 
 void http_remove(struct http *h, CURL *easy)
 {
-	http_forget(h, easy);
+	(void)h;
+	struct http_xfer *x = NULL;
+	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+	if (x && x->shard)
+		http_forget(x->shard, easy);
 }
-
 
 void http_set_cache(struct http *h, long connections)
 {
-	curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, connections);
+	/* Per shard, the whole figure: a shard never holds more connections
+	 * than its transfers opened, and none is closed for want of room. */
+	h->cache = connections;
+	for (size_t i = 0; i < h->nshards; i++)
+		curl_multi_setopt(h->shards[i]->multi, CURLMOPT_MAXCONNECTS, connections);
 }
 
 long http_sockets(const struct http *h)

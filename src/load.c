@@ -72,9 +72,24 @@ static void load_ramp_later(struct load *l)
 	}
 }
 
+/* Starts left in this loop iteration. The batch is per iteration, not
+ * per call: during a ramp every finished request refills, and a hundred
+ * of them finishing in one iteration would each start a batch. ev_now()
+ * moves once per iteration, which tells iterations apart. */
+static int load_budget(struct load *l)
+{
+	ev_tstamp now = ev_now(l->loop);
+	if (now != l->batch_at) {
+		l->batch_at = now;
+		l->batch_left = LOAD_START_BATCH;
+	}
+	return l->batch_left;
+}
+
 static void load_fill_closed(struct load *l)
 {
-	for (int n = 0; n < LOAD_START_BATCH && load_closed_wants(l); n++) {
+	while (load_budget(l) > 0 && load_closed_wants(l)) {
+		l->batch_left--;
 		if (load_start_one(l, 0) != 0)
 			return;
 	}
@@ -102,14 +117,22 @@ static int pending_push(struct load *l, int64_t t)
 	return 0;
 }
 
+static int load_start_pending(struct load *l)
+{
+	int64_t t = l->pending[l->pending_head];
+	if (load_start_one(l, t) != 0)
+		return -1;
+	l->pending_head = (l->pending_head + 1) % l->pending_cap;
+	l->pending_len--;
+	return 0;
+}
+
 static void load_drain_pending(struct load *l)
 {
-	for (int n = 0; n < LOAD_START_BATCH && load_open_wants(l); n++) {
-		int64_t t = l->pending[l->pending_head];
-		if (load_start_one(l, t) != 0)
+	while (load_budget(l) > 0 && load_open_wants(l)) {
+		l->batch_left--;
+		if (load_start_pending(l) != 0)
 			return;
-		l->pending_head = (l->pending_head + 1) % l->pending_cap;
-		l->pending_len--;
 	}
 	load_ramp_later(l);
 }
@@ -214,7 +237,11 @@ static void load_on_ramp(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	(void)loop;
 	(void)revents;
-	load_on_done(w->data);
+	struct load *l = w->data;
+	if (l->mode == LOAD_CLOSED)
+		load_fill_closed(l);
+	else
+		load_drain_pending(l);
 }
 
 void load_init(struct load *l, struct ev_loop *loop, uint64_t seed,
@@ -385,12 +412,19 @@ void load_backoff(struct load *l, bool on)
 		load_on_done(l);
 }
 
+/* A finished request makes room for one: its user's next request
+ * (closed loop) or the oldest queued arrival (open loop) starts at once,
+ * outside the ramp's batch, so a steady load never waits an iteration.
+ * Growth beyond that (a ramp still under way) goes on in batches. */
 void load_on_done(struct load *l)
 {
-	if (l->mode == LOAD_CLOSED)
-		load_fill_closed(l);
-	else
-		load_drain_pending(l);
+	if (l->mode == LOAD_CLOSED) {
+		if (load_closed_wants(l) && load_start_one(l, 0) != 0)
+			return;
+	} else if (load_open_wants(l) && load_start_pending(l) != 0) {
+		return;
+	}
+	load_ramp_later(l);
 }
 
 uint32_t load_pending(const struct load *l)

@@ -102,6 +102,33 @@ static void test_closed_ramp_in_batches(void **state)
 	ev_loop_destroy(loop);
 }
 
+/* Requests that finish during a ramp are replaced one for one, and the
+ * ramp's growth stays one batch per iteration: a hundred finishing in one
+ * iteration must not start a hundred batches. */
+static void test_closed_ramp_refills_one_for_one(void **state)
+{
+	(void)state;
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	struct fake f;
+	fake_init(&f, loop);
+	load_set_concurrency(&f.load, 15000);
+	assert_int_equal(f.in_flight, LOAD_START_BATCH);
+	/* The same iteration: 100 of them finish, each telling the load. */
+	for (int i = 0; i < 100; i++) {
+		f.in_flight--;
+		load_on_done(&f.load);
+	}
+	assert_int_equal(f.in_flight, LOAD_START_BATCH);
+	assert_int_equal(f.load.started, LOAD_START_BATCH + 100);
+	/* The next iterations carry on, a batch each. */
+	f.max_burst = 0;
+	fake_run_until(&f, loop, 15000);
+	assert_int_equal(f.in_flight, 15000);
+	assert_true(f.max_burst <= LOAD_START_BATCH);
+	fake_free(&f, loop);
+	ev_loop_destroy(loop);
+}
+
 static void test_closed_ramp_stops_with_the_run(void **state)
 {
 	(void)state;
@@ -213,13 +240,16 @@ static int teardown(void **state)
 static void test_ramp_connections(void **state)
 {
 	struct enginefix *f = *state;
-	const char *sim[] = {"--timing", "fixed", "--ttft", "1ms", "--itl", "1ms", NULL};
+	/* 70 ms requests: the ramp adds one batch of users per iteration
+	 * (24 iterations to 3,000) while the first ones go round, and the
+	 * request limit must leave it the time to reach them all. */
+	const char *sim[] = {"--timing", "fixed", "--ttft", "50ms", "--itl", "10ms", NULL};
 	enginefix_sim(f, sim);
-	const char *args[] = {"-c", "3000", "-n", "12000", "--output-tokens", "2", NULL};
+	const char *args[] = {"-c", "3000", "-n", "30000", "--output-tokens", "3", NULL};
 	enginefix_engine(f, args);
 	engine_run(f->e);
 	const struct stats *s = f->e->stats;
-	assert_int_equal(s->run_c.completed, 12000);
+	assert_int_equal(s->run_c.completed, 30000);
 	assert_int_equal(stats_errors_total(s), 0);
 	assert_int_equal(s->max_in_flight, 3000);
 	assert_int_equal(s->connections, 3000);
@@ -229,6 +259,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_closed_ramp_in_batches),
+		cmocka_unit_test(test_closed_ramp_refills_one_for_one),
 		cmocka_unit_test(test_closed_ramp_stops_with_the_run),
 		cmocka_unit_test(test_closed_ramp_waits_for_pause),
 		cmocka_unit_test(test_open_queue_drains_in_batches),

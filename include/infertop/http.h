@@ -11,11 +11,14 @@
  * asks for, one ev_timer for curl's timeout. Every transfer stores a
  * struct http_xfer* as CURLOPT_PRIVATE; its done() runs once the transfer
  * ends, after the handle has been removed from the multi. */
+struct http_shard;
+
 struct http_xfer {
 	void (*done)(struct http_xfer *x, CURLcode rc);
-	/* http's own: the transfer was sent to a new connection it has not
-	 * opened yet. */
-	struct http *h;
+	/* http's own (zeroed before the first http_add): the multi handle
+	 * the transfer lives in, and whether it was sent to a new connection
+	 * it has not opened yet. */
+	struct http_shard *shard;
 	bool awaiting_socket;
 };
 

@@ -71,6 +71,8 @@ struct load {
 	ev_timer arrival_timer;
 	int64_t next_intended;
 	ev_timer ramp_timer;       /* continues a fill cut at LOAD_START_BATCH */
+	ev_tstamp batch_at;        /* the loop iteration batch_left is for */
+	int batch_left;            /* starts left in it */
 
 	int64_t *pending;          /* ring of intended times, grown on demand */
 	uint32_t pending_cap, pending_head, pending_len;
