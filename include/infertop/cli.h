@@ -24,6 +24,8 @@ enum cli_result cli_parse_capture(struct config *cfg, int argc, char **argv, cha
 /* An option by its long name: 1 takes a value, 0 a flag, -1 no such
  * option (--help and --version count as none). */
 int cli_option_kind(const char *name);
+/* The long name of short option c ('c' -> "concurrency"); NULL: none. */
+const char *cli_option_long(char c);
 void cli_usage(FILE *out);
 void cli_free(struct config *cfg);
 
