@@ -297,6 +297,11 @@ size_t fleet_nendpoints(const struct fleet *f)
 	return f->neps;
 }
 
+bool fleet_endpoint_refused(const struct fleet *f, size_t i)
+{
+	return i < f->neps && f->eps[i]->refused;
+}
+
 const char *fleet_endpoint_url(const struct fleet *f, size_t i)
 {
 	return i < f->neps ? f->eps[i]->url : NULL;
@@ -356,6 +361,15 @@ static void check_belongs(struct fleet *f, const struct snapshot *s, char *why, 
 		snprintf(why, cap, "it asks for model %.100s, the fleet %.100s", s->model, f->ref_model);
 }
 
+/* Said once when it starts (on the dashboard, on the status line). */
+static void refuse(struct endpoint *ep, const char *why, bool was)
+{
+	ep->refused = true;
+	snprintf(ep->msg, sizeof ep->msg, "refused: %.180s", why);
+	if (!was)
+		fprintf(stderr, "infertop fleet: %s: %s\n", ep->id, ep->msg);
+}
+
 static void on_status(void *ud, long code, const char *body, size_t len, const char *err)
 {
 	struct endpoint *ep = ud;
@@ -378,8 +392,8 @@ static void on_status(void *ud, long code, const char *body, size_t len, const c
 		return;
 	}
 	ep->last_ok_ns = now;
-	ep->refused = false;
 	if (code == 409) {
+		ep->refused = false;
 		/* serve between runs: the run it had is over. */
 		ep->idle = true;
 		ep->msg[0] = '\0';
@@ -391,15 +405,14 @@ static void on_status(void *ud, long code, const char *body, size_t len, const c
 	ep->idle = false;
 	struct snapshot s;
 	char why[300];
+	bool was_refused = ep->refused;
 	if (snapshot_parse(&s, body, len, why, sizeof why) != 0) {
-		ep->refused = true;
-		snprintf(ep->msg, sizeof ep->msg, "refused: %.180s", why);
+		refuse(ep, why, was_refused);
 		return;
 	}
 	check_belongs(f, &s, why, sizeof why);
 	if (why[0]) {
-		ep->refused = true;
-		snprintf(ep->msg, sizeof ep->msg, "refused: %.180s", why);
+		refuse(ep, why, was_refused);
 		snapshot_release(&s);
 		return;
 	}
@@ -416,7 +429,12 @@ static void on_status(void *ud, long code, const char *body, size_t len, const c
 	/* A run that answers at another address (DNS gave it two) is still
 	 * one run: the row follows the address that answered last. */
 	f->rows[ri]->ep = epi;
-	if (cur && ep->row != ri && cur->state != FLEET_GEN_DONE) {
+	ep->refused = false;
+	if (ep->row != ri)
+		fprintf(stderr, "infertop fleet: %s: run %.8s\n", ep->id, s.run_id);
+	/* The run it had is over: done, or lost (it stays so: it was never
+	 * seen to end), or else ended by the new one. */
+	if (cur && ep->row != ri && cur->state != FLEET_GEN_DONE && cur->state != FLEET_GEN_LOST) {
 		cur->state = FLEET_GEN_ENDED;
 		snprintf(cur->msg, sizeof cur->msg, "its generator started run %.8s", s.run_id);
 	}
@@ -468,8 +486,10 @@ static void mark_lost(struct fleet *f, int64_t now)
 		struct row *r = f->rows[ep->row];
 		int64_t seen = ep->last_ok_ns ? ep->last_ok_ns : ep->added_ns;
 		bool silent = now - seen > FLEET_LOST_NS;
-		if (silent && r->state != FLEET_GEN_LOST && r->state != FLEET_GEN_ENDED) {
+		if (silent && r->state != FLEET_GEN_LOST && r->state != FLEET_GEN_ENDED && r->state != FLEET_GEN_DONE) {
 			r->state = FLEET_GEN_LOST;
+			fprintf(stderr, "infertop fleet: %s: lost (%s); its last counts stay in the totals\n", ep->id,
+				ep->msg[0] ? ep->msg : "no answer");
 			f->dirty = true;
 		}
 	}

@@ -101,7 +101,7 @@ void fleet_panel_draw(void *ud, void *win, int rows, int cols, const struct dash
 void fleet_print_line(const struct fleet *f, int64_t now, void *file)
 {
 	FILE *out = file;
-	size_t n = fleet_ngens(f), up = 0, lost = 0, done = 0;
+	size_t n = fleet_ngens(f), up = 0, lost = 0, done = 0, refused = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct fleet_gen_info g;
 		fleet_gen_info(f, i, now, &g);
@@ -109,6 +109,8 @@ void fleet_print_line(const struct fleet *f, int64_t now, void *file)
 		lost += g.state == FLEET_GEN_LOST;
 		done += g.state == FLEET_GEN_DONE;
 	}
+	for (size_t i = 0; i < fleet_nendpoints(f); i++)
+		refused += fleet_endpoint_refused(f, i);
 	const struct snapshot *m = fleet_merged(f);
 	if (!m) {
 		fprintf(out, "fleet: %zu generators, waiting for the first status\n", fleet_nendpoints(f));
@@ -123,8 +125,8 @@ void fleet_print_line(const struct fleet *f, int64_t now, void *file)
 	else
 		snprintf(tgt, sizeof tgt, "c=%.0f", m->concurrency);
 	fprintf(out,
-		"fleet: %zu runs (%zu up, %zu done, %zu lost): %" PRIu64 " ok, %" PRIu64 " failed, %.1f req/s, "
+		"fleet: %zu runs (%zu up, %zu done, %zu lost, %zu refused): %" PRIu64 " ok, %" PRIu64 " failed, %.1f req/s, "
 		"%" PRIu64 " in flight, %s, TTFT p50 %.1fms p99 %.1fms\n",
-		n, up, done, lost, m->run_c.completed, snapshot_failed(m), rs, m->in_flight, tgt, p50, p99);
+		n, up, done, lost, refused, m->run_c.completed, snapshot_failed(m), rs, m->in_flight, tgt, p50, p99);
 	fflush(out);
 }

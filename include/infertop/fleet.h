@@ -86,6 +86,8 @@ void fleet_free(struct fleet *f);
 int fleet_add_endpoint(struct fleet *f, const char *url, char *err, size_t errcap);
 size_t fleet_nendpoints(const struct fleet *f);
 const char *fleet_endpoint_url(const struct fleet *f, size_t i);
+/* Its last status was refused (another schema, target or model). */
+bool fleet_endpoint_refused(const struct fleet *f, size_t i);
 /* Polls every endpoint now, then every FLEET_POLL_NS. */
 void fleet_start(struct fleet *f);
 /* Stops polling and cancels what is in flight. Idempotent. */
