@@ -13,6 +13,7 @@
 
 #include "infertop/clock.h"
 #include "infertop/cmd_target.h"
+#include "infertop/hist.h"
 #include "infertop/http.h"
 #include "infertop/load.h"
 #include "infertop/options.h"
@@ -74,6 +75,7 @@ struct fleet {
 	struct config vcfg;          /* the view's options: cfg with the target URL */
 	char vurl[1024];
 	struct stats st;
+	struct hist *empty[STAT_NMETRICS];   /* the view's histograms before any status */
 	struct load ld;
 	struct server_state srv;
 	bool have_srv;
@@ -678,6 +680,16 @@ struct fleet *fleet_new(struct ev_loop *loop, const struct config *cfg, char *er
 	f->vcfg.url = f->vurl;
 	f->http = http_new(loop);
 	f->series = series_new();
+	for (int k = 0; k < STAT_NMETRICS; k++) {
+		if (!(f->empty[k] = hist_new())) {
+			snprintf(err, errcap, "out of memory");
+			fleet_free(f);
+			return NULL;
+		}
+		f->st.run[k] = f->st.win[k] = f->empty[k];
+	}
+	f->st.slice_ns = 1;
+	f->st.slices_used = 1;
 	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
 	f->hdr = h;
 	if (!f->http || !f->series || !h) {
@@ -758,6 +770,8 @@ void fleet_free(struct fleet *f)
 	if (f->have_merged)
 		snapshot_release(&f->merged);
 	series_free(f->series);
+	for (int k = 0; k < STAT_NMETRICS; k++)
+		hist_free(f->empty[k]);
 	if (f->hdr) {
 		/* The token's line: wiped before it is freed. */
 		for (struct curl_slist *l = f->hdr; l; l = l->next)

@@ -51,7 +51,7 @@ void fleet_panel_draw(void *ud, void *win, int rows, int cols, const struct dash
 	WINDOW *w = win;
 	size_t n = fleet_ngens(f);
 	int shown = n > PANEL_ROWS_MAX ? PANEL_ROWS_MAX : (int)(n ? n : 1);
-	struct rect r = {.y = rows - 2 - (shown + 2), .x = 0, .h = shown + 2, .w = cols};
+	struct rect r = {.y = rows - 1 - (shown + 2), .x = 0, .h = shown + 2, .w = cols};
 	if (r.y < 3)
 		return;
 	for (int y = 0; y < r.h; y++)
