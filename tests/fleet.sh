@@ -132,6 +132,22 @@ check "four rows: three up, the killed run lost" $?
 [ "$run3" != "$run4" ]
 check "the restarted generator has another run id" $?
 
+# A hung generator (SIGSTOP: its socket accepts, nothing answers) is
+# lost after the poll timeout while the fleet goes on; when it answers
+# again with the same run id its counts replace its old ones, once.
+lines_before=$(grep -c '^fleet:' "$tmp/f.err")
+kill -STOP "$gpid1"
+wait_for "$tmp/f.err" "2 lost" 100
+check "a hung generator is marked lost" $?
+lines_during=$(grep -c '^fleet:' "$tmp/f.err")
+[ "$lines_during" -gt $((lines_before + 6)) ]  # 4 Hz ticks over the 2 s before lost
+check "the fleet's loop did not stall meanwhile ($lines_before -> $lines_during lines)" $?
+kill -CONT "$gpid1"
+wait_for "$tmp/f.err" "(3 up, 0 done, 1 lost"
+check "it answers again: the same row is back" $?
+wait_ok "$sum2"
+check "and its counts are not counted twice ($(fleet_ok))" $?
+
 # Ctrl-C ends the live view and writes the merged state.
 kill -INT "$fpid"
 wait "$fpid"
