@@ -263,8 +263,13 @@ int fleet_add_endpoint(struct fleet *f, const char *url, char *err, size_t errca
 		return -1;
 	}
 	size_t hl = strcspn(hp, "/?#");
-	if (hl == 0 || memchr(hp, '@', hl)) {
-		snprintf(err, errcap, "%.*s: expected http://HOST:PORT (no user or password)", (int)(hp - url + hl), url);
+	if (hl == 0) {
+		snprintf(err, errcap, "%s: expected http://HOST:PORT", url);
+		return -1;
+	}
+	if (memchr(hp, '@', hl)) {
+		/* Not echoed: the password would be on the screen. */
+		snprintf(err, errcap, "a generator URL with a user or password (the token goes in --token-env VAR)");
 		return -1;
 	}
 	char base[FLEET_URL_MAX];
