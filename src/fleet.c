@@ -1019,7 +1019,10 @@ long fleet_split_long(long total, size_t k, size_t i)
 	return base + ((long)i < rem ? 1 : 0);
 }
 
-enum cmd_status fleet_cmd_set_concurrency(struct fleet *f, long n, enum cmd_source src, struct cmd_result *out)
+/* A load change over the running generators: closed loop n users split
+ * n / k (the remainder one each to the first ones), open loop r / k each. */
+static enum cmd_status set_load(struct fleet *f, bool open, long n, double r, enum cmd_source src,
+				struct cmd_result *out)
 {
 	struct endpoint **eps = calloc(f->neps ? f->neps : 1, sizeof *eps);
 	if (!eps)
@@ -1030,60 +1033,50 @@ enum cmd_status fleet_cmd_set_concurrency(struct fleet *f, long n, enum cmd_sour
 	if (k == 0) {
 		st = CMD_REFUSED;
 		snprintf(msg, sizeof msg, "no generator is running");
-	} else if (n < (long)k) {
+	} else if (!open && n < (long)k) {
 		st = CMD_INVALID;
 		snprintf(msg, sizeof msg, "concurrency %ld is below one per generator (%zu)", n, k);
+	} else if (open && (!(r / (double)k >= CMD_RATE_MIN) || r > CMD_RATE_MAX)) {
+		st = CMD_INVALID;
+		snprintf(msg, sizeof msg, "rate %.4g req/s is out of range over %zu generators", r, k);
 	} else {
-		int len = snprintf(msg, sizeof msg, "concurrency %ld over %zu generators (", n, k);
+		int len = open ? snprintf(msg, sizeof msg, "rate %.4g req/s over %zu generators (%.4g each", r, k,
+					  r / (double)k)
+			       : snprintf(msg, sizeof msg, "concurrency %ld over %zu generators (", n, k);
 		for (size_t i = 0; i < k; i++) {
 			long share = fleet_split_long(n, k, i);
 			char body[64];
-			snprintf(body, sizeof body, "{\"concurrency\":%ld}", share);
+			if (open)
+				snprintf(body, sizeof body, "{\"rate\":%.17g}", r / (double)k);
+			else
+				snprintf(body, sizeof body, "{\"concurrency\":%ld}", share);
 			if (send_cmd(f, eps[i], "/v1/load", body, "set load") != 0)
 				st = CMD_FAILED;
-			if (len < (int)sizeof msg)
+			if (!open && len < (int)sizeof msg)
 				len += snprintf(msg + len, sizeof msg - (size_t)len, "%s%ld", i ? "+" : "", share);
 		}
 		if (len < (int)sizeof msg)
 			snprintf(msg + len, sizeof msg - (size_t)len, ")");
+		/* The statuses show the change a poll later: until then the
+		 * view does, so a second + counts from the new total. */
 		f->override_until = clock_now_ns() + 2 * CLOCK_NS_PER_S;
-		f->ov_open = false;
+		f->ov_open = open;
 		f->ov_conc = n;
+		f->ov_rate = r;
 		view_load(f);
 	}
 	free(eps);
 	return answer(f, src, st, out, msg);
 }
 
+enum cmd_status fleet_cmd_set_concurrency(struct fleet *f, long n, enum cmd_source src, struct cmd_result *out)
+{
+	return set_load(f, false, n, 0, src, out);
+}
+
 enum cmd_status fleet_cmd_set_rate(struct fleet *f, double r, enum cmd_source src, struct cmd_result *out)
 {
-	struct endpoint **eps = calloc(f->neps ? f->neps : 1, sizeof *eps);
-	if (!eps)
-		return answer(f, src, CMD_FAILED, out, "out of memory");
-	size_t k = live_endpoints(f, eps);
-	char msg[CMD_MSG_MAX];
-	enum cmd_status st = CMD_OK;
-	if (k == 0) {
-		st = CMD_REFUSED;
-		snprintf(msg, sizeof msg, "no generator is running");
-	} else if (!(r / (double)k >= CMD_RATE_MIN) || r > CMD_RATE_MAX) {
-		st = CMD_INVALID;
-		snprintf(msg, sizeof msg, "rate %.4g req/s is out of range over %zu generators", r, k);
-	} else {
-		for (size_t i = 0; i < k; i++) {
-			char body[64];
-			snprintf(body, sizeof body, "{\"rate\":%.17g}", r / (double)k);
-			if (send_cmd(f, eps[i], "/v1/load", body, "set load") != 0)
-				st = CMD_FAILED;
-		}
-		snprintf(msg, sizeof msg, "rate %.4g req/s over %zu generators (%.4g each)", r, k, r / (double)k);
-		f->override_until = clock_now_ns() + 2 * CLOCK_NS_PER_S;
-		f->ov_open = true;
-		f->ov_rate = r;
-		view_load(f);
-	}
-	free(eps);
-	return answer(f, src, st, out, msg);
+	return set_load(f, true, 0, r, src, out);
 }
 
 enum cmd_status fleet_cmd_post_all(struct fleet *f, const char *path, const char *what, struct cmd_result *out)

@@ -258,32 +258,30 @@ static int run(struct config *cfg)
 	return rc;
 }
 
+/* A subcommand that talks HTTP (serve, fleet): curl up around it, and a
+ * peer closing a socket is an error code, not a death. */
+static int with_curl(int (*fn)(int, char **), int argc, char **argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		fprintf(stderr, "infertop: libcurl failed to initialise\n");
+		return 2;
+	}
+	int rc = fn(argc, argv);
+	curl_global_cleanup();
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "sim") == 0)
 		return sim_main(argc - 1, argv + 1);
 	if (argc > 1 && tools_is_command(argv[1]))
 		return tools_main(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "fleet") == 0) {
-		signal(SIGPIPE, SIG_IGN);
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			fprintf(stderr, "infertop: libcurl failed to initialise\n");
-			return 2;
-		}
-		int rc = fleet_main(argc - 1, argv + 1);
-		curl_global_cleanup();
-		return rc;
-	}
-	if (argc > 1 && strcmp(argv[1], "serve") == 0) {
-		signal(SIGPIPE, SIG_IGN);
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			fprintf(stderr, "infertop: libcurl failed to initialise\n");
-			return 2;
-		}
-		int rc = serve_main(argc - 1, argv + 1);
-		curl_global_cleanup();
-		return rc;
-	}
+	if (argc > 1 && strcmp(argv[1], "fleet") == 0)
+		return with_curl(fleet_main, argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "serve") == 0)
+		return with_curl(serve_main, argc - 1, argv + 1);
 	struct config cfg;
 	int done = cli_parse_or_exit(&cfg, argc, argv);
 	if (done >= 0)
