@@ -161,13 +161,18 @@ check "Ctrl-C: exit 0, -o holds the merge of the four runs ($sum2 completed)" $?
 
 # A generator that loads another target (same server, another URL) is
 # refused with a message and stays out of the totals.
+# The first status accepted sets the fleet's target: generator 5 answers
+# only once generator 1's has been (SIGSTOP until then).
 gen 5 --listen 127.0.0.1:0 "http://localhost:$simport"
 u5=$(api_of "$tmp/g5.err")
+kill -STOP "$gpid5"
 "$INFERTOP_BIN" fleet --targets "$u1,$u5" --token-env INFERTOP_FLEET_TEST_TOKEN --no-tui --interval 100ms \
 	>"$tmp/f2.out" 2>"$tmp/f2.err" &
 f2=$!
 pids="$pids $f2"
-wait_for "$tmp/f2.err" "refused: it loads"
+wait_for "$tmp/f2.err" "(1 up"
+kill -CONT "$gpid5"
+wait_for "$tmp/f2.err" "refused: it loads http://localhost"
 check "a status of another target URL is refused with a message" $?
 wait_for "$tmp/f2.err" "1 refused): $c1 ok"
 check "the refused generator stays out of the totals" $?
