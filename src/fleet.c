@@ -304,11 +304,6 @@ size_t fleet_nendpoints(const struct fleet *f)
 	return f->neps;
 }
 
-bool fleet_endpoint_refused(const struct fleet *f, size_t i)
-{
-	return i < f->neps && f->eps[i]->refused;
-}
-
 const char *fleet_endpoint_url(const struct fleet *f, size_t i)
 {
 	return i < f->neps ? f->eps[i]->url : NULL;
@@ -856,16 +851,38 @@ const struct snapshot *fleet_merged(const struct fleet *f)
 	return f->have_merged ? &f->merged : NULL;
 }
 
+/* Rows, then the refused endpoints that have no run row (their message
+ * is the row). */
+static const struct endpoint *refused_ep(const struct fleet *f, size_t j)
+{
+	for (size_t i = 0; i < f->neps; i++)
+		if (f->eps[i]->refused && f->eps[i]->row < 0 && j-- == 0)
+			return f->eps[i];
+	return NULL;
+}
+
 size_t fleet_ngens(const struct fleet *f)
 {
-	return f->nrows;
+	size_t n = f->nrows;
+	for (size_t i = 0; i < f->neps; i++)
+		n += f->eps[i]->refused && f->eps[i]->row < 0;
+	return n;
 }
 
 void fleet_gen_info(const struct fleet *f, size_t i, int64_t now, struct fleet_gen_info *out)
 {
 	memset(out, 0, sizeof *out);
-	if (i >= f->nrows)
+	if (i >= f->nrows) {
+		const struct endpoint *ep = refused_ep(f, i - f->nrows);
+		if (ep) {
+			snprintf(out->id, sizeof out->id, "%s", ep->id);
+			out->state = FLEET_GEN_REFUSED;
+			out->last_seen_s = ep->last_ok_ns ? (double)(now - ep->last_ok_ns) / 1e9 : -1;
+			out->clock_offset_s = NAN;
+			snprintf(out->msg, sizeof out->msg, "%s", ep->msg);
+		}
 		return;
+	}
 	const struct row *r = f->rows[i];
 	const struct endpoint *ep = r->ep >= 0 && (size_t)r->ep < f->neps ? f->eps[r->ep] : NULL;
 	snprintf(out->id, sizeof out->id, "%s", ep ? ep->id : "?");

@@ -45,6 +45,17 @@ static void fmt_target(char *buf, size_t cap, const struct fleet_gen_info *g)
 		snprintf(buf, cap, "c=%.0f", g->target);
 }
 
+static size_t refused_rows(const struct fleet *f, int64_t now)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < fleet_ngens(f); i++) {
+		struct fleet_gen_info g;
+		fleet_gen_info(f, i, now, &g);
+		k += g.state == FLEET_GEN_REFUSED;
+	}
+	return k;
+}
+
 void fleet_panel_draw(void *ud, void *win, int rows, int cols, const struct dash *d)
 {
 	const struct fleet *f = ud;
@@ -63,7 +74,7 @@ void fleet_panel_draw(void *ud, void *win, int rows, int cols, const struct dash
 		fleet_gen_info(f, i, d->now, &g);
 		counted += g.counted;
 	}
-	snprintf(extra, sizeof extra, "%zu runs, %zu in the totals", n, counted);
+	snprintf(extra, sizeof extra, "%zu runs, %zu in the totals", n - refused_rows(f, d->now), counted);
 	wd_title(w, &r, d, "Generators", extra);
 	unsigned long lab = wd_attr(d, THEME_R_LABEL), val = wd_attr(d, THEME_R_VALUE);
 	wd_printf(w, &r, 1, 1, lab, "%-22s %-9s %7s %9s %9s %8s %7s %9s %s", "generator", "state", "target", "in-flight",
@@ -108,9 +119,8 @@ void fleet_print_line(const struct fleet *f, int64_t now, void *file)
 		up += g.state == FLEET_GEN_RUNNING || g.state == FLEET_GEN_DRAINING;
 		lost += g.state == FLEET_GEN_LOST;
 		done += g.state == FLEET_GEN_DONE;
+		refused += g.state == FLEET_GEN_REFUSED;
 	}
-	for (size_t i = 0; i < fleet_nendpoints(f); i++)
-		refused += fleet_endpoint_refused(f, i);
 	const struct snapshot *m = fleet_merged(f);
 	if (!m) {
 		fprintf(out, "fleet: %zu generators, waiting for the first status\n", fleet_nendpoints(f));
@@ -127,6 +137,6 @@ void fleet_print_line(const struct fleet *f, int64_t now, void *file)
 	fprintf(out,
 		"fleet: %zu runs (%zu up, %zu done, %zu lost, %zu refused): %" PRIu64 " ok, %" PRIu64 " failed, %.1f req/s, "
 		"%" PRIu64 " in flight, %s, TTFT p50 %.1fms p99 %.1fms\n",
-		n, up, done, lost, refused, m->run_c.completed, snapshot_failed(m), rs, m->in_flight, tgt, p50, p99);
+		n - refused, up, done, lost, refused, m->run_c.completed, snapshot_failed(m), rs, m->in_flight, tgt, p50, p99);
 	fflush(out);
 }

@@ -62,8 +62,10 @@ target_of() { # URL: the generator's own concurrency target
 pids="$pids $!"
 wait_file "$tmp/sim.out" "listening on"
 simport=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/sim.out")
+mkdir -p "$tmp/gensnap"
 for n in 1 2 3; do
 	"$INFERTOP_BIN" --no-tui -q --listen 127.0.0.1:0 --listen-token-env INFERTOP_FLEET_TUI_TOKEN -c 2 -d 120s \
+		--snapshot-dir "$tmp/gensnap" \
 		--output-tokens 20 --metrics-url none "http://127.0.0.1:$simport" >"$tmp/g$n.out" 2>"$tmp/g$n.err" &
 	eval "gpid$n=$!"
 	pids="$pids $!"
@@ -73,7 +75,7 @@ u1=$(api_of "$tmp/g1.err"); u2=$(api_of "$tmp/g2.err"); u3=$(api_of "$tmp/g3.err
 [ -n "$u1" ] && [ -n "$u2" ] && [ -n "$u3" ]
 check "three generators listen" $?
 
-T new-session -d -s tui -x 140 -y 45 \
+T new-session -d -s tui -x 140 -y 45 -c "$tmp" \
 	"env TERM=screen-256color INFERTOP_THEMES_DIR=$INFERTOP_SRCDIR/themes $INFERTOP_BIN fleet --targets $u1,$u2,$u3 --token-env INFERTOP_FLEET_TUI_TOKEN -o $tmp/fleet.json; echo \$? >$tmp/status"
 T set-option -t tui remain-on-exit on >/dev/null
 
@@ -97,6 +99,16 @@ done
 [ "$t" -eq 7 ] && [ "$(target_of "$u1")" -eq 3 ]
 check "the generators' own targets sum to 7, the remainder to the first ($(target_of "$u1")+$(target_of "$u2")+$(target_of "$u3"))" $?
 wait_for "the panel shows the split" "c=3 .*" 5
+
+# s: the merged state, each generator's last status beside it.
+T send-keys -t tui s
+wait_for "s: the fleet snapshot is written" "fleet snapshot written to" 5
+ls "$tmp"/infertop-*.json >/dev/null 2>&1 && [ "$(ls "$tmp"/infertop-*-gen-*.json | wc -l)" -eq 3 ]
+check "a fleet snapshot: the merge and three generators' own statuses" $?
+i=0
+while [ $i -lt 50 ] && [ "$(ls "$tmp"/gensnap/*.json 2>/dev/null | wc -l)" -lt 3 ]; do i=$((i + 1)); sleep 0.1; done
+[ "$(ls "$tmp"/gensnap/*.json 2>/dev/null | wc -l)" -eq 3 ]
+check "and each generator wrote its own snapshot where it runs" $?
 
 done_before=$(screen | sed -En 's/.*(done|ok) ([0-9]+).*/\2/p' | head -1)
 kill -9 "$gpid3"

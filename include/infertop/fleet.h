@@ -86,8 +86,6 @@ void fleet_free(struct fleet *f);
 int fleet_add_endpoint(struct fleet *f, const char *url, char *err, size_t errcap);
 size_t fleet_nendpoints(const struct fleet *f);
 const char *fleet_endpoint_url(const struct fleet *f, size_t i);
-/* Its last status was refused (another schema, target or model). */
-bool fleet_endpoint_refused(const struct fleet *f, size_t i);
 /* Polls every endpoint now, then every FLEET_POLL_NS. */
 void fleet_start(struct fleet *f);
 /* Stops polling and cancels what is in flight. Idempotent. */
@@ -112,6 +110,8 @@ void fleet_set_auto_finish(struct fleet *f, bool on);
 void fleet_view(const struct fleet *f, struct run_view *v);
 /* The merge of every counted run's latest status; NULL before the first. */
 const struct snapshot *fleet_merged(const struct fleet *f);
+/* The panel's rows: every run, then every generator whose status is
+ * refused (state FLEET_GEN_REFUSED, the reason in msg). */
 size_t fleet_ngens(const struct fleet *f);
 void fleet_gen_info(const struct fleet *f, size_t i, int64_t now_ns, struct fleet_gen_info *out);
 
