@@ -7,7 +7,8 @@
 #   bench/fleet_cost.sh [N] [SECONDS]   (from the build directory; FLEET_WRAP="perf record --" profiles)
 # Measured on the 2-core dev VM, -O2: 12% of a core at N = 64, nearly all of
 # it snapshot_parse zeroing 16 histograms of 188 KB per status document
-# (alloc_hists); parsing into reused histograms would bring it under 5%.
+# (alloc_hists); parsing into reused histograms would remove most of it (not
+# measured: snapshot_read.c is not the fleet's file).
 set -eu
 bin=${INFERTOP_BIN:-./infertop}
 n=${1:-64}

@@ -30,6 +30,11 @@
 #include "infertop/snapshot.h"
 #include "infertop/view.h"
 
+/* A status document is built at most this often while nothing was
+ * commanded: pollers (a fleet at 4 Hz, a dashboard, a script) share it
+ * instead of each costing the loop a build. */
+#define STATUS_MAX_AGE_S 0.2
+
 /* Refused tokens are logged at most this often, with the count since. */
 #define AUTH_LOG_EVERY_NS (10 * CLOCK_NS_PER_S)
 
@@ -41,6 +46,7 @@ struct ctl_conn {
 	int fd;
 	int64_t t_begin;    /* connection opened or last request answered */
 	bool cut;
+	bool waiting;       /* its request is answered later: no deadline */
 };
 
 /* One request in progress: its route and body, at most CONTROL_BODY_MAX. */
@@ -49,6 +55,13 @@ struct ctl_rq {
 	size_t len;
 	bool answered;      /* a response is queued: the rest is dropped */
 	bool too_big;       /* more than CONTROL_BODY_MAX came: dropped, 413 */
+	/* Answered later (CONTROL_LATER): the connection is suspended until
+	 * control_answer_later fills the answer in. */
+	struct MHD_Connection *conn;
+	struct ctl_rq *next_later;   /* the requests waiting, for control_stop */
+	bool later, later_ready;
+	unsigned later_code;
+	char *later_json;
 	char body[CONTROL_BODY_MAX];
 };
 
@@ -66,7 +79,15 @@ struct control {
 	char id[300];
 	FILE *log;
 	int64_t deadline_ns;
+	int64_t status_max_age_ns;
 	struct ctl_conn *conns;
+	struct ctl_rq *laters;      /* requests waiting for their answer */
+	/* The last status document, and what it was built from. */
+	char *status;
+	size_t status_len;
+	int64_t status_at;
+	uint64_t status_cmd_seq;
+	enum engine_state status_state;
 	/* Refused tokens: all of them, and those not yet in a log line. */
 	uint64_t auth_refused, auth_unlogged;
 	int64_t auth_logged_at;
@@ -130,14 +151,62 @@ static enum MHD_Result no_run(struct MHD_Connection *conn)
 	return send_json(conn, MHD_HTTP_CONFLICT, "refused", "no run", NULL, NULL, NULL, NULL);
 }
 
+static struct ctl_conn *conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
 static enum MHD_Result serve_runs(struct control *c, struct MHD_Connection *conn, const char *method,
 				  const char *url, struct ctl_rq *rq)
 {
 	char *json = NULL;
-	unsigned code = c->runs(c->runs_ud, method, url, rq->body, rq->len, &json);
+	unsigned code = c->runs(c->runs_ud, method, url, rq->body, rq->len, &json, (struct control_later *)rq);
+	if (code == CONTROL_LATER) {
+		rq->conn = conn;
+		rq->later = true;
+		rq->next_later = c->laters;
+		c->laters = rq;
+		struct ctl_conn *cc = conn_of(conn);
+		if (cc)
+			cc->waiting = true;
+		MHD_suspend_connection(conn);
+		return MHD_YES;
+	}
 	if (!json)
 		return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
 	return send_text(conn, code, json, strlen(json), "application/json", NULL, NULL);
+}
+
+/* The last document still says what a new one would: young enough, and
+ * no command or change of state since (a client that sets the load and
+ * reads the status back sees its change). */
+static bool status_fresh(const struct control *c, const struct run_view *v, int64_t now)
+{
+	uint64_t seq = v->last_cmd ? v->last_cmd->seq : 0;
+	return c->status && now - c->status_at < c->status_max_age_ns && seq == c->status_cmd_seq &&
+	       v->state == c->status_state;
+}
+
+static void status_forget(struct control *c)
+{
+	free(c->status);
+	c->status = NULL;
+}
+
+static int status_rebuild(struct control *c, const struct run_view *v, int64_t now)
+{
+	size_t len = c->status_len;
+	char *text = snapshot_build_sized(v, now, SNAPSHOT_STATUS, &len);
+	if (!text)
+		return -1;
+	status_forget(c);
+	c->status = text;
+	c->status_len = len;
+	c->status_at = now;
+	c->status_cmd_seq = v->last_cmd ? v->last_cmd->seq : 0;
+	c->status_state = v->state;
+	return 0;
 }
 
 static enum MHD_Result serve_get(struct control *c, struct MHD_Connection *conn, enum control_route route)
@@ -156,10 +225,12 @@ static enum MHD_Result serve_get(struct control *c, struct MHD_Connection *conn,
 		text = strdup("ok\n");
 		return send_text(conn, MHD_HTTP_OK, text, 3, "text/plain; charset=utf-8", NULL, NULL);
 	case CONTROL_R_STATUS:
-		text = snapshot_build(&v, now, SNAPSHOT_STATUS);
-		if (!text)
+		if (!status_fresh(c, &v, now) && status_rebuild(c, &v, now) != 0)
 			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
-		return send_text(conn, MHD_HTTP_OK, text, strlen(text), "application/json", NULL, NULL);
+		if (!(text = malloc(c->status_len)))
+			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
+		memcpy(text, c->status, c->status_len);
+		return send_text(conn, MHD_HTTP_OK, text, c->status_len, "application/json", NULL, NULL);
 	case CONTROL_R_METRICS:
 		text = exporter_text(&v, c->id, now, &len);
 		if (!text)
@@ -290,9 +361,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rq = malloc(sizeof *rq);
 		if (!rq)
 			return MHD_NO;
+		/* Not calloc: the 4 KiB body is written before it is read. */
 		rq->len = 0;
 		rq->answered = false;
 		rq->too_big = false;
+		rq->conn = NULL;
+		rq->next_later = NULL;
+		rq->later = rq->later_ready = false;
+		rq->later_code = 0;
+		rq->later_json = NULL;
 		*con_cls = rq;
 		int g = gate(c, conn, url, method, &rq->route);
 		if (g < 0)
@@ -317,6 +394,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rq->len += n;
 		return MHD_YES;
 	}
+	if (rq->later) {
+		/* Resumed with its answer, or (MHD asking again) not yet. */
+		if (!rq->later_ready)
+			return MHD_YES;
+		rq->later = false;
+		char *json = rq->later_json;
+		rq->later_json = NULL;
+		if (!json)
+			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
+		return send_text(conn, rq->later_code, json, strlen(json), "application/json", NULL, NULL);
+	}
 	if (rq->answered)
 		return MHD_YES;
 	rq->answered = true;
@@ -335,10 +423,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
 	(void)toe;
 	(void)cls;
-	free(*con_cls);
+	struct ctl_rq *rq = *con_cls;
+	if (rq)
+		free(rq->later_json);
+	free(rq);
 	*con_cls = NULL;
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	struct ctl_conn *cc = ci ? ci->socket_context : NULL;
+	struct ctl_conn *cc = conn_of(conn);
 	if (cc)
 		cc->t_begin = clock_now_ns();
 }
@@ -395,7 +485,7 @@ static void on_sweep(struct ev_loop *loop, ev_timer *w, int revents)
 	int64_t now = clock_now_ns();
 	bool any = false;
 	for (struct ctl_conn *cc = c->conns; cc; cc = cc->next) {
-		if (!cc->cut && now - cc->t_begin > c->deadline_ns) {
+		if (!cc->cut && !cc->waiting && now - cc->t_begin > c->deadline_ns) {
 			shutdown(cc->fd, SHUT_RDWR);
 			cc->cut = true;
 			any = true;
@@ -403,6 +493,26 @@ static void on_sweep(struct ev_loop *loop, ev_timer *w, int revents)
 	}
 	if (any)
 		pump(c);
+}
+
+void control_answer_later(struct control *c, struct control_later *later, unsigned code, char *json)
+{
+	struct ctl_rq *rq = (struct ctl_rq *)later;
+	for (struct ctl_rq **p = &c->laters; *p; p = &(*p)->next_later)
+		if (*p == rq) {
+			*p = rq->next_later;
+			break;
+		}
+	rq->later_code = code;
+	rq->later_json = json;
+	rq->later_ready = true;
+	struct ctl_conn *cc = conn_of(rq->conn);
+	if (cc) {
+		cc->waiting = false;
+		cc->t_begin = clock_now_ns();   /* the deadline is for the answer's delivery now */
+	}
+	MHD_resume_connection(rq->conn);
+	mhd_ev_arm(&c->ev, true);
 }
 
 /* ---- start and stop ---- */
@@ -502,6 +612,7 @@ struct control *control_start(struct engine *e, const struct control_opts *o, FI
 	c->log = log;
 	c->metrics_open = o->metrics_open;
 	c->deadline_ns = (int64_t)((o->deadline_s > 0 ? o->deadline_s : 10.0) * 1e9);
+	c->status_max_age_ns = (int64_t)((o->status_max_age_s > 0 ? o->status_max_age_s : STATUS_MAX_AGE_S) * 1e9);
 	if (o->token_env) {
 		const char *t = getenv(o->token_env);
 		if (!t || !*t) {
@@ -534,7 +645,7 @@ struct control *control_start(struct engine *e, const struct control_opts *o, FI
 	unsigned limit = o->conn_limit ? o->conn_limit : 64;
 	unsigned per_ip = o->per_ip_limit ? o->per_ip_limit : 16;
 	unsigned idle = o->idle_s ? o->idle_s : 10;
-	c->mhd = MHD_start_daemon(MHD_USE_EPOLL, 0, NULL, NULL, on_request, c, MHD_OPTION_LISTEN_SOCKET, fd,
+	c->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_request, c, MHD_OPTION_LISTEN_SOCKET, fd,
 				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, c, MHD_OPTION_NOTIFY_CONNECTION,
 				  on_connection, c, MHD_OPTION_CONNECTION_LIMIT, limit,
 				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, MHD_OPTION_CONNECTION_TIMEOUT, idle,
@@ -563,6 +674,7 @@ struct control *control_start(struct engine *e, const struct control_opts *o, FI
 void control_set_engine(struct control *c, struct engine *e)
 {
 	c->e = e;
+	status_forget(c);   /* another run's document */
 }
 
 void control_set_runs(struct control *c, control_runs_fn fn, void *ud)
@@ -588,9 +700,17 @@ void control_stop(struct control *c)
 			"infertop: control API: %llu more request(s) refused for a missing or wrong token "
 			"(%llu in all)\n",
 			(unsigned long long)c->auth_unlogged, (unsigned long long)c->auth_refused);
+	/* MHD must not be stopped with suspended connections: whatever still
+	 * waits is told the server is going away. */
+	while (c->laters) {
+		char *json = strdup("{\"status\":\"failed\",\"message\":\"the server is stopping\"}");
+		control_answer_later(c, (struct control_later *)c->laters, 503, json);
+		MHD_run(c->mhd);
+	}
 	mhd_ev_stop(&c->ev);
 	ev_timer_stop(c->loop, &c->sweep);
 	MHD_stop_daemon(c->mhd);
+	status_forget(c);
 	token_free(c);
 	free(c);
 }

@@ -1,12 +1,23 @@
 /* infertop serve (serve.h): the control API on a loop of its own, taking
  * runs one at a time. Specs become an argv (runspec.c) for cli_parse, so
- * a run over HTTP is configured exactly as one on the command line. */
+ * a run over HTTP is configured exactly as one on the command line.
+ *
+ * Before a run is accepted its target is checked and the model picked
+ * (engine_probe: blocking HTTP, up to 10 s, and the prompt calibration).
+ * That happens on a thread of its own, with the POST's answer left for
+ * later, so the loop goes on answering everyone else (a fleet polling at
+ * 4 Hz would otherwise find the generator gone). The engine being probed
+ * is the thread's alone: it is not the current run, none of its watchers
+ * is started, and nothing on the loop can reach it until the thread is
+ * joined. */
 #include "config.h"
 
 #include "infertop/serve.h"
 
 #include <cjson/cJSON.h>
 #include <ev.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +62,14 @@ struct serve {
 	struct serve_run *reap;     /* over, its engine to be freed */
 	ev_idle reaper;
 	bool quitting;
+	/* The run whose target is being probed, and the POST waiting for
+	 * the outcome; NULL when none. */
+	struct serve_run *starting;
+	struct control_later *starting_answer;
+	pthread_t prober;
+	ev_async probed;
+	int probe_rc;
+	char probe_err[512];
 };
 
 /* ---- answers ---- */
@@ -207,7 +226,9 @@ static void serve_on_signal(void *ud, int signum)
 	(void)signum;
 	struct serve *s = ud;
 	s->quitting = true;
-	if (s->cur) {
+	if (s->starting) {
+		/* Ends once the probe is over (within its timeout). */
+	} else if (s->cur) {
 		struct cmd_result cr;
 		engine_cmd_stop(s->cur->e, CMD_SRC_SIGNAL, &cr);
 	} else {
@@ -260,18 +281,95 @@ static void serve_start(struct serve *s, struct serve_run *r)
 		engine_start(r->e);
 }
 
-static unsigned serve_post_run(struct serve *s, const char *body, size_t len, char **json)
+/* The probe's outcome: the run starts (201), or the POST learns why not. */
+static unsigned serve_accept_run(struct serve *s, struct serve_run *r, char **json)
 {
-	if (s->cur) {
-		cJSON *j = cJSON_CreateObject();
-		if (j) {
-			cJSON_AddStringToObject(j, "status", "refused");
+	struct run_view v;
+	engine_view(r->e, &v);
+	snprintf(r->id, sizeof r->id, "%s", v.run_id);
+	snprintf(r->path, sizeof r->path, "%s/infertop-run-%s.json", s->cfg->results_dir ? s->cfg->results_dir : ".",
+		 r->id);
+	serve_remember(s, r);
+	s->cur = r;
+	control_set_engine(s->ctl, r->e);
+	engine_set_on_done(r->e, serve_on_done, s);
+	char shown[1024];
+	redact_url(engine_endpoint(r->e), shown, sizeof shown);
+	fprintf(stderr, "infertop serve: run %s started: %s, model %s\n", r->id, shown, v.model ? v.model : "?");
+	serve_start(s, r);
+	cJSON *j = run_brief(r);
+	char loc[64];
+	snprintf(loc, sizeof loc, "/v1/runs/%s/result", r->id);
+	if (j)
+		cJSON_AddStringToObject(j, "result", loc);
+	*json = answer(j);
+	return 201;
+}
+
+static void *serve_probe_thread(void *ud)
+{
+	struct serve *s = ud;
+	s->probe_rc = engine_probe(s->starting->e, s->probe_err, sizeof s->probe_err);
+	ev_async_send(s->loop, &s->probed);
+	return NULL;
+}
+
+/* Joins the probe and answers the POST that waits for it. */
+static void serve_probe_finish(struct serve *s)
+{
+	pthread_join(s->prober, NULL);
+	struct serve_run *r = s->starting;
+	struct control_later *later = s->starting_answer;
+	s->starting = NULL;
+	s->starting_answer = NULL;
+	char *json = NULL;
+	unsigned code;
+	if (s->quitting) {
+		code = status_json(&json, 503, "failed", "infertop serve is ending", NULL);
+		serve_free_run(r);
+	} else if (s->probe_rc != 0) {
+		code = status_json(&json, 502, "failed", s->probe_err, "url");
+		serve_free_run(r);
+	} else {
+		code = serve_accept_run(s, r, &json);
+	}
+	control_answer_later(s->ctl, later, code, json);
+}
+
+static void serve_on_probed(struct ev_loop *loop, ev_async *w, int revents)
+{
+	(void)revents;
+	struct serve *s = w->data;
+	if (!s->starting)
+		return;
+	serve_probe_finish(s);
+	if (s->quitting && !s->cur)
+		ev_break(loop, EVBREAK_ALL);
+}
+
+static unsigned serve_busy(struct serve *s, char **json)
+{
+	cJSON *j = cJSON_CreateObject();
+	if (j) {
+		cJSON_AddStringToObject(j, "status", "refused");
+		if (s->cur) {
 			cJSON_AddStringToObject(j, "message", "a run is going on: one at a time");
 			cJSON_AddStringToObject(j, "id", s->cur->id);
+		} else {
+			cJSON_AddStringToObject(j, "message", "a run is starting (its target is being checked): one at a time");
 		}
-		*json = answer(j);
-		return 409;
 	}
+	*json = answer(j);
+	return 409;
+}
+
+static unsigned serve_post_run(struct serve *s, const char *body, size_t len, char **json,
+			       struct control_later *later)
+{
+	if (s->cur || s->starting)
+		return serve_busy(s, json);
+	if (s->quitting)
+		return status_json(json, 503, "failed", "infertop serve is ending", NULL);
 	char field[RUNSPEC_FIELD_MAX], err[512];
 	struct runspec rs;
 	if (runspec_build(body, len, cli_option_kind, &rs, field, err) != 0)
@@ -309,36 +407,24 @@ static unsigned serve_post_run(struct serve *s, const char *body, size_t len, ch
 		serve_free_run(r);
 		return code;
 	}
-	/* Blocking, up to 10 s: the server is checked and the model picked
-	 * before the run is accepted, so a bad target is the POST's answer,
-	 * not a failed run found later. Nothing is being measured while it
-	 * waits (one run at a time, and none is going on); the cost is that
-	 * other API clients wait too, at most those 10 s. */
-	if (engine_probe(r->e, err, sizeof err) != 0) {
-		unsigned code = status_json(json, 502, "failed", err, "url");
+	/* The server is checked and the model picked before the run is
+	 * accepted, so a bad target is the POST's answer, not a failed run
+	 * found later; on the prober thread, so nobody else waits. */
+	s->starting = r;
+	s->starting_answer = later;
+	/* Signals stay with the loop's thread. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&s->prober, NULL, serve_probe_thread, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		s->starting = NULL;
+		s->starting_answer = NULL;
 		serve_free_run(r);
-		return code;
+		return status_json(json, 500, "failed", "cannot start the thread that checks the target", NULL);
 	}
-	struct run_view v;
-	engine_view(r->e, &v);
-	snprintf(r->id, sizeof r->id, "%s", v.run_id);
-	snprintf(r->path, sizeof r->path, "%s/infertop-run-%s.json", s->cfg->results_dir ? s->cfg->results_dir : ".",
-		 r->id);
-	serve_remember(s, r);
-	s->cur = r;
-	control_set_engine(s->ctl, r->e);
-	engine_set_on_done(r->e, serve_on_done, s);
-	char shown[1024];
-	redact_url(engine_endpoint(r->e), shown, sizeof shown);
-	fprintf(stderr, "infertop serve: run %s started: %s, model %s\n", r->id, shown, v.model ? v.model : "?");
-	serve_start(s, r);
-	cJSON *j = run_brief(r);
-	char loc[64];
-	snprintf(loc, sizeof loc, "/v1/runs/%s/result", r->id);
-	if (j)
-		cJSON_AddStringToObject(j, "result", loc);
-	*json = answer(j);
-	return 201;
+	return CONTROL_LATER;
 }
 
 static struct serve_run *serve_find(struct serve *s, const char *id, size_t n)
@@ -375,7 +461,7 @@ static unsigned serve_get_run(struct serve_run *r, char **json)
 }
 
 static unsigned serve_runs(void *ud, const char *method, const char *path, const char *body, size_t len,
-			   char **json)
+			   char **json, struct control_later *later)
 {
 	struct serve *s = ud;
 	size_t plen = strcspn(path, "?");
@@ -383,7 +469,7 @@ static unsigned serve_runs(void *ud, const char *method, const char *path, const
 	bool post = strcmp(method, "POST") == 0;
 	if ((plen == 8 && memcmp(path, "/v1/runs", 8) == 0) || (plen == 11 && memcmp(path, "/start-load", 11) == 0)) {
 		if (post)
-			return serve_post_run(s, body, len, json);
+			return serve_post_run(s, body, len, json, later);
 		if (get && plen == 8) {
 			cJSON *a = cJSON_CreateArray();
 			for (size_t i = 0; a && i < s->nruns; i++)
@@ -479,6 +565,9 @@ int serve_main(int argc, char **argv)
 	control_set_runs(s.ctl, serve_runs, &s);
 	ev_idle_init(&s.reaper, serve_on_reap);
 	s.reaper.data = &s;
+	ev_async_init(&s.probed, serve_on_probed);
+	s.probed.data = &s;
+	ev_async_start(s.loop, &s.probed);
 	serve_take_signals(&s);
 	ev_run(s.loop, 0);
 	rc = 0;
@@ -490,7 +579,10 @@ int serve_main(int argc, char **argv)
 		engine_abort(s.cur->e, "infertop serve is ending");
 	loop_signal_release(LOOP_SIGINT, serve_on_signal, &s);
 	loop_signal_release(LOOP_SIGTERM, serve_on_signal, &s);
+	if (s.starting)
+		serve_probe_finish(&s);   /* its POST is told serve is ending */
 	ev_idle_stop(s.loop, &s.reaper);
+	ev_async_stop(s.loop, &s.probed);
 	control_stop(s.ctl);
 	for (size_t i = 0; i < s.nruns; i++)
 		serve_free_run(s.runs[i]);

@@ -210,6 +210,9 @@ seeds = [r["infertop"]["options"]["seed"] for r in rs]
 conc = sorted(r["infertop"]["options"]["concurrency"] for r in rs)
 print("seeds", seeds, "concurrency", conc)
 ok = ok and len(set(seeds)) == 3 and conc == [4, 4, 5]
+starts = [r["infertop"]["run"]["start_unix"] for r in rs]
+print("start spread %.3f s" % (max(starts) - min(starts)))
+ok = ok and max(starts) - min(starts) < 0.25
 slices = [r["infertop"]["options"].get("slice") for r in rs]
 if all(s is not None for s in slices):
     print("slices", slices)
@@ -221,7 +224,7 @@ EOF
 st=$?
 cat "$tmp/py.out"
 [ $st -eq 0 ]
-check "completed is the sum; -c 13 split 5+4+4; three seeds (slices when --slice exists)" $?
+check "completed is the sum; -c 13 split 5+4+4; three seeds; a common start (slices when --slice exists)" $?
 grep -q "3 results merged into" "$tmp/st.err"
 check "the fleet says it merged three results" $?
 

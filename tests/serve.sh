@@ -96,6 +96,34 @@ code=$(req POST /v1/runs "{\"url\":\"http://127.0.0.1:1\",\"requests\":1}")
 [ "$code" = 502 ] && grep -q '"field":"url"' "$tmp/b"
 check "unreachable target: 502 naming url" $?
 
+# A target that accepts connections and never answers: the POST waits out
+# the probe's 10 s, and meanwhile serve answers everyone else at once.
+python3 -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16)
+print(s.getsockname()[1], flush=True)
+held = []
+while True:
+    held.append(s.accept()[0]); print("accepted", flush=True)
+' >"$tmp/hole" &
+holepid=$!
+wait_for "$tmp/hole" '^[0-9]'
+hport=$(head -1 "$tmp/hole")
+curl -s -o "$tmp/hole.b" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+	--data-binary "{\"url\":\"http://127.0.0.1:$hport\",\"requests\":1}" "$url/v1/runs" >"$tmp/hole.code" &
+holecurl=$!
+wait_for "$tmp/hole" accepted
+code=$(curl -s -m 2 -o "$tmp/b" -w '%{http_code}' "$url/healthz")
+[ "$code" = 200 ]
+check "GET /healthz while a target is being checked: answered at once" $?
+code=$(req POST /v1/runs "{\"url\":\"http://127.0.0.1:$simport\"}")
+[ "$code" = 409 ] && grep -q 'a run is starting' "$tmp/b"
+check "POST /v1/runs while another's target is being checked: 409" $?
+wait $holecurl
+[ "$(cat "$tmp/hole.code")" = 502 ] && grep -q '"field":"url"' "$tmp/hole.b"
+check "a target that never answers: 502 naming url ($(cat "$tmp/hole.code") $(cat "$tmp/hole.b"))" $?
+kill $holepid 2>/dev/null
+
 # Run 1: infertop's own spec, a fixed number of requests.
 code=$(req POST /v1/runs "{\"url\":\"http://127.0.0.1:$simport\",\"concurrency\":4,\"requests\":40,\"output-tokens\":30,\"metrics-url\":\"none\"}")
 id1=$(json_id)

@@ -413,6 +413,53 @@ static void test_drive_a_run(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* ---- pollers share a status document ---- */
+
+static void shared_script(int port)
+{
+	struct resp a, b;
+	http(port, "GET", "/v1/status", NULL, NULL, NULL, &a);
+	http(port, "GET", "/v1/status", NULL, NULL, NULL, &b);
+	expect_code("status", &a, 200, "infertop_schema");
+	check(strcmp(a.body, b.body) == 0, "a second poller gets the same document",
+	      "the second differs (built again)");
+	resp_free(&b);
+	/* A command makes the next document new at once. */
+	http(port, "POST", "/v1/load", NULL, "{\"concurrency\":3}", NULL, &b);
+	expect_code("load 3", &b, 200, "\"status\":\"ok\"");
+	resp_free(&b);
+	http(port, "GET", "/v1/status", NULL, NULL, NULL, &b);
+	check(strcmp(a.body, b.body) != 0, "a command makes the document new", "the old one came back");
+	cJSON *j = cJSON_Parse(b.body);
+	check(state_num(j, "concurrency") == 3, "the new document shows the command", "concurrency %g",
+	      state_num(j, "concurrency"));
+	cJSON_Delete(j);
+	resp_free(&a);
+	resp_free(&b);
+	http(port, "POST", "/v1/stop", NULL, NULL, NULL, &b);
+	expect_code("stop", &b, 200, "\"status\":\"ok\"");
+	resp_free(&b);
+}
+
+static void test_status_shared(void **state)
+{
+	(void)state;
+	struct enginefix f = {0};
+	const char *sim[] = {"--timing", "fixed", "--ttft", "5ms", "--itl", "5ms", NULL};
+	enginefix_sim(&f, sim);
+	const char *args[] = {"-c", "2", "-d", "60s", "--output-tokens", "60", "--metrics-url", "none", NULL};
+	enginefix_engine(&f, args);
+	FILE *log = tmpfile();
+	assert_non_null(log);
+	/* An hour: however slow the machine, the two polls fall inside it. */
+	struct control_opts o = {.listen = "127.0.0.1:0", .status_max_age_s = 3600};
+	struct client c = {.script = shared_script};
+	run_with_client(&f, &o, log, &c);
+	control_stop(c.ctl);
+	fclose(log);
+	enginefix_free(&f);
+}
+
 /* ---- bad input ---- */
 
 enum bad_kind { BAD_HTTP, BAD_RAW, BAD_BIG_HEADER, BAD_FLOOD, BAD_BIG_LENGTH, BAD_BIG_CHUNKED, BAD_SLOW_LORIS, BAD_DEEP };
@@ -683,6 +730,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_drive_a_run),
+		cmocka_unit_test(test_status_shared),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_needs_token_off_loopback),
 	};

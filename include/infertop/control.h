@@ -38,6 +38,7 @@ struct control_opts {
 	unsigned per_ip_limit;      /* from one address [16] */
 	unsigned idle_s;            /* an idle connection closes after [10 s] */
 	double deadline_s;          /* a request must arrive whole within [10 s] */
+	double status_max_age_s;    /* pollers share a status document this old [0.2 s] */
 };
 
 struct control;
@@ -51,11 +52,23 @@ struct control *control_start(struct engine *e, const struct control_opts *o, FI
 /* The run the endpoints act on from now on; NULL: none (409). */
 void control_set_engine(struct control *c, struct engine *e);
 
+/* A request answered later: the handler returned CONTROL_LATER and keeps
+ * the handle until it calls control_answer_later (serve's POST that
+ * starts a run waits for the target to be checked, and the loop goes on
+ * serving everything else meanwhile). */
+struct control_later;
+#define CONTROL_LATER 0u
+
 /* serve's routes: method and path as received, the body (len bytes, no
  * NUL). Returns the HTTP status and sets *json to a malloc'd JSON answer
- * (NULL: out of memory, answered 500). Called on the loop. */
+ * (NULL: out of memory, answered 500), or returns CONTROL_LATER and
+ * answers through later. Called on the loop. */
 typedef unsigned (*control_runs_fn)(void *ud, const char *method, const char *path, const char *body, size_t len,
-				   char **json);
+				   char **json, struct control_later *later);
+/* The answer to a request left for later: code and json (malloc'd, taken;
+ * NULL: out of memory, answered 500). Called on the loop, once per
+ * handle; the handle is gone after. */
+void control_answer_later(struct control *c, struct control_later *later, unsigned code, char *json);
 /* Without one, those routes are 404. */
 void control_set_runs(struct control *c, control_runs_fn fn, void *ud);
 

@@ -205,6 +205,10 @@ struct cJSON *snapshot_to_json(const struct snapshot *s);
 char *snapshot_to_text(const struct snapshot *s);
 /* snapshot_from_view + snapshot_to_json, printed; malloc'd, NULL on OOM. */
 char *snapshot_build(const struct run_view *v, int64_t now_ns, enum snapshot_reason why);
+/* The same, for a caller that builds documents again and again: *size
+ * is the last document's length (0: none yet), used to size the buffer,
+ * and becomes this one's. */
+char *snapshot_build_sized(const struct run_view *v, int64_t now_ns, enum snapshot_reason why, size_t *size);
 
 /* Parses a document (any text cJSON accepts, len bytes) into s. 0, or -1
  * with a message in err: not JSON, a newer or missing schema, a histogram

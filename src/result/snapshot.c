@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -362,7 +363,7 @@ oom:
 	return -1;
 }
 
-char *snapshot_build(const struct run_view *v, int64_t now_ns, enum snapshot_reason why)
+char *snapshot_build_sized(const struct run_view *v, int64_t now_ns, enum snapshot_reason why, size_t *size)
 {
 	struct snapshot s;
 	if (snapshot_from_view(&s, v, now_ns, why) != 0)
@@ -372,8 +373,22 @@ char *snapshot_build(const struct run_view *v, int64_t now_ns, enum snapshot_rea
 	if (!j)
 		return NULL;
 	/* Files are read by people too; a status document by programs. */
-	char *txt = why == SNAPSHOT_STATUS ? cJSON_PrintUnformatted(j) : cJSON_Print(j);
+	bool fmt = why != SNAPSHOT_STATUS;
+	/* cJSON grows its buffer by doubling from 256 bytes: for a document
+	 * of encoded histograms (hundreds of KB on a wide run) that is half
+	 * the cost, in copies and fresh pages. A caller that builds the same
+	 * document again and again says how big the last one was. */
+	size_t want = size && *size ? *size + *size / 8 + 256 : 0;
+	char *txt = want && want < INT_MAX ? cJSON_PrintBuffered(j, (int)want, fmt)
+					   : fmt ? cJSON_Print(j) : cJSON_PrintUnformatted(j);
 	cJSON_Delete(j);
+	if (txt && size)
+		*size = strlen(txt);
 	return txt;
+}
+
+char *snapshot_build(const struct run_view *v, int64_t now_ns, enum snapshot_reason why)
+{
+	return snapshot_build_sized(v, now_ns, why, NULL);
 }
 
