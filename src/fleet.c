@@ -1013,19 +1013,35 @@ static int send_cmd(struct fleet *f, struct endpoint *ep, const char *path, cons
 	return 0;
 }
 
-/* The endpoints a command goes to: those whose run goes on. */
-static size_t live_endpoints(const struct fleet *f, struct endpoint **out)
+/* The endpoints a command goes to, those whose run goes on: a malloc'd
+ * array of *k. NULL when there are none (or no memory): *st and msg then
+ * say why. */
+static struct endpoint **live_endpoints(const struct fleet *f, size_t *k, enum cmd_status *st, char *msg,
+					size_t cap)
 {
-	size_t k = 0;
+	struct endpoint **out = calloc(f->neps ? f->neps : 1, sizeof *out);
+	*k = 0;
+	*st = CMD_OK;
+	if (!out) {
+		*st = CMD_FAILED;
+		snprintf(msg, cap, "out of memory");
+		return NULL;
+	}
 	for (size_t i = 0; i < f->neps; i++) {
 		struct endpoint *ep = f->eps[i];
 		if (ep->row < 0 || ep->refused)
 			continue;
 		enum fleet_gen_state s = f->rows[ep->row]->state;
 		if (s == FLEET_GEN_RUNNING || s == FLEET_GEN_WAITING)
-			out[k++] = ep;
+			out[(*k)++] = ep;
 	}
-	return k;
+	if (*k == 0) {
+		free(out);
+		*st = CMD_REFUSED;
+		snprintf(msg, cap, "no generator is running");
+		return NULL;
+	}
+	return out;
 }
 
 long fleet_split_long(long total, size_t k, size_t i)
@@ -1041,15 +1057,12 @@ long fleet_split_long(long total, size_t k, size_t i)
 static enum cmd_status set_load(struct fleet *f, bool open, long n, double r, enum cmd_source src,
 				struct cmd_result *out)
 {
-	struct endpoint **eps = calloc(f->neps ? f->neps : 1, sizeof *eps);
-	if (!eps)
-		return answer(f, src, CMD_FAILED, out, "out of memory");
-	size_t k = live_endpoints(f, eps);
 	char msg[CMD_MSG_MAX];
-	enum cmd_status st = CMD_OK;
-	if (k == 0) {
-		st = CMD_REFUSED;
-		snprintf(msg, sizeof msg, "no generator is running");
+	enum cmd_status st;
+	size_t k;
+	struct endpoint **eps = live_endpoints(f, &k, &st, msg, sizeof msg);
+	if (!eps) {
+		/* st and msg say why */
 	} else if (!open && n < (long)k) {
 		st = CMD_INVALID;
 		snprintf(msg, sizeof msg, "concurrency %ld is below one per generator (%zu)", n, k);
@@ -1098,16 +1111,11 @@ enum cmd_status fleet_cmd_set_rate(struct fleet *f, double r, enum cmd_source sr
 
 enum cmd_status fleet_cmd_post_all(struct fleet *f, const char *path, const char *what, struct cmd_result *out)
 {
-	struct endpoint **eps = calloc(f->neps ? f->neps : 1, sizeof *eps);
-	if (!eps)
-		return answer(f, CMD_SRC_KEY, CMD_FAILED, out, "out of memory");
-	size_t k = live_endpoints(f, eps);
 	char msg[CMD_MSG_MAX];
-	enum cmd_status st = CMD_OK;
-	if (k == 0) {
-		st = CMD_REFUSED;
-		snprintf(msg, sizeof msg, "no generator is running");
-	} else {
+	enum cmd_status st;
+	size_t k;
+	struct endpoint **eps = live_endpoints(f, &k, &st, msg, sizeof msg);
+	if (eps) {
 		for (size_t i = 0; i < k; i++)
 			if (send_cmd(f, eps[i], path, NULL, what) != 0)
 				st = CMD_FAILED;

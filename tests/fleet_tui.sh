@@ -75,8 +75,15 @@ u1=$(api_of "$tmp/g1.err"); u2=$(api_of "$tmp/g2.err"); u3=$(api_of "$tmp/g3.err
 [ -n "$u1" ] && [ -n "$u2" ] && [ -n "$u3" ]
 check "three generators listen" $?
 
-T new-session -d -s tui -x 140 -y 45 -c "$tmp" \
-	"env TERM=screen-256color INFERTOP_THEMES_DIR=$INFERTOP_SRCDIR/themes $INFERTOP_BIN fleet --targets $u1,$u2,$u3 --token-env INFERTOP_FLEET_TUI_TOKEN -o $tmp/fleet.json; echo \$? >$tmp/status"
+# A tmux server still exiting may refuse the session ("server exited
+# unexpectedly"): try again on a new one, as tui.sh does.
+for try in 1 2 3; do
+	T new-session -d -s tui -x 140 -y 45 -c "$tmp" \
+		"env TERM=screen-256color INFERTOP_THEMES_DIR=$INFERTOP_SRCDIR/themes $INFERTOP_BIN fleet --targets $u1,$u2,$u3 --token-env INFERTOP_FLEET_TUI_TOKEN -o $tmp/fleet.json; echo \$? >$tmp/status" &&
+		break
+	T kill-server 2>/dev/null
+	rm -f "$tmp/tmux.sock"
+done
 T set-option -t tui remain-on-exit on >/dev/null
 
 wait_for "the dashboard shows up" "Latency" 20 || exit 1
