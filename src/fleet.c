@@ -825,14 +825,9 @@ void fleet_view(const struct fleet *f, struct run_view *v)
 {
 	memset(v, 0, sizeof *v);
 	v->cfg = &f->vcfg;
-	bool any = false;
-	for (size_t i = 0; i < f->nrows; i++) {
-		enum fleet_gen_state s = f->rows[i]->state;
-		any = any || s == FLEET_GEN_RUNNING || s == FLEET_GEN_DRAINING;
-	}
-	v->state = f->finished ? ENGINE_DONE : f->have_merged ? (any ? ENGINE_RUNNING : ENGINE_DRAINING) : ENGINE_IDLE;
-	if (!f->finished && f->have_merged && !any)
-		v->state = ENGINE_RUNNING; /* waiting for a --start time, or between polls */
+	/* Running from the first status until the fleet finishes: the keys
+	 * act while any generator does (live_endpoints says which). */
+	v->state = f->finished ? ENGINE_DONE : f->have_merged ? ENGINE_RUNNING : ENGINE_IDLE;
 	v->stop_reason = f->finished ? f->stop_reason : NULL;
 	v->run_id = f->have_merged ? "fleet" : "";
 	v->model = f->have_merged ? f->merged.model : NULL;
