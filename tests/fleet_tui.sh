@@ -12,13 +12,13 @@ command -v python3 >/dev/null 2>&1 || { echo "python3 not installed: skipped"; e
 
 tmp=$(mktemp -d)
 pids=""
-T() { tmux -S "$tmp/tmux.sock" -f /dev/null "$@"; }
 cleanup() {
 	T kill-server 2>/dev/null
 	for p in $pids; do kill -9 "$p" 2>/dev/null; done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+. "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
 fails=0
 check() { # description, status
 	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
@@ -29,24 +29,6 @@ export LANG LC_ALL
 tok="fleet-tui-token-77c2a1"
 export INFERTOP_FLEET_TUI_TOKEN="$tok"
 
-screen() { T capture-pane -p -t tui; }
-wait_for() { # DESCRIPTION EXTENDED-REGEX [SECONDS]
-	n=$(( ${3:-15} * 10 ))
-	i=0
-	while [ $i -lt $n ]; do
-		if screen | grep -Eq -- "$2"; then
-			check "$1" 0
-			return 0
-		fi
-		i=$((i + 1))
-		sleep 0.1
-	done
-	check "$1 (waited ${3:-15}s for /$2/)" 1
-	echo "---- screen:"
-	screen
-	echo "----"
-	return 1
-}
 wait_file() { # FILE PATTERN
 	i=0
 	while [ $i -lt 100 ] && ! grep -q -- "$2" "$1" 2>/dev/null; do i=$((i + 1)); sleep 0.1; done
