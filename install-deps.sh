@@ -13,12 +13,22 @@ else
 	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+# What building infertop needs; `install-deps.sh --build` installs only
+# these (deploy/Containerfile's build stage does), so the image is built
+# from the same list as CI.
+build_pkgs="build-essential autoconf automake pkg-config \
+	libev-dev libcurl4-openssl-dev libncurses-dev libcjson-dev libmicrohttpd-dev"
 $as_root apt-get update -qq
+if [ "${1:-}" = "--build" ]; then
+	# shellcheck disable=SC2086 # a list of names
+	$as_root apt-get install -y -qq --no-install-recommends $build_pkgs >/dev/null
+	exit 0
+fi
+# shellcheck disable=SC2086 # a list of names
 $as_root apt-get install -y -qq --no-install-recommends \
-	build-essential autoconf automake pkg-config clang \
-	libev-dev libcurl4-openssl-dev libncurses-dev libcjson-dev \
-	libmicrohttpd-dev libcmocka-dev tmux jq procps ca-certificates curl \
-	cmake g++ git python3 python3-numpy prometheus >/dev/null
+	$build_pkgs clang \
+	libcmocka-dev tmux jq procps ca-certificates curl \
+	cmake g++ git python3 python3-numpy python3-yaml prometheus zsh fish >/dev/null
 # The real-server test fetches llama.cpp's source with npm (node-llama-cpp
 # carries it). A Node.js that is already there (often not Debian's) is kept:
 # Debian's npm would conflict with it.

@@ -17,6 +17,7 @@
 #include "infertop/clock.h"
 #include "infertop/engine_internal.h"
 #include "infertop/layout.h"
+#include "infertop/profile.h"
 #include "infertop/series.h"
 #include "infertop/server.h"
 #include "infertop/stats.h"
@@ -150,6 +151,18 @@ int main(int argc, char **argv)
 	struct server_state srv;
 	fill_server(&srv);
 	e.server = &srv;
+	/* An hour of GPU scrapes for the GPU view's history charts. */
+	struct gpu_history *gh = calloc(1, sizeof *gh);
+	if (!gh) {
+		fprintf(stderr, "out of memory\n");
+		return 1;
+	}
+	for (int64_t s = 0; s < GPU_HIST_POINTS; s++) {
+		for (int i = 0; i < 8; i++)
+			srv.gpu[i].util_pct.v = 60 + 40 * unit();
+		gpu_history_push(gh, t0 + s * S, &srv);
+	}
+	srv.gpu_hist = gh;
 	if (!e.stats || !e.series) {
 		fprintf(stderr, "out of memory\n");
 		return 1;
@@ -210,6 +223,7 @@ int main(int argc, char **argv)
 		{40, 120, VIEW_LATENCY, 600, "10m"}, {40, 120, VIEW_SERVER, 600, "10m"},
 		{70, 250, VIEW_OVERVIEW, 600, "10m"}, {70, 250, VIEW_OVERVIEW, 0, "run"},
 		{70, 250, VIEW_GPU, 600, "10m"}, {70, 250, VIEW_ERRORS, 600, "10m"},
+		{40, 120, VIEW_HIST, 600, "10m"}, {70, 250, VIEW_HIST, 600, "10m"},
 	};
 	double worst = 0;
 	printf("frame cost (layout + widgets + doupdate), %d frames per case, braille charts\n", frames);
@@ -237,5 +251,6 @@ int main(int argc, char **argv)
 	fclose(in);
 	series_free(e.series);
 	stats_free(e.stats);
+	free(gh);
 	return 0;
 }

@@ -307,6 +307,17 @@ static int set_seed(struct config *cfg, const struct cli_opt *o, const char *arg
 	if (units_parse_long(arg, 0, 0x7fffffffL, &l) != 0)
 		return cli_error(name, arg, "expected a whole number >= 0");
 	cfg->seed = (uint64_t)l;
+	cfg->have_seed = true;
+	return 0;
+}
+
+static int set_slice(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)o;
+	char want[96];
+	snprintf(want, sizeof want, "expected I/N: slice I (from 0) of N, N from 1 to %ld", DATASET_MAX_SLICES);
+	if (dataset_slice_parse(arg, &cfg->slice_index, &cfg->slice_count) != 0)
+		return cli_error(name, arg, want);
 	return 0;
 }
 
@@ -489,6 +500,14 @@ static int set_start_at(struct config *cfg, const struct cli_opt *o, const char 
 	return 0;
 }
 
+static int set_save_texts(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)o, (void)arg, (void)name;
+	cfg->save_detailed = true;
+	cfg->save_texts = true;
+	return 0;
+}
+
 static int show_help(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
 	(void)cfg, (void)o, (void)arg, (void)name;
@@ -551,6 +570,9 @@ static const struct cli_opt opts[] = {
 	  .help = "after a stop, wait this long for in-flight requests before aborting them (default 10s)" },
 
 	{ "dataset", 0, "SPEC", G_REQUESTS, set_dataset, F(dataset), .values = dataset_value, .help = "prompts: %s" },
+	{ "slice", 0, "I/N", G_REQUESTS, set_slice,
+	  .help = "use slice I (from 0) of N disjoint slices of the dataset (every N-th prompt from the I-th), "
+		  "and without --seed the seed 1+I: one slice per generator of a fleet" },
 	{ "input-tokens", 0, "LEN", G_REQUESTS, set_tokens, F(input_dist),
 	  .help = "prompt tokens, prefix included (synthetic, text; default 128); LEN is N, MIN:MAX (uniform) or "
 		  "normal:MEAN,SD; calibrated with POST /tokenize" },
@@ -596,6 +618,12 @@ static const struct cli_opt opts[] = {
 	{ "output", 'o', "FILE", G_OUTPUT, set_string, F(output_path),
 	  .help = "write the result as JSON (vLLM-compatible keys)" },
 	{ "quiet", 'q', NULL, G_OUTPUT, set_true, F(quiet), .help = "no progress lines" },
+	{ "save-detailed", 0, NULL, G_OUTPUT, set_true, F(save_detailed),
+	  .help = "-o also carries vLLM's per-request arrays (input_lens, output_lens, ttfts, itls, errors)" },
+	{ "save-detailed-texts", 0, NULL, G_OUTPUT, set_save_texts,
+	  .help = "--save-detailed plus generated_texts (the output text of every request)" },
+	{ "no-config", 0, NULL, G_OUTPUT, set_true, F(no_config),
+	  .help = "do not read the config file ($XDG_CONFIG_HOME/infertop/config)" },
 	{ "listen", 0, "ADDR:PORT", G_CONTROL, set_listen, F(listen),
 	  .help = "serve the control API (status, metrics, load, pause, stop) on ADDR:PORT (port 0: any); "
 		  "loopback unless a token is set" },
@@ -649,7 +677,7 @@ void cli_usage(FILE *out)
 	      "       infertop sim [SIM OPTIONS]      (see infertop sim --help)\n"
 	      "       infertop report FILE.json [--format text|json|csv|markdown]\n"
 	      "       infertop merge A.json B.json ... -o OUT.json\n"
-	      "       infertop compare A.json B.json [--format text|json|csv|markdown]\n"
+	      "       infertop compare A.json B.json [--format FMT] [--fail-if EXPR]\n"
 	      "\n",
 	      out);
 	usage_intro(out);
@@ -885,6 +913,11 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 		fprintf(cli_errf(), "infertop: --max-concurrency applies to open loop; give --rate too\n");
 		return CLI_EXIT_USAGE;
 	}
+	if (cfg->save_detailed && !cfg->output_path) {
+		fprintf(cli_errf(), "infertop: --save-detailed%s writes into the -o result; give -o FILE too\n",
+			cfg->save_texts ? "-texts" : "");
+		return CLI_EXIT_USAGE;
+	}
 	if ((cfg->listen_token_env || cfg->listen_metrics_open) && !cfg->listen) {
 		fprintf(cli_errf(), "infertop: --listen-token-env and --listen-metrics-open need --listen\n");
 		return CLI_EXIT_USAGE;
@@ -901,6 +934,9 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		}
 	}
+	/* No two generators of a fleet send the same sequence. */
+	if (cfg->slice_count && !cfg->have_seed)
+		cfg->seed = dataset_slice_seed(cfg->seed, cfg->slice_index);
 	if (!cfg->api_key_env && set_str(&cfg->api_key_env, "OPENAI_API_KEY") != 0)
 		return CLI_EXIT_USAGE;
 	if (!cfg->server && set_str(&cfg->server, "auto") != 0)
@@ -947,12 +983,29 @@ int cli_option_kind(const char *name)
 	return o->arg ? 1 : 0;
 }
 
-const char *cli_option_long(char c)
+int cli_option_info(int i, struct cli_option_info *info)
 {
-	for (int i = 0; i < NOPTS; i++)
-		if (c && opts[i].shortc == c)
-			return opts[i].name;
-	return NULL;
+	if (i < 0 || i >= NOPTS)
+		return -1;
+	const struct cli_opt *o = &opts[i];
+	info->name = o->name;
+	info->shortc = o->shortc;
+	info->arg = o->arg;
+	info->values[0] = '\0';
+	if (o->values)
+		list_values(o->values, CLI_LIST_ARG, info->values, sizeof info->values);
+	/* The help's first clause, without the values' "%s". */
+	snprintf(info->help, sizeof info->help, "%s", o->help);
+	char *pct = strstr(info->help, "%s");
+	if (pct)
+		*pct = '\0';
+	return 0;
+}
+
+const char *cli_option_long(char shortc)
+{
+	const struct cli_opt *o = shortc ? opt_by_val((unsigned char)shortc) : NULL;
+	return o && o->shortc == shortc ? o->name : NULL;
 }
 
 static void free_strv(char **v, size_t n)

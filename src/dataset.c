@@ -48,6 +48,7 @@ static const char *const words[] = {
 
 #define PREFIX_SEED 0x70726566697821ULL
 #define SAMPLE_SEED 0x63616c6962ULL
+#define SLICE_SEED 0x736c696365ULL
 
 struct dataset_block {
 	struct dataset_block *next;
@@ -280,11 +281,27 @@ static const char *kind_name(enum dataset_kind k)
  * from the replies (estimated, 4.00 chars/tok; no /tokenize (HTTP 404))". */
 void dataset_update_desc(struct dataset *d)
 {
-	char in[64], out[64], what[160] = "", prefix[48] = "", rate[40], extra[40] = "";
+	char in[64], out[64], what[232] = "", prefix[48] = "", rate[40], extra[40] = "";
 	dist_text(&d->input_dist, in, sizeof in);
 	dist_text(&d->output_dist, out, sizeof out);
-	if (d->kind == DATASET_TEXT)
-		snprintf(what, sizeof what, " %.80s (%zu lines)", d->path ? d->path : "-", d->nrecs);
+	/* Slices are at most DATASET_MAX_SLICES: ints. */
+	char slice[64] = "";
+	int si = (int)d->slice_index, sn = (int)d->slice_count;
+	if (d->slice_count && d->kind == DATASET_TEXT)
+		snprintf(slice, sizeof slice, ", slice %d/%d: %zu", si, sn, d->nslice_lines);
+	else if (d->slice_count && d->kind != DATASET_SYNTHETIC)
+		snprintf(slice, sizeof slice, "slice %d/%d: %zu of ", si, sn, d->nrecs);
+	else if (d->slice_count)
+		snprintf(slice, sizeof slice, " (slice %d/%d)", si, sn);
+	if (d->kind == DATASET_SYNTHETIC)
+		snprintf(what, sizeof what, "%s", slice);
+	else if (d->kind == DATASET_TEXT)
+		snprintf(what, sizeof what, " %.80s (%zu lines%s)", d->path ? d->path : "-", d->nrecs, slice);
+	else if (d->slice_count && d->skipped)
+		snprintf(what, sizeof what, " %.80s (%s%zu prompts, %zu skipped: no human turn)",
+			 d->path ? d->path : "-", slice, d->seen, d->skipped);
+	else if (d->slice_count)
+		snprintf(what, sizeof what, " %.80s (%s%zu prompts)", d->path ? d->path : "-", slice, d->seen);
 	else if (d->kind != DATASET_SYNTHETIC && d->skipped)
 		snprintf(what, sizeof what, " %.80s (%zu prompts, %zu skipped: no human turn)",
 			 d->path ? d->path : "-", d->nrecs, d->skipped);
@@ -418,6 +435,39 @@ int dataset_build_prefix(struct dataset *d)
 	return 0;
 }
 
+int dataset_slice_parse(const char *s, long *index, long *count)
+{
+	long v[2];
+	for (int k = 0; k < 2; k++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v[k] = 0;
+		for (; *s >= '0' && *s <= '9'; s++) {
+			v[k] = v[k] * 10 + (*s - '0');
+			if (v[k] > DATASET_MAX_SLICES)
+				return -1;
+		}
+		if (*s++ != (k == 0 ? '/' : '\0'))
+			return -1;
+	}
+	if (v[1] < 1 || v[0] >= v[1])
+		return -1;
+	*index = v[0];
+	*count = v[1];
+	return 0;
+}
+
+uint64_t dataset_slice_seed(uint64_t base, long index)
+{
+	return base + (uint64_t)index;
+}
+
+bool dataset_take(struct dataset *d)
+{
+	size_t k = d->seen++;
+	return !d->slice_count || k % (size_t)d->slice_count == (size_t)d->slice_index;
+}
+
 /* The --dataset forms: a name, or a prefix and a file. */
 static const struct {
 	const char *prefix, *form;
@@ -515,7 +565,14 @@ struct dataset *dataset_new(const struct config *cfg, char *err, size_t errcap)
 	d->output_override = cfg->have_output_tokens;
 	d->prefix_tokens = cfg->prefix_tokens;
 	d->prefix_scale = 1.0;
-	d->seed = cfg->seed;
+	d->slice_index = cfg->slice_index;
+	d->slice_count = cfg->slice_count;
+	/* The prefix is the fleet's, not the generator's: without --seed a
+	 * slice runs with dataset_slice_seed(), and the shared seed is the
+	 * one it was derived from. */
+	d->seed = cfg->slice_count && !cfg->have_seed ? cfg->seed - (uint64_t)cfg->slice_index : cfg->seed;
+	/* Injective in (seed, index): seeds are < 2^31, indexes < 2^17. */
+	rng_seed(&d->slice_rng, (cfg->seed << 32 | (uint64_t)cfg->slice_index) ^ SLICE_SEED);
 	d->slope = kind == DATASET_SYNTHETIC ? 1.0 : 1.0 / DATASET_EST_CHARS_PER_TOKEN;
 	return d;
 }
@@ -525,6 +582,18 @@ struct dataset *dataset_new(const struct config *cfg, char *err, size_t errcap)
  * the caller's (seeded) generator. */
 int dataset_finish(struct dataset *d, char *err, size_t errcap)
 {
+	if (d->slice_count && d->kind == DATASET_TEXT) {
+		d->slice_lines = malloc((d->nrecs / (size_t)d->slice_count + 1) * sizeof *d->slice_lines);
+		if (!d->slice_lines)
+			return errbuf_set(err, errcap, "out of memory");
+		for (size_t i = (size_t)d->slice_index; i < d->nrecs; i += (size_t)d->slice_count)
+			d->slice_lines[d->nslice_lines++] = (uint32_t)i;
+	}
+	if (d->slice_count && d->kind != DATASET_SYNTHETIC &&
+	    (d->kind == DATASET_TEXT ? d->nslice_lines : d->nrecs) == 0)
+		return errbuf_set(err, errcap, "%s: --slice %ld/%ld is empty: the file has %zu %s", d->path ? d->path : "-",
+				  d->slice_index, d->slice_count, d->kind == DATASET_TEXT ? d->nrecs : d->seen,
+				  d->kind == DATASET_TEXT ? "lines" : "prompts");
 	if (d->kind != DATASET_SYNTHETIC && d->kind != DATASET_TEXT) {
 		d->order = malloc(d->nrecs * sizeof *d->order);
 		if (!d->order)
@@ -597,7 +666,8 @@ static char *text_body(struct dataset *d, struct rng *r, struct oai_request_opts
 		budget = d->slope * 2;
 	bool cut = false;
 	while (budget - got >= 0.5 && !cut) {
-		const struct dataset_rec *l = &d->recs[rng_below(r, d->nrecs)];
+		const struct dataset_rec *l = d->slice_lines ? &d->recs[d->slice_lines[rng_below(r, d->nslice_lines)]]
+							     : &d->recs[rng_below(r, d->nrecs)];
 		double c = append_budget(d, l->text, l->len, l->chars, budget - got, &buf, &blen, &bcap, &cut);
 		if (c < 0) {
 			free(buf);
@@ -661,6 +731,8 @@ char *dataset_next_body(struct dataset *d, struct rng *r, const struct oai_reque
 	long in = 0;
 	size_t n = 0;
 	char *body;
+	if (d->slice_count)
+		r = &d->slice_rng;
 	switch (d->kind) {
 	case DATASET_SYNTHETIC:
 		body = synthetic_body(d, r, &o, &n, &in);
@@ -789,6 +861,7 @@ void dataset_free(struct dataset *d)
 	}
 	free(d->recs);
 	free(d->order);
+	free(d->slice_lines);
 	free(d->prefix);
 	free(d->prefix_msg);
 	free(d->path);

@@ -329,6 +329,12 @@ static int jsonl_record(struct dataset *d, const char *line, size_t len, char *w
 		text = flat.p;
 		tlen = flat.len;
 	}
+	/* Checked whole before the slice is asked: a bad record fails every
+	 * generator of a fleet alike. */
+	if (!dataset_take(d)) {
+		rc = 0;
+		goto out;
+	}
 	struct dataset_rec *rec = dataset_add(d, text, tlen);
 	if (!rec) {
 		errbuf_set(what, wcap, "out of memory");
@@ -365,7 +371,7 @@ static int load_jsonl(struct dataset *d, struct reader *rd, char *err, size_t ca
 	free(b.p);
 	if (rc < 0)
 		return -1;
-	if (d->nrecs == 0)
+	if (d->seen == 0)
 		return errbuf_set(err, cap, rd->total ? "%s: no records (only blank lines)" : "%s: empty file", rd->name);
 	return 0;
 }
@@ -431,6 +437,10 @@ static int sharegpt_record(struct dataset *d, const char *s, size_t len, unsigne
 	long rchars = reply ? text_chars(reply->valuestring, strlen(reply->valuestring)) : 0;
 	if (chars < 0 || rchars < 0) {
 		errbuf_set(what, wcap, "text is not valid UTF-8");
+		goto out;
+	}
+	if (!dataset_take(d)) {
+		rc = 0;
 		goto out;
 	}
 	struct dataset_rec *rec = dataset_add(d, prompt->valuestring, plen);
@@ -582,7 +592,7 @@ trailer:
 		rd_io_error(rd, err, cap);
 		goto out;
 	}
-	if (d->nrecs == 0) {
+	if (d->seen == 0) {
 		errbuf_set(err, cap, d->skipped ? "%s: no conversation has a human turn" : "%s: no conversations",
 		     rd->name);
 		goto out;

@@ -426,7 +426,7 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 		engine_free(e);
 		return NULL;
 	}
-	if (cfg->request_log && !(e->reqlog = reqlog_open(cfg->request_log, cfg->request_log_max, err, errcap))) {
+	if ((cfg->request_log || cfg->save_detailed) && !(e->reqlog = reqlog_open_config(cfg, err, errcap))) {
 		engine_free(e);
 		return NULL;
 	}
@@ -464,6 +464,7 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	e->rctx.insecure = cfg->insecure;
 	e->rctx.new_connection = cfg->new_connection;
 	e->rctx.on_done = engine_on_request_done;
+	reqlog_hook(e->reqlog, &e->rctx);
 	e->rctx.ud = e;
 
 	load_init(&e->load, loop, cfg->seed, engine_start_request, engine_in_flight, e);

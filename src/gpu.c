@@ -236,3 +236,77 @@ bool gpu_joules_per_token(double watts, double window_s, uint64_t tokens, double
 	*jpt = watts * window_s / (double)tokens;
 	return true;
 }
+
+static float gauge_or_nan(const struct server_value *v, double scale)
+{
+	return v->valid && isfinite(v->v) ? (float)(v->v * scale) : NAN;
+}
+
+void gpu_history_push(struct gpu_history *h, int64_t t_ns, const struct server_state *s)
+{
+	int i = h->head;
+	h->t[i] = t_ns;
+	for (int g = 0; g < SERVER_MAX_GPUS; g++) {
+		const struct server_gpu *gp = &s->gpu[g];
+		bool here = g < s->ngpus;
+		double total = gp->mem_total_mib.valid ? gp->mem_total_mib.v : 0;
+		h->v[GPU_HIST_UTIL][g][i] = here ? gauge_or_nan(&gp->util_pct, 1) : NAN;
+		h->v[GPU_HIST_MEM][g][i] = here && total > 0 ? gauge_or_nan(&gp->mem_used_mib, 1 / total) : NAN;
+		h->v[GPU_HIST_POWER][g][i] = here ? gauge_or_nan(&gp->power_w, 1) : NAN;
+	}
+	h->head = (h->head + 1) % GPU_HIST_POINTS;
+	if (h->n < GPU_HIST_POINTS)
+		h->n++;
+}
+
+int gpu_history_extent(const struct gpu_history *h, int64_t *first_ns, int64_t *last_ns)
+{
+	if (!h || h->n == 0)
+		return -1;
+	*first_ns = h->t[(h->head - h->n + GPU_HIST_POINTS) % GPU_HIST_POINTS];
+	*last_ns = h->t[(h->head - 1 + GPU_HIST_POINTS) % GPU_HIST_POINTS];
+	return 0;
+}
+
+size_t gpu_history_read(const struct gpu_history *h, int gpu, enum gpu_hist_metric m, int64_t to_ns,
+			int64_t span_ns, double *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = NAN;
+	if (!h || gpu < 0 || gpu >= SERVER_MAX_GPUS || (unsigned)m >= GPU_HIST_N || span_ns <= 0 || n == 0)
+		return 0;
+	size_t got = 0;
+	int64_t from = to_ns - span_ns;
+	/* Oldest first. A gauge holds its value until the next scrape, so
+	 * the slots up to the next point get it too, unless scrapes stopped
+	 * for longer than GPU_HIST_HOLD_NS (then it is a gap). */
+	const int64_t hold = 5000000000LL;
+	int prev_slot = -1;
+	int64_t prev_t = 0;
+	double prev_v = NAN;
+	/* The oldest point in the span, found from the newest end: a short
+	 * span reads only its own points. */
+	int k0 = 0;
+	while (k0 < h->n && h->t[(h->head - 1 - k0 + 2 * GPU_HIST_POINTS) % GPU_HIST_POINTS] > from)
+		k0++;
+	for (int k = k0 - 1; k >= 0; k--) {
+		int i = (h->head - 1 - k + 2 * GPU_HIST_POINTS) % GPU_HIST_POINTS;
+		if (h->t[i] > to_ns)
+			continue;
+		int slot = (int)((double)(h->t[i] - from) / (double)span_ns * (double)n);
+		if (slot >= (int)n)
+			slot = (int)n - 1;
+		if (prev_slot >= 0 && !isnan(prev_v) && h->t[i] - prev_t <= hold)
+			for (int j = prev_slot + 1; j < slot; j++)
+				out[j] = prev_v;
+		double v = h->v[m][gpu][i];
+		if (!isnan(v)) {
+			out[slot] = v;
+			got++;
+		}
+		prev_slot = slot;
+		prev_t = h->t[i];
+		prev_v = v;
+	}
+	return got;
+}

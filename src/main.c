@@ -13,6 +13,7 @@
 
 #include "infertop/cli.h"
 #include "infertop/clock.h"
+#include "infertop/config_file.h"
 #include "infertop/control.h"
 #include "infertop/dataset.h"
 #include "infertop/engine.h"
@@ -283,7 +284,14 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "serve") == 0)
 		return with_curl(serve_main, argc - 1, argv + 1);
 	struct config cfg;
-	int done = cli_parse_or_exit(&cfg, argc, argv);
+	/* The config file's options come first: the command line wins. */
+	int cargc;
+	char **cargv;
+	int done = config_file_args(argc, argv, &cargc, &cargv);
+	if (done != 0)
+		return done;
+	done = cli_parse_or_exit(&cfg, cargc, cargv);
+	config_file_free_args(cargc, cargv);
 	if (done >= 0)
 		return done;
 	/* A server closing a socket must be an error code, not a death. */

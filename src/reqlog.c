@@ -16,11 +16,14 @@
 #include <unistd.h>
 
 #include "infertop/clock.h"
+#include "infertop/detail.h"
+#include "infertop/options.h"
 #include "infertop/request.h"
 #include "infertop/stats.h"
 
 struct reqlog {
-	char *path;
+	char *path;              /* NULL: no log file, only the detailed arrays */
+	struct detail *detail;   /* --save-detailed; NULL when off */
 	int fd;                  /* -1 after a failed reopen: retried on flush */
 	uint64_t max_bytes;
 	uint64_t file_bytes;     /* size of the current file */
@@ -71,6 +74,67 @@ struct reqlog *reqlog_open(const char *path, uint64_t max_bytes, char *err, size
 	l->wall_offset_ns = (int64_t)rt.tv_sec * CLOCK_NS_PER_S + rt.tv_nsec - mono;
 	l->last_flush_ns = mono;
 	return l;
+}
+
+/* The directory of path, for the detailed arrays' temporary files: the
+ * result's own filesystem, where there is room for it. */
+static void dir_of(char *dir, size_t cap, const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	if (!slash)
+		snprintf(dir, cap, ".");
+	else if (slash == path)
+		snprintf(dir, cap, "/");
+	else
+		snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+}
+
+struct reqlog *reqlog_open_config(const struct config *cfg, char *err, size_t errcap)
+{
+	struct reqlog *l;
+	if (cfg->request_log) {
+		l = reqlog_open(cfg->request_log, cfg->request_log_max, err, errcap);
+	} else {
+		l = calloc(1, sizeof *l);
+		if (l)
+			l->fd = -1;
+		else
+			snprintf(err, errcap, "out of memory");
+	}
+	if (l && cfg->save_detailed) {
+		char dir[4096];
+		dir_of(dir, sizeof dir, cfg->output_path);
+		if (!(l->detail = detail_open(dir, cfg->save_texts, err, errcap))) {
+			reqlog_close(l);
+			return NULL;
+		}
+	}
+	return l;
+}
+
+static void hook_itl(void *ud, const struct request *r, const uint32_t *gaps_us, size_t n)
+{
+	detail_gaps(ud, r, gaps_us, n);
+}
+
+static void hook_output(void *ud, const struct request *r, const char *data, size_t len)
+{
+	detail_chunk(ud, r, data, len);
+}
+
+void reqlog_hook(struct reqlog *l, struct request_ctx *ctx)
+{
+	if (!l || !l->detail)
+		return;
+	ctx->detail_ud = l->detail;
+	ctx->on_itl = hook_itl;
+	if (detail_texts(l->detail))
+		ctx->on_output = hook_output;
+}
+
+struct detail *reqlog_detail(const struct reqlog *l)
+{
+	return l ? l->detail : NULL;
 }
 
 /* FILE -> FILE.1 -> FILE.2 ... the oldest falls off the end. Renames
@@ -181,6 +245,7 @@ void reqlog_close(struct reqlog *l)
 	reqlog_flush(l);
 	if (l->fd >= 0)
 		close(l->fd);
+	detail_close(l->detail);
 	free(l->path);
 	free(l);
 }
@@ -272,9 +337,40 @@ static const char *fmt_ms(char *b, size_t cap, int64_t ns, bool valid)
 	return b;
 }
 
+/* The request's row of the detailed arrays; its texts escaped here,
+ * where the log's escaping is. */
+static void detail_row(struct reqlog *l, const struct request *r, const struct req_result *res)
+{
+	char msg[STATS_MSG_MAX * 6 + 1];
+	struct detail_row row = {
+		.ok = res->ok,
+		.input_len = res->ok ? res->prompt_tokens : r->usage_prompt >= 0 ? r->usage_prompt : r->prompt_estimate,
+		.output_len = res->output_tokens,
+		.ttft_s = r->t_first_token > 0 ? (double)(r->t_first_token - r->t_send) / 1e9 : 0.0,
+	};
+	if (!res->ok) {
+		reqlog_json_escape(msg, sizeof msg, res->msg ? res->msg : stats_err_name(res->err));
+		row.error_json = msg;
+	}
+	char *text = NULL;
+	if (detail_texts(l->detail)) {
+		const char *t = detail_text(l->detail, r);
+		size_t cap = strlen(t) * 6 + 1;
+		if ((text = malloc(cap)) != NULL)
+			reqlog_json_escape(text, cap, t);
+		row.text_json = text;
+	}
+	detail_request(l->detail, r, &row);
+	free(text);
+}
+
 void reqlog_request(struct reqlog *l, const struct request *r, const struct req_result *res, int64_t t0_ns)
 {
 	if (!l)
+		return;
+	if (l->detail)
+		detail_row(l, r, res);
+	if (!l->path)
 		return;
 	int64_t now = clock_now_ns();
 	char line[2048], msg[STATS_MSG_MAX * 6 + 1];

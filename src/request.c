@@ -42,6 +42,8 @@ static void request_on_output(struct request *r)
 	} else {
 		int64_t gap_us = (now - r->t_last_token + 500) / 1000;
 		if (r->n_itl == REQUEST_ITL_BUF) {
+			if (r->ctx->on_itl)
+				r->ctx->on_itl(r->ctx->detail_ud, r, r->itl, r->n_itl);
 			stats_record_itl_us(r->ctx->stats, r->itl, r->n_itl);
 			r->n_itl = 0;
 		}
@@ -88,8 +90,11 @@ static int request_on_event(void *ud, const struct sse_event *ev)
 		request_failf(r, ERR_EVENT, c.error_msg[0] ? c.error_msg : "error object in stream");
 		return 0;
 	}
-	if (c.output)
+	if (c.output) {
 		request_on_output(r);
+		if (r->ctx->on_output)
+			r->ctx->on_output(r->ctx->detail_ud, r, ev->data, ev->len);
+	}
 	if (c.usage) {
 		r->usage_completion = c.completion_tokens;
 		r->usage_prompt = c.prompt_tokens;
@@ -253,6 +258,8 @@ static void request_finish(struct request *r, CURLcode rc)
 		res.output_tokens = res.tokens_from_usage ? r->usage_completion : (int64_t)r->chunks;
 		res.prompt_tokens = r->usage_prompt >= 0 ? r->usage_prompt : r->prompt_estimate;
 		res.chunks = r->chunks;
+		if (ctx->on_itl)
+			ctx->on_itl(ctx->detail_ud, r, r->itl, r->n_itl);
 		stats_record_itl_us(ctx->stats, r->itl, r->n_itl);
 	}
 	r->n_itl = 0;

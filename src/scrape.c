@@ -60,6 +60,7 @@ struct scrape {
 	long timeout_ms;
 	struct target metrics, gpu;
 	struct gpu_power_ring ring;
+	struct gpu_history gpu_hist;   /* the GPU view's charts */
 	bool running;
 };
 
@@ -326,6 +327,8 @@ static void on_done(struct http_xfer *x, CURLcode rc)
 			struct gpu_reading rd;
 			if (gpu_parse_dcgm(tg->buf, tg->len, flags, s->out, &rd, err, sizeof err) >= 0) {
 				gpu_ring_push(&s->ring, now, &rd);
+				gpu_history_push(&s->gpu_hist, now, s->out);
+				s->out->gpu_hist = &s->gpu_hist;
 				if (rd.power_valid)
 					server_agg_add(&s->out->power_agg, rd.power_w);
 			}

@@ -27,6 +27,7 @@
 #include "infertop/clock.h"
 #include "infertop/command.h"
 #include "infertop/control.h"
+#include "infertop/dataset.h"
 #include "infertop/engine.h"
 #include "infertop/loop.h"
 #include "infertop/redact.h"
@@ -62,6 +63,7 @@ struct serve {
 	struct serve_run *reap;     /* over, its engine to be freed */
 	ev_idle reaper;
 	bool quitting;
+	char slice[32];             /* "I/N" every run gets unless its spec says; "" none */
 	/* The run whose target is being probed, and the POST waiting for
 	 * the outcome; NULL when none. */
 	struct serve_run *starting;
@@ -281,6 +283,55 @@ static void serve_start(struct serve *s, struct serve_run *r)
 		engine_start(r->e);
 }
 
+/* "--slice=I/N" as argv[1]. */
+static int serve_argv_slice(struct runspec *rs, const char *slice)
+{
+	size_t n = strlen(slice) + sizeof "--slice=";
+	char *opt = malloc(n);
+	char **v = realloc(rs->argv, ((size_t)rs->argc + 2) * sizeof *v);
+	if (v)
+		rs->argv = v;
+	if (!opt || !v) {
+		free(opt);
+		return -1;
+	}
+	snprintf(opt, n, "--slice=%s", slice);
+	memmove(v + 2, v + 1, (size_t)rs->argc * sizeof *v);
+	v[1] = opt;
+	rs->argc++;
+	return 0;
+}
+
+/* The slice of a pod of a Kubernetes Indexed Job: its index is in
+ * JOB_COMPLETION_INDEX (set by Kubernetes), the Job's completions in
+ * SERVE_SLICE_COUNT_ENV (set in the pod template: Kubernetes does not give
+ * it). Neither set: no slice (0); one without the other, or a bad value:
+ * -1 with the reason in err, for a pod that must not run unsliced. */
+static int serve_slice_from_env(char *slice, size_t cap, char *err, size_t errcap)
+{
+	const char *index = getenv("JOB_COMPLETION_INDEX");
+	const char *count = getenv(SERVE_SLICE_COUNT_ENV);
+	if (!index && !count)
+		return 0;
+	if (!index || !count) {
+		snprintf(err, errcap, "%s is set but %s is not: both are needed for a slice (or give --slice I/N)",
+			 index ? "JOB_COMPLETION_INDEX" : SERVE_SLICE_COUNT_ENV,
+			 index ? SERVE_SLICE_COUNT_ENV : "JOB_COMPLETION_INDEX");
+		return -1;
+	}
+	long i, n;
+	snprintf(slice, cap, "%.12s/%.12s", index, count);
+	if (strlen(index) > 12 || strlen(count) > 12 || dataset_slice_parse(slice, &i, &n) != 0) {
+		snprintf(err, errcap, "JOB_COMPLETION_INDEX=%.12s and %s=%.12s: expected an index from 0 below a count "
+			 "from 1 to %ld", index, SERVE_SLICE_COUNT_ENV, count, DATASET_MAX_SLICES);
+		slice[0] = '\0';
+		return -1;
+	}
+	/* Written back plain ("007" -> "7"): it is shown and logged. */
+	snprintf(slice, cap, "%ld/%ld", i, n);
+	return 1;
+}
+
 /* The probe's outcome: the run starts (201), or the POST learns why not. */
 static unsigned serve_accept_run(struct serve *s, struct serve_run *r, char **json)
 {
@@ -380,6 +431,13 @@ static unsigned serve_post_run(struct serve *s, const char *body, size_t len, ch
 		return status_json(json, 500, "failed", "out of memory", NULL);
 	}
 	char cfield[RUNSPEC_FIELD_MAX];
+	/* serve's slice goes first, so a spec's own "slice" comes later in
+	 * argv and wins. */
+	if (s->slice[0] && serve_argv_slice(&rs, s->slice) != 0) {
+		runspec_free(&rs);
+		serve_free_run(r);
+		return status_json(json, 500, "failed", "out of memory", NULL);
+	}
 	enum cli_result cr = cli_parse_capture(&r->cfg, rs.argc, rs.argv, err, sizeof err, cfield, sizeof cfield);
 	runspec_free(&rs);
 	if (cr != CLI_RUN) {
@@ -544,6 +602,19 @@ int serve_main(int argc, char **argv)
 	if (snapshot_dir_check(cfg.results_dir ? cfg.results_dir : ".", err, sizeof err) != 0) {
 		fprintf(stderr, "infertop serve: --results-dir: %s\n", err);
 		goto out;
+	}
+	if (cfg.slice_count) {
+		snprintf(s.slice, sizeof s.slice, "%ld/%ld", cfg.slice_index, cfg.slice_count);
+		fprintf(stderr, "infertop serve: every run takes slice %s of the dataset (--slice)\n", s.slice);
+	} else {
+		int got = serve_slice_from_env(s.slice, sizeof s.slice, err, sizeof err);
+		if (got < 0) {
+			fprintf(stderr, "infertop serve: %s\n", err);
+			goto out;
+		}
+		if (got > 0)
+			fprintf(stderr, "infertop serve: every run takes slice %s of the dataset "
+				"(JOB_COMPLETION_INDEX, %s)\n", s.slice, SERVE_SLICE_COUNT_ENV);
 	}
 	s.loop = ev_default_loop(EVFLAG_AUTO);
 	if (!s.loop) {

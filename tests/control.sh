@@ -4,10 +4,7 @@
 # result as Ctrl-C does, and the token shows up in no output.
 : "${INFERTOP_BIN:?}"
 set -u
-fails=0
-check() { # description, command status
-	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/check_lib.sh"
 command -v curl >/dev/null || { echo "SKIP: no curl"; exit 77; }
 tmp=$(mktemp -d)
 pid=

@@ -71,7 +71,7 @@ T set-option -t tui remain-on-exit on >/dev/null
 wait_for "the dashboard shows up" "Latency" 20 || exit 1
 wait_for "header: the generators' target and model" "infertop +http://127\.0\.0\.1:$simport +model infertop-sim"
 wait_for "the merged load: target 6 (3 x 2)" "target 6[^0-9]"
-wait_for "latency rows with live numbers" "^ TTFT +[0-9]"
+wait_for "latency rows with live numbers" "TTFT +[0-9]"
 wait_for "the generators panel" "Generators.*3 runs, 3 in the totals"
 n=$(screen | grep -Ec "127\.0\.0\.1:[0-9]+ +running")
 [ "$n" -eq 3 ]

@@ -56,7 +56,7 @@ import json, re, sys
 TIMING = re.compile(r"(_ms|_unix|_utc|_per_s|_tok_s|throughput|goodput|^duration$|^elapsed_s$|"
                     r"^measured_s$|^t_s$|^start_s$|^end_s$|^held_s$|^seconds$|^hist$|"
                     r"^mean_concurrency$|^run_id$|^host$|^url$|^target_url$|^output$|^definitions$|"
-                    r"^plan_summary_text$|^max_output_tokens_per_s$)")
+                    r"^plan_summary_text$|^max_output_tokens_per_s$|^date$)")
 # Subtrees whose values depend on the clock (the scraper's samples, the
 # time series).
 SKIP_TREE = ("infertop/server", "infertop/series")

@@ -8,24 +8,12 @@
 # the server is alive at the end.
 : "${INFERTOP_BIN:?}"
 set -u
-fails=0
-check() { # description, command status
-	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/check_lib.sh"
 command -v curl >/dev/null || { echo "SKIP: no curl"; exit 77; }
 tmp=$(mktemp -d)
 simpid=
 pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; [ -n "$simpid" ] && kill $simpid 2>/dev/null; rm -rf "$tmp"' EXIT
-
-# Polls until a file has a line matching a pattern (bounded: 10 s).
-wait_for() { # file pattern
-	i=0
-	while [ $i -lt 200 ] && ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1)); sleep 0.05
-	done
-	grep -q "$2" "$1"
-}
 
 "$INFERTOP_BIN" sim --listen 127.0.0.1:0 --timing fixed --ttft 20ms --itl 5ms >"$tmp/sim.out" 2>"$tmp/sim.err" &
 simpid=$!

@@ -95,7 +95,14 @@ static void test_lookup(void **state)
 	assert_int_equal(keys_lookup('x'), KEY_ACT_NONE);
 	assert_int_equal(keys_lookup('5'), KEY_ACT_NONE); /* digits: free for typing numbers */
 	assert_int_equal(keys_lookup(KEY_F(2)), KEY_ACT_NONE);
-	assert_int_equal(keys_lookup(KEY_UP), KEY_ACT_NONE);
+	assert_int_equal(keys_lookup(KEY_DOWN), KEY_ACT_FOCUS_NEXT);
+	assert_int_equal(keys_lookup(KEY_UP), KEY_ACT_FOCUS_PREV);
+	/* Enter, whichever way the terminal sends it, and F. */
+	assert_int_equal(keys_lookup('\r'), KEY_ACT_MAXIMISE);
+	assert_int_equal(keys_lookup('\n'), KEY_ACT_MAXIMISE);
+	assert_int_equal(keys_lookup(KEY_ENTER), KEY_ACT_MAXIMISE);
+	assert_int_equal(keys_lookup('F'), KEY_ACT_MAXIMISE);
+	assert_int_equal(keys_lookup(KEY_HOME), KEY_ACT_NONE);
 	assert_int_equal(keys_lookup(KEY_RESIZE), KEY_ACT_NONE);
 	assert_int_equal(keys_lookup(0), KEY_ACT_NONE);
 	assert_int_equal(keys_by_name("nope"), KEY_ACT_NONE);

@@ -104,6 +104,15 @@ static void check_one(int rows, int cols, enum ui_view view, unsigned flags)
 		CHECK(lat && lat->arg == PANEL_DETAIL && lat->r.h >= layout_latency_rows(PANEL_DETAIL, flags));
 		CHECK(layout_find(&l, PANEL_CHART, CHART_TTFT) && layout_find(&l, PANEL_CHART, CHART_ITL));
 		break;
+	case VIEW_HIST:
+		/* TTFT, ITL and E2E, each with a title, at least a few
+		 * buckets and its bottom border. */
+		CHECK(count_kind(&l, PANEL_HIST) == HIST_N);
+		for (int i = 0; i < HIST_N; i++) {
+			const struct panel *hp = layout_find(&l, PANEL_HIST, i);
+			CHECK(hp && hp->r.h >= 5 && hp->r.w >= 40);
+		}
+		break;
 	case VIEW_SERVER:
 		CHECK(srv && srv->arg == PANEL_DETAIL && srv->r.h >= 9);
 		CHECK(layout_find(&l, PANEL_CHART, CHART_QUEUE) && layout_find(&l, PANEL_CHART, CHART_KV));
@@ -111,6 +120,9 @@ static void check_one(int rows, int cols, enum ui_view view, unsigned flags)
 	case VIEW_GPU: {
 		const struct panel *g = layout_find(&l, PANEL_GPU, PANEL_DETAIL);
 		CHECK(g && g->r.h >= 10 && g->r.w == cols);
+		/* History charts below: a GPU's row of three and the axis. */
+		const struct panel *gh = layout_find(&l, PANEL_GPU_HIST, -1);
+		CHECK(gh && gh->r.h >= 6 && gh->r.w == cols && gh->r.y >= g->r.y + g->r.h);
 		break;
 	}
 	case VIEW_ERRORS: {
@@ -133,6 +145,38 @@ static void check_one(int rows, int cols, enum ui_view view, unsigned flags)
 		const struct panel *hp = layout_find(&l, PANEL_HELP, -1);
 		CHECK(hp && hp->r.h >= 20 && hp->r.w >= 70);
 	}
+	/* Every focusable panel maximised: alone between the load line and
+	 * the key bar, the bars kept, nothing overlapping (but help). */
+	CHECK(l.focus == -1);
+	int nfocus = 0;
+	for (int i = 0; i < l.n; i++) {
+		if (!layout_focusable(l.p[i].kind))
+			continue;
+		nfocus++;
+		struct layout m = l;
+		int k = layout_maximise(&m, i);
+		CHECK(k >= 0 && k < m.n && m.focus == k);
+		CHECK(m.p[k].kind == l.p[i].kind && m.p[k].arg == l.p[i].arg);
+		CHECK(m.p[k].r.y == 2 && m.p[k].r.x == 0 && m.p[k].r.h == rows - 3 && m.p[k].r.w == cols);
+		CHECK(layout_find(&m, PANEL_HEADER, -1) && layout_find(&m, PANEL_KEYBAR, -1));
+		for (int a = 0; a < m.n; a++)
+			for (int b = 0; b < a; b++)
+				if (m.p[a].kind != PANEL_HELP && m.p[b].kind != PANEL_HELP)
+					CHECK(!overlaps(&m.p[a].r, &m.p[b].r));
+		/* A click anywhere in a panel finds it. */
+		const struct rect *r = &l.p[i].r;
+		int hit = layout_hit(&l, r->y + r->h - 1, r->x + r->w - 1);
+		CHECK(hit == i || (hit >= 0 && l.p[hit].kind == PANEL_HELP));
+	}
+	/* Focus goes round every focusable panel and comes back. */
+	int f = layout_focus_find(&l, PANEL_KIND_N, -1), start = f, steps = 0;
+	CHECK(f >= 0 && layout_focusable(l.p[f].kind));
+	do {
+		f = layout_focus_step(&l, f, 1);
+		steps++;
+	} while (f != start && steps <= l.n);
+	CHECK(steps == nfocus);
+	CHECK(layout_focus_step(&l, layout_focus_step(&l, start, 1), -1) == start);
 }
 
 static void test_every_size(void **state)
@@ -186,7 +230,7 @@ static void test_too_small(void **state)
 }
 
 /* At the smallest size the overview still shows four charts (the issue's
- * 80x24 test reads them), and the queue row takes a row from the charts. */
+ * 80x24 test reads them); the queue row takes a row of charts. */
 static void test_minimum_overview(void **state)
 {
 	(void)state;
@@ -194,11 +238,12 @@ static void test_minimum_overview(void **state)
 	layout_compute(24, 80, VIEW_OVERVIEW, 0, &l);
 	assert_int_equal(count_kind(&l, PANEL_CHART), 4);
 	const struct panel *lat = layout_find(&l, PANEL_LATENCY, -1);
-	assert_int_equal(lat->r.h, 7);
+	assert_int_equal(lat->r.h, 8); /* boxed: two border rows */
+	/* The queue row and the boxes leave room for one row of charts. */
 	layout_compute(24, 80, VIEW_OVERVIEW, LAYOUT_QUEUE, &l);
 	lat = layout_find(&l, PANEL_LATENCY, -1);
-	assert_int_equal(lat->r.h, 8);
-	assert_int_equal(count_kind(&l, PANEL_CHART), 4);
+	assert_int_equal(lat->r.h, 9);
+	assert_int_equal(count_kind(&l, PANEL_CHART), 2);
 	/* Wide: latency and server side by side, GPU beside them. */
 	layout_compute(40, 200, VIEW_OVERVIEW, LAYOUT_GPU, &l);
 	const struct panel *srv = layout_find(&l, PANEL_SERVER, -1), *gpu = layout_find(&l, PANEL_GPU, -1);

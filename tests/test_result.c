@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infertop/failif.h"
 #include "infertop/hist.h"
 #include "infertop/load.h"
 #include "infertop/plan.h"
@@ -275,6 +276,62 @@ static void test_old_plan_text(void **state)
 	snapshot_release(&a);
 }
 
+/* --fail-if: the forms it takes, the messages it refuses with. */
+static void test_failif(void **state)
+{
+	(void)state;
+	struct failif f;
+	char err[256];
+	assert_int_equal(failif_parse("p99_ttft_ms>+10%,output_throughput<-5%", &f, err, sizeof err), 0);
+	assert_int_equal(f.n, 2);
+	assert_string_equal(f.c[0].key, "p99_ttft_ms");
+	assert_int_equal(f.c[0].op, FAILIF_GT);
+	assert_true(f.c[0].value == 10.0 && f.c[0].pct);
+	assert_string_equal(f.c[1].key, "output_throughput");
+	assert_int_equal(f.c[1].op, FAILIF_LT);
+	assert_true(f.c[1].value == -5.0 && f.c[1].pct);
+	assert_true(failif_holds(&f.c[0], 10.5));
+	assert_false(failif_holds(&f.c[0], 10.0));
+	assert_false(failif_holds(&f.c[0], NAN));
+	assert_true(failif_holds(&f.c[1], -6));
+	assert_false(failif_holds(&f.c[1], -4));
+
+	assert_int_equal(failif_parse(" p99.9_e2el_ms >= 2.5 , failed<=0 ", &f, err, sizeof err), 0);
+	assert_int_equal(f.n, 2);
+	assert_string_equal(f.c[0].key, "p99.9_e2el_ms");
+	assert_int_equal(f.c[0].op, FAILIF_GE);
+	assert_false(f.c[0].pct);
+	assert_true(failif_holds(&f.c[0], 2.5));
+	assert_int_equal(f.c[1].op, FAILIF_LE);
+	assert_string_equal(f.c[0].text, "p99.9_e2el_ms >= 2.5");
+
+	static const struct {
+		const char *in, *says;
+	} bad[] = {
+		{ "", "empty" },
+		{ "p99_ttft_ms", "expected >, <" },
+		{ "p99_ttft_ms>", "expected a number" },
+		{ "p99_ttft_ms>x", "expected a number" },
+		{ "p99_ttft_ms>10%%", "unexpected" },
+		{ "p99_ttft_ms=10", "expected >, <" },
+		{ ">10%", "metric name" },
+		{ "a>1,,b>2", "empty" },
+		{ "a>1,", "empty" },
+		{ "a>inf", "expected a number" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		err[0] = '\0';
+		assert_int_equal(failif_parse(bad[i].in, &f, err, sizeof err), -1);
+		if (!strstr(err, bad[i].says))
+			fail_msg("'%s': '%s' does not say '%s'", bad[i].in, err, bad[i].says);
+	}
+	char many[512] = "";
+	for (int i = 0; i <= FAILIF_MAX; i++)
+		strcat(many, i ? ",a>1" : "a>1");
+	assert_int_equal(failif_parse(many, &f, err, sizeof err), -1);
+	assert_non_null(strstr(err, "more than"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_plan_round_trip),
 		cmocka_unit_test(test_matrix),
 		cmocka_unit_test(test_old_plan_text),
+		cmocka_unit_test(test_failif),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

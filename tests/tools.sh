@@ -130,13 +130,70 @@ check "merge: duration is the union of time" $?
 	grep -q '^e2el_from_intended p99.9 ' "$tmp/c.txt"
 check "compare: text table" $?
 "$INFERTOP_BIN" compare --format csv "$tmp/a.json" "$tmp/b.json" >"$tmp/c.csv"
-[ $? -eq 0 ] && head -1 "$tmp/c.csv" | grep -qx "name,unit,a,b,delta,delta_pct" &&
+[ $? -eq 0 ] && head -1 "$tmp/c.csv" | grep -qx "name,unit,a,b,delta,delta_pct,verdict,key" &&
 	grep -q "^completed,count,20,$b_ok,$((b_ok - 20))," "$tmp/c.csv"
 check "compare --format csv" $?
 "$INFERTOP_BIN" compare "$tmp/a.json" "$tmp/b.json" --format json | grep -q '"delta_pct"'
 check "compare --format json" $?
 "$INFERTOP_BIN" compare "$tmp/a.json" "$tmp/b.json" --format markdown | grep -q '^| completed | count | 20 |'
 check "compare --format markdown" $?
+
+# compare for CI gates. A baseline and the same run against a simulator
+# made slower (fixed timing: 4x the TTFT, 3x the ITL): the options that
+# differ are listed, each change is marked, and --fail-if exits 1 on the
+# slower run, 0 on a run like the baseline.
+fixed="--sim-arg --timing --sim-arg fixed --sim-arg --itl --sim-arg 2ms"
+# shellcheck disable=SC2086
+"$INFERTOP_BIN" --demo $fixed --sim-arg --ttft --sim-arg 20ms -c 2 -n 16 --output-tokens 8 -q \
+	-o "$tmp/base.json" >/dev/null 2>&1 &&
+	"$INFERTOP_BIN" --demo $fixed --sim-arg --ttft --sim-arg 20ms -c 2 -n 16 --output-tokens 8 -q \
+		-o "$tmp/same.json" >/dev/null 2>&1 &&
+	"$INFERTOP_BIN" --demo --sim-arg --timing --sim-arg fixed --sim-arg --itl --sim-arg 6ms --sim-arg --ttft \
+		--sim-arg 80ms -c 2 -n 16 --output-tokens 8 -q -o "$tmp/slow.json" >/dev/null 2>&1
+check "compare: baseline, like run and slower run saved" $?
+gate='p99_ttft_ms>+10%,output_throughput<-5%'
+"$INFERTOP_BIN" compare "$tmp/base.json" "$tmp/slow.json" --fail-if "$gate" >"$tmp/g1.txt" 2>"$tmp/g1.err"
+st=$?
+[ $st -eq 1 ] && grep -q "FAIL: p99_ttft_ms>+10%" "$tmp/g1.err" && grep -q "FAIL: output_throughput<-5%" "$tmp/g1.err" &&
+	grep -Eq '^ttft p99 .* worse +p99_ttft_ms$' "$tmp/g1.txt" &&
+	grep -Eq '^output_throughput .* worse +output_throughput$' "$tmp/g1.txt" &&
+	grep -q '^Options that differ' "$tmp/g1.txt" && grep -q '^  sim_args: ' "$tmp/g1.txt"
+check "compare --fail-if: a slower run exits 1, each condition named, changes marked worse, options listed (exit $st)" $?
+"$INFERTOP_BIN" compare "$tmp/slow.json" "$tmp/base.json" --fail-if "$gate" >"$tmp/g2.txt" 2>"$tmp/g2.err"
+st=$?
+[ $st -eq 0 ] && grep -Eq '^ttft p99 .* better +p99_ttft_ms$' "$tmp/g2.txt" && grep -q "pass" "$tmp/g2.err"
+check "compare --fail-if: the faster run exits 0, marked better (exit $st)" $?
+"$INFERTOP_BIN" compare "$tmp/base.json" "$tmp/same.json" --fail-if 'median_ttft_ms>+100%,failed>0' >/dev/null 2>&1
+st=$?
+[ $st -eq 0 ]
+check "compare --fail-if: a like run exits 0 (exit $st)" $?
+"$INFERTOP_BIN" compare "$tmp/base.json" "$tmp/slow.json" --format json --fail-if 'mean_itl_ms>=2' >"$tmp/g.json" 2>/dev/null
+st=$?
+[ $st -eq 1 ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = {x["key"]: x for x in d["rows"]}
+assert r["p99_ttft_ms"]["verdict"] == "worse" and r["completed"]["verdict"] is None
+assert "sim_args" in d["options_differ"]
+' "$tmp/g.json"
+check "compare --format json: keys, verdicts, options_differ; an absolute condition (exit $st)" $?
+for bad in 'p99_ttft_ms' 'p99_ttft_ms>' 'p99_ttft_ms>10%%' 'p99_ttft_ms=10%' ',failed>0' 'nosuch_ms>1%'; do
+	"$INFERTOP_BIN" compare "$tmp/base.json" "$tmp/slow.json" --fail-if "$bad" >"$tmp/bad.out" 2>"$tmp/bad.err"
+	st=$?
+	[ $st -eq 2 ] && grep -q -- "--fail-if: " "$tmp/bad.err" && [ ! -s "$tmp/bad.out" ] || {
+		echo "bad --fail-if '$bad': exit $st"
+		cat "$tmp/bad.err"
+		st=99
+	}
+	[ $st -eq 2 ]
+	check "compare --fail-if '$bad': exit 2 with a message, no table" $?
+done
+
+# merge says how rates were computed, and warns when the runs did not
+# overlap in time (base and slow ran one after the other).
+"$INFERTOP_BIN" merge "$tmp/base.json" "$tmp/slow.json" -o "$tmp/bs.json" 2>"$tmp/bs.err"
+[ $? -eq 0 ] && grep -q "did not overlap in time" "$tmp/bs.err" && grep -q "union of their measured time" "$tmp/bs.err"
+check "merge: warns that the runs did not overlap, says how rates are computed" $?
 
 # Usage and errors.
 helps=0

@@ -31,6 +31,8 @@ mkdir -p "$tmp/xdg" "$tmp/run"
 
 # With SGR escape sequences: the colours actually drawn.
 screen_sgr() { T capture-pane -p -e -t tui; }
+# A box's left border, in UTF-8 or ASCII.
+V='(│|\|)'
 esc=$(printf '\033')
 # An SGR sequence setting a foreground colour (39, the default, is none).
 FG8="$esc\\[([0-9]+;)*3[0-7](;[0-9]+)*m"
@@ -100,8 +102,35 @@ wait_for "header: target URL and model" "infertop +http://127\.0\.0\.1:[0-9]+ +m
 wait_for "load line: target and in-flight" "closed loop .*target 4[^0-9].*in-flight 4[^0-9]"
 wait_for "latency table: all rows, window and whole run" "whole run"
 for m in TTFB TTFT ITL TPOT E2E; do
-	screen | grep -Eq "^ $m +[0-9]" || wait_for "latency row $m has live numbers" "^ $m +[0-9]"
+	screen | grep -Eq "^$V $m +[0-9]" || wait_for "latency row $m has live numbers" "^$V $m +[0-9]"
 done
+# btop-style furniture: boxed, titled panels; charts with their value
+# scale in the top border and a time axis ending in "now" in the bottom.
+wait_for "boxed panels: latency titled in its top border" "^╭─ Latency client ms"
+wait_for "boxed panels: server and a chart side by side" "╭─ Server .*"
+wait_for "boxed panels: bottom borders" "^╰─+╯"
+wait_for "chart: value scale 0…max in its top border" "╭─ output tok/s [0-9.k]+ ─+ 0…[0-9.k]+ ─╮"
+wait_for "chart: time axis, -span … now, in its bottom border" "╰─-[0-9]+s─+(-[0-9]+s─+)*now─╯"
+wait_for "client figures say so" "╭─ TTFT p99 client [0-9.]+ ms"
+wait_for "server figures say so" "srv TTFT p99 +[0-9]"
+# The mouse, as an xterm reports it (X10: ESC [ M, then button, column and
+# row, each plus 32, 1-based): the wheel zooms the charts, a click on a
+# panel maximises it and a second click gives the view back.
+mouse() { # BUTTON COL ROW (0-based)
+	T send-keys -t tui -l "$(printf "\\033[M\\$(printf %o $((32 + $1)))\\$(printf %o $((33 + $2)))\\$(printf %o $((33 + $3)))")"
+}
+mouse 64 10 22
+wait_for "mouse: wheel up zooms in" "charts: 1m"
+mouse 65 10 22
+wait_for "mouse: wheel down zooms out" "charts: 10m"
+mouse 0 10 22
+mouse 3 10 22 # the release
+wait_gone "mouse: a click maximises the chart under it" "╭─ Latency client"
+screen | grep -Eq "^╭─ output tok/s"
+check "mouse: the clicked chart fills the screen" $?
+mouse 0 10 22
+mouse 3 10 22
+wait_for "mouse: a second click gives the view back" "╭─ Latency client"
 wait_for "server panel" "Server"
 wait_for "charts" "output tok/s"
 wait_for "errors line" "errors +none"
@@ -176,6 +205,31 @@ wait_gone "?: help closes" "infertop keys"
 # Views: v and Tab.
 T send-keys -t tui v
 wait_for "v: latency view (p95, TTFT from intended)" "TTFT\+q"
+T send-keys -t tui v
+wait_for "v: histogram view, TTFT" "╭─ TTFT client ms, window p50 [0-9.]+ p90 [0-9.]+ p99 [0-9.]+ "
+wait_for "histogram view: ITL and E2E too" "╭─ E2E client ms"
+wait_for "histogram view: a p99 mark" "◀ [p0-9 ]*p99"
+# The p99 mark sits in the bucket holding the p99 of the title: the row
+# above it ends below that value, its own row ends at or above it (both
+# as printed, so within the rounding of three digits).
+screen | awk '
+	/╭─ TTFT client/ { on = 1; for (i = 1; i <= NF; i++) if ($i == "p99") p99 = $(i + 1); next }
+	on && /^╰/ { exit }
+	on { split($0, a, "│"); b = a[2] + 0; if ($0 ~ /◀.*p99/) { hi = b; lo = prev; found = 1; exit } prev = b }
+	END {
+		printf "p99 %s, bucket (%s, %s]\n", p99, lo, hi
+		if (!found || p99 == "") exit 1
+		if (hi < p99 * 0.995) exit 1
+		if (lo != "" && lo > p99 * 1.005) exit 1
+	}'
+check "histogram view: the p99 mark is in the bucket that holds p99" $?
+# F maximises the focused panel (the first: TTFT), Enter gives the view back.
+T send-keys -t tui F
+wait_gone "F: the focused panel alone (ITL gone)" "╭─ ITL client"
+screen | grep -q "╭─ TTFT client"
+check "F: TTFT maximised" $?
+T send-keys -t tui Enter
+wait_for "Enter: back to the view" "╭─ ITL client"
 T send-keys -t tui Tab
 wait_for "Tab: server view" " server [|│] "
 T send-keys -t tui v
@@ -221,7 +275,10 @@ wait_for "80x24: dashboard again" "Latency"
 wait_for "80x24: server panel" "Server"
 wait_for "80x24: charts" "output tok/s"
 wait_for "80x24: key bar" "q quit"
-wait_for "80x24: live latency numbers" "^ TTFT +[0-9]"
+wait_for "80x24: live latency numbers" "^$V TTFT +[0-9]"
+wait_for "80x24: boxed latency panel" "^╭─ Latency client ms"
+wait_for "80x24: chart scale" "╭─ output tok/s .*0…[0-9.k]+ ─╮"
+wait_for "80x24: chart time axis" "╰─-[0-9]+[sm]─+.*now─╯"
 wait_for "80x24: load line" "target [0-9]+[^0-9].*in-flight [0-9]"
 T resize-window -t tui -x 120 -y 40
 wait_for "120x40 again" "whole run"
@@ -235,7 +292,7 @@ check "q: infertop exits" $?
 check "q: exit status 0 ($(exit_status))" $?
 screen_all | grep -q "Serving Benchmark Result"
 check "summary printed on the restored terminal" $?
-screen | grep -q "Latency ms"
+screen | grep -q "Latency client ms"
 [ $? -ne 0 ]
 check "no dashboard left on the screen" $?
 grep -Eq '"stop_reason":[[:space:]]*"quit \(q\)"' "$tmp/result.json" 2>/dev/null
@@ -301,7 +358,7 @@ pid=$(pgrep -P "$(T display-message -p -t tui '#{pane_pid}')" infertop | head -1
 [ -n "$pid" ] && kill -ABRT "$pid"
 wait_exit 10 && [ "$(exit_status)" = 134 ]
 check "SIGABRT: dies of the signal ($(exit_status))" $?
-screen | grep -q "Latency ms"
+screen | grep -q "Latency client ms"
 [ $? -ne 0 ]
 check "SIGABRT: alternate screen left, terminal restored" $?
 finish
@@ -312,11 +369,16 @@ start 140 40 "$INFERTOP_BIN" --demo --sweep c=1,2,4 --stage-duration 4s --output
 wait_for "sweep: dashboard up" "Latency" 20
 wait_for "sweep: the header names the stage" "step [0-9]/3 c=[124]"
 wait_for "sweep: goodput on the load line (--slo)" "goodput [0-9.]+ req/s"
-for k in 1 2 3 4 5; do T send-keys -t tui v; done
+for k in 1 2 3 4 5 6; do T send-keys -t tui v; done
 wait_for "plan view: the first step is live" " 1 c=1 \*" 10
 wait_for "plan view: the second step is live" " 2 c=2 \*" 10
 screen | grep -Eq " 1 c=1 +[0-9]"
 check "plan view: the first step stays as a fixed row" $?
+# At 120 columns every heading is a whole word, goodput included.
+T resize-window -t tui -x 120 -y 40
+wait_for "plan view at 120 columns: all headings, none cut" \
+	"^│ +# step +seconds +done +failed +req/s +out tok/s +in flight +TTFT p50 +TTFT p99 +ITL p50 +E2E p50 +goodput +│"
+
 wait_for "plan view: all three steps" " 3 c=4 " 15
 wait_for "sweep: the run ends with the plan" "q quits" 15
 T send-keys -t tui q
@@ -398,6 +460,40 @@ if command -v curl >/dev/null 2>&1; then
 		jq -e '.infertop.state.stop_reason == "stopped by the control API"' "$tmp/api.json" >/dev/null
 	check "api: /v1/stop wrote the -o result, exit 0" $?
 	finish
+fi
+
+# ---------------------------------------------------------------- run 11
+# GPU metrics from a DCGM exporter whose energy counter does not move (a
+# fixture served as a file): J/token is unknown, a dash, never "0".
+if command -v python3 >/dev/null 2>&1; then
+	mkdir -p "$tmp/dcgm"
+	cp "$INFERTOP_SRCDIR/tests/fixtures/prom/dcgm.txt" "$tmp/dcgm/metrics"
+	python3 -c '
+import http.server, functools, sys
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+h.log_message = lambda *a: None
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), h)
+open(sys.argv[2] + ".new", "w").write(str(s.server_address[1]))
+import os; os.rename(sys.argv[2] + ".new", sys.argv[2])
+s.serve_forever()' "$tmp/dcgm" "$tmp/dcgm.port" &
+	dcgm_pid=$!
+	i=0
+	while [ ! -s "$tmp/dcgm.port" ] && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.1; done
+	start 120 40 "$INFERTOP_BIN" --demo -c 2 --output-tokens 8 \
+		--gpu-metrics-url "http://127.0.0.1:$(cat "$tmp/dcgm.port")/metrics"
+	wait_for "gpu: dashboard up" "Latency" 20
+	for k in 1 2 3 4; do T send-keys -t tui v; done
+	wait_for "gpu: GPU view with the exporter's GPUs" "╭─ GPU [0-9]+ +total" 20
+	wait_for "gpu: requests complete" "(done|ok) [1-9]" 20
+	wait_for "gpu: J/token is a dash while energy has not moved" "total [0-9]+ W +– J/token"
+	wait_for "gpu: history charts per GPU: util, memory, power" "│ 0 util [0-9]+% .*0 mem [0-9]+% .*0 power [0-9]+ W"
+	wait_for "gpu: history has a time axis" "╰─-[0-9]+s─+.*now─╯"
+	screen | grep -Eq "[^0-9.]0 J/token"
+	[ $? -ne 0 ]
+	check "gpu: no 0 J/token" $?
+	finish
+	kill "$dcgm_pid" 2>/dev/null
+	wait "$dcgm_pid" 2>/dev/null
 fi
 
 if ls "$tmp"/asan* "$tmp"/ubsan* >/dev/null 2>&1; then

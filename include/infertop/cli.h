@@ -24,8 +24,18 @@ enum cli_result cli_parse_capture(struct config *cfg, int argc, char **argv, cha
 /* An option by its long name: 1 takes a value, 0 a flag, -1 no such
  * option (--help and --version count as none). */
 int cli_option_kind(const char *name);
-/* The long name of short option c ('c' -> "concurrency"); NULL: none. */
-const char *cli_option_long(char c);
+/* Option i of the table, for generated text (shell completions): 0, or
+ * -1 past the last. */
+struct cli_option_info {
+	const char *name;   /* long, without "--" */
+	char shortc;        /* 0: none */
+	const char *arg;    /* NULL: a flag */
+	char values[512];   /* its values joined by '|', "" when free-form */
+	char help[256];     /* the help text up to a list of values */
+};
+int cli_option_info(int i, struct cli_option_info *info);
+/* The long name of a short option ('c': "concurrency"), NULL if none. */
+const char *cli_option_long(char shortc);
 void cli_usage(FILE *out);
 void cli_free(struct config *cfg);
 

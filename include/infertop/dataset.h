@@ -23,7 +23,9 @@
  * block, so at most 1/16 of a block is wasted), plus 36 bytes per record.
  * While a record is parsed, up to about three times its raw size is held
  * (raw text, cJSON tree, kept copy). A text dataset keeps every non-blank
- * line. Records larger than DATASET_MAX_RECORD bytes are refused. */
+ * line. Records larger than DATASET_MAX_RECORD bytes are refused. With
+ * --slice I/N a ShareGPT or JSONL dataset keeps only its slice's records
+ * (about 1/N of the above); a text dataset keeps every line. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,6 +51,24 @@ struct curl_slist;
  * message in err ("FILE:LINE: what is wrong") on any error: the run must
  * not start. */
 struct dataset *dataset_open(const struct config *cfg, char *err, size_t errcap);
+
+/* --slice I/N: generator I (from 0) of N takes every N-th usable record
+ * of a file, starting at the I-th (ShareGPT conversations without a human
+ * turn do not count), so the N slices are disjoint and together the whole
+ * file. Interleaved rather than contiguous: files are often sorted or
+ * grouped (by length, source, language), and every N-th record gives
+ * each slice the whole file's mix; it also needs no count of the records
+ * before the file is read. A text (sonnet) file keeps every line for the
+ * shared prefix and samples only its slice's lines. Every sliced dataset
+ * draws from a stream of its own, seeded from the seed and the index, so
+ * synthetic prompts differ between slices even with the same --seed. */
+#define DATASET_MAX_SLICES 100000L	/* a Kubernetes Indexed Job's completions limit */
+
+/* "I/N": decimal, 0 <= I < N <= DATASET_MAX_SLICES. 0, or -1. */
+int dataset_slice_parse(const char *s, long *index, long *count);
+/* The seed of slice index when no --seed is given: base + index, so the
+ * generators of a fleet never share one and each is reproducible. */
+uint64_t dataset_slice_seed(uint64_t base, long index);
 
 /* --dataset's forms, default first: "synthetic", "sharegpt:FILE", ...;
  * NULL past the last. */
@@ -113,7 +133,14 @@ struct dataset {
 	long input_mean;
 	bool output_override;   /* --output-tokens given: beats the file's lengths */
 	long prefix_tokens;     /* asked for */
-	uint64_t seed;
+	uint64_t seed;          /* shared by every slice: the prefix's */
+
+	/* --slice (count 0: the whole dataset). */
+	long slice_index, slice_count;
+	size_t seen;            /* usable records in the file, every slice's */
+	uint32_t *slice_lines;  /* text: this slice's lines */
+	size_t nslice_lines;
+	struct rng slice_rng;   /* a sliced dataset's own draws */
 
 	struct dataset_rec *recs;
 	size_t nrecs, caprecs;
@@ -137,7 +164,7 @@ struct dataset {
 	double overhead;
 	bool calibrated;
 	char note[192];         /* why calibration fell back, "" if it did not */
-	char desc[640];
+	char desc[768];
 };
 
 /* Parses a dataset file from f ("name" in messages) into d, whose kind is
@@ -156,6 +183,10 @@ struct dataset *dataset_open_stream(const struct config *cfg, FILE *f, const cha
  * NULL / -1 with a message in err. */
 struct dataset *dataset_new(const struct config *cfg, char *err, size_t errcap);
 int dataset_finish(struct dataset *d, char *err, size_t errcap);
+
+/* Counts one usable record of a sharegpt/jsonl file: true when it belongs
+ * to this dataset's slice and is to be kept (dataset_add). */
+bool dataset_take(struct dataset *d);
 
 /* Keeps a copy of text[0..len) as a new record; fills in len. NULL when
  * out of memory or past the 2^32-1 record limit. */

@@ -17,6 +17,9 @@
 #define KEYC_RIGHT (-3)
 #define KEYC_BTAB (-4)
 #define KEYC_F1 (-5)
+#define KEYC_UP (-6)
+#define KEYC_DOWN (-7)
+#define KEYC_ENTER 13
 #define KEYC_CTRL_L 12
 
 #define KEYS_ACTIONS(X)                                                                              \
@@ -36,10 +39,14 @@
 	X(SNAPSHOT, "snapshot", 's', 0, "s", "save", "write the result so far to a JSON file and show its path") \
 	X(WINDOW_RESET, "window-reset", 'z', 0, "z", "reset", "empty the sliding window (whole-run figures stay)") \
 	X(VIEW_NEXT, "view-next", 'v', '\t', "v", "view",                                            \
-	  "next view: overview, latency, server, GPU, errors, plan")                                       \
+	  "next view: overview, latency, histogram, server, GPU, errors, plan")                            \
 	X(VIEW_PREV, "view-prev", 'V', KEYC_BTAB, NULL, NULL, "previous view")                      \
 	X(ZOOM_OUT, "zoom-out", KEYC_LEFT, '<', "<>", "zoom", "charts: longer time span (1m, 10m, 1h, whole run)") \
 	X(ZOOM_IN, "zoom-in", KEYC_RIGHT, '>', NULL, NULL, "charts: shorter time span")              \
+	X(FOCUS_NEXT, "focus-next", KEYC_DOWN, 'j', NULL, NULL, "focus the next panel (its box lights up)") \
+	X(FOCUS_PREV, "focus-prev", KEYC_UP, 'k', NULL, NULL, "focus the previous panel")          \
+	X(MAXIMISE, "maximise", 'F', KEYC_ENTER, "F", "max",                                       \
+	  "maximise the focused panel, or back to the view (a click on a panel does the same)")    \
 	X(THEME, "theme", 't', 0, "t", "theme", "next colour theme")                                 \
 	X(REDRAW, "redraw", KEYC_CTRL_L, 0, NULL, NULL, "redraw the whole screen")                  \
 	X(HELP, "help", '?', KEYC_F1, "?", "help", "show or hide this help")                         \

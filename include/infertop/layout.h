@@ -10,7 +10,7 @@
 #define LAYOUT_MIN_ROWS 24
 #define LAYOUT_MIN_COLS 80
 
-enum ui_view { VIEW_OVERVIEW, VIEW_LATENCY, VIEW_SERVER, VIEW_GPU, VIEW_ERRORS, VIEW_PLAN, VIEW_N };
+enum ui_view { VIEW_OVERVIEW, VIEW_LATENCY, VIEW_HIST, VIEW_SERVER, VIEW_GPU, VIEW_ERRORS, VIEW_PLAN, VIEW_N };
 
 enum panel_kind {
 	PANEL_HEADER,
@@ -22,6 +22,8 @@ enum panel_kind {
 	PANEL_ERRORS,
 	PANEL_KEYBAR,
 	PANEL_STEPS,      /* the plan's steps, growing as they end */
+	PANEL_HIST,       /* a latency distribution (arg: enum hist_id) */
+	PANEL_GPU_HIST,   /* per-GPU utilisation, memory and power over time */
 	PANEL_HELP,       /* overlay: drawn over the others */
 	PANEL_TOO_SMALL,  /* the only panel below LAYOUT_MIN_ROWS x LAYOUT_MIN_COLS */
 	PANEL_KIND_N
@@ -29,6 +31,9 @@ enum panel_kind {
 
 /* Which chart a PANEL_CHART shows (its arg). */
 enum chart_id { CHART_TOK, CHART_TTFT, CHART_ITL, CHART_QUEUE, CHART_KV, CHART_CONC, CHART_REQ, CHART_ERR, CHART_N };
+
+/* Which distribution a PANEL_HIST shows (its arg). */
+enum hist_id { HIST_TTFT, HIST_ITL, HIST_E2E, HIST_N };
 
 /* Panel variants (arg of non-chart panels). */
 #define PANEL_COMPACT 0
@@ -58,9 +63,11 @@ struct layout {
 	bool too_small;
 	int n;
 	struct panel p[LAYOUT_MAX_PANELS];
+	int focus;        /* index of the focused panel, -1: none */
 };
 
-/* Smallest chart cell: a title row and three plot rows. */
+/* Smallest chart cell: its box's top border (the title), two plot rows,
+ * and the bottom border (the time axis). */
 #define LAYOUT_CHART_MIN_H 4
 #define LAYOUT_CHART_MIN_W 24
 
@@ -68,6 +75,21 @@ void layout_compute(int rows, int cols, enum ui_view view, unsigned flags, struc
 
 /* The first panel of a kind (and arg, for charts; -1 = any), or NULL. */
 const struct panel *layout_find(const struct layout *l, enum panel_kind kind, int arg);
+
+/* Panels the user can focus, maximise and click: the boxed ones below
+ * the header (not the bars, the help overlay or the too-small notice). */
+bool layout_focusable(enum panel_kind k);
+/* The index of the panel of this kind and arg (-1: any), else the first
+ * focusable one; -1 when there is none. */
+int layout_focus_find(const struct layout *l, enum panel_kind kind, int arg);
+/* The focusable panel after (dir > 0) or before idx, wrapping round. */
+int layout_focus_step(const struct layout *l, int idx, int dir);
+/* The panel under a cell (the help overlay wins), or -1. */
+int layout_hit(const struct layout *l, int y, int x);
+/* Panel idx alone over everything between the load line and the key bar
+ * (the help overlay stays). Returns its new index, -1 if idx is not
+ * focusable; l is unchanged then. */
+int layout_maximise(struct layout *l, int idx);
 
 /* Rows the latency table needs in a variant. */
 int layout_latency_rows(int variant, unsigned flags);

@@ -21,6 +21,9 @@ struct config {
 	double rate;            /* > 0: open loop, requests per second */
 	long max_concurrency;   /* open-loop cap, 0 = none */
 	uint64_t seed;
+	bool have_seed;         /* --seed given (else a slice derives its own) */
+	long slice_index;       /* --slice I/N: this generator's share of the dataset */
+	long slice_count;       /* N; 0: no slice, the whole dataset */
 	long requests;          /* stop after this many started, 0 = no limit */
 	int64_t duration_ns;    /* stop starting after this long, 0 = no limit */
 	long input_tokens;      /* plain value or the distribution's mean */
@@ -46,6 +49,9 @@ struct config {
 	int64_t window_ns;      /* sliding window span */
 	int64_t grace_ns;       /* drain time after a stop */
 	char *output_path;      /* -o result JSON */
+	bool save_detailed;     /* -o also carries vLLM's per-request arrays */
+	bool save_texts;        /* ... and generated_texts */
+	bool no_config;         /* --no-config: the config file is not read */
 	bool quiet;
 	char **demo_args;       /* --sim-arg values passed to the demo simulator */
 	size_t ndemo_args;

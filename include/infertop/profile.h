@@ -148,6 +148,27 @@ struct gpu_reading {
 int gpu_parse_dcgm(const char *text, size_t len, unsigned prom_flags, struct server_state *out,
 		   struct gpu_reading *rd, char *err, size_t errcap);
 
+/* Per-GPU history for the GPU view's charts: one point per GPU scrape,
+ * the last GPU_HIST_POINTS of them (an hour at the default 1 s), fixed
+ * memory however long the run. */
+#define GPU_HIST_POINTS 3600
+enum gpu_hist_metric { GPU_HIST_UTIL, GPU_HIST_MEM, GPU_HIST_POWER, GPU_HIST_N };
+struct gpu_history {
+	int64_t t[GPU_HIST_POINTS];
+	/* util %, memory used fraction 0..1, power W; NaN: not reported */
+	float v[GPU_HIST_N][SERVER_MAX_GPUS][GPU_HIST_POINTS];
+	int head, n;     /* ring: the oldest point at (head - n) mod size */
+};
+/* One point from the GPUs just parsed into s. */
+void gpu_history_push(struct gpu_history *h, int64_t t_ns, const struct server_state *s);
+/* Resamples one GPU's metric over (to - span, to] into n points, oldest
+ * first: a point's value holds until the next one (within 5 s), NaN
+ * elsewhere; returns how many scrapes held data. */
+size_t gpu_history_read(const struct gpu_history *h, int gpu, enum gpu_hist_metric m, int64_t to_ns,
+			int64_t span_ns, double *out, size_t n);
+/* Times held: the oldest and newest point; -1 when empty. */
+int gpu_history_extent(const struct gpu_history *h, int64_t *first_ns, int64_t *last_ns);
+
 /* Power history for energy per token. */
 #define GPU_RING 256
 struct gpu_power_ring {

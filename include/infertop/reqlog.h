@@ -39,6 +39,19 @@ struct reqlog_stats {
 
 /* Opens path for appending (creating it). NULL with a message in err. */
 struct reqlog *reqlog_open(const char *path, uint64_t max_bytes, char *err, size_t errcap);
+/* The per-request sinks cfg asks for: the --request-log file and the
+ * --save-detailed arrays (detail.h, temporary files in -o's directory).
+ * NULL with a message in err on failure; call it only when one is asked
+ * for. */
+struct config;
+struct request_ctx;
+struct detail;
+struct reqlog *reqlog_open_config(const struct config *cfg, char *err, size_t errcap);
+/* Sets ctx's hooks that feed the detailed arrays (nothing when l has
+ * none). */
+void reqlog_hook(struct reqlog *l, struct request_ctx *ctx);
+/* The detailed arrays; NULL when not asked for (or l is NULL). */
+struct detail *reqlog_detail(const struct reqlog *l);
 /* Flushes, closes, frees; NULL is fine. */
 void reqlog_close(struct reqlog *l);
 
@@ -50,6 +63,7 @@ void reqlog_tick(struct reqlog *l, int64_t now_ns);
 int reqlog_flush(struct reqlog *l);
 
 const struct reqlog_stats *reqlog_stats(const struct reqlog *l);
+/* The log file; NULL when only the detailed arrays are kept. */
 const char *reqlog_path(const struct reqlog *l);
 /* The result's "request_log" block (src/result/json_write.c): {"path",
  * "records", "written_bytes", "dropped", "write_errors", "rotations",

@@ -30,6 +30,12 @@ struct request_ctx {
 	/* Called once per request, after stats were updated. */
 	void (*on_done)(void *ud, struct request *r, const struct req_result *res);
 	void *ud;
+	/* --save-detailed (reqlog.h), NULL when off: each batch of ITL gaps
+	 * (us) as it leaves the request's buffer (a success's last batch
+	 * before on_done), and each output chunk's data. */
+	void (*on_itl)(void *ud, const struct request *r, const uint32_t *gaps_us, size_t n);
+	void (*on_output)(void *ud, const struct request *r, const char *data, size_t len);
+	void *detail_ud;
 };
 
 struct request {

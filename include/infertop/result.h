@@ -63,8 +63,10 @@ void result_mstat_of(const struct hist *h, struct result_mstat *m);
 /* `infertop compare`: one row per figure, A and B. */
 struct result_crow {
 	char name[48];
+	char key[48];  /* vLLM's name, for --fail-if: p99_ttft_ms, output_throughput */
 	char unit[12];
 	int prec; /* decimals in text, markdown */
+	int better; /* +1: higher is better, -1: lower is, 0: neither */
 	double a, b;
 };
 #define RESULT_MAX_CROWS (9 + STAT_NMETRICS * 5)
@@ -72,11 +74,20 @@ struct result_compare {
 	const char *file_a, *file_b;
 	int n;
 	struct result_crow rows[RESULT_MAX_CROWS];
+	/* Options that differ: {"name": {"a": value, "b": value}}; owned,
+	 * NULL when none differ (or out of memory). */
+	struct cJSON *options_diff;
 };
 void result_compare_build(struct result_compare *c, const struct snapshot *a, const struct snapshot *b,
 			  const char *file_a, const char *file_b);
+/* Frees what result_compare_build allocated. */
+void result_compare_release(struct result_compare *c);
 /* (B - A) in percent of |A|; NaN when A is 0. */
 double result_crow_delta_pct(const struct result_crow *r);
+/* "better", "worse", "same", or "" (no direction, or no change known). */
+const char *result_crow_verdict(const struct result_crow *r);
+/* The row with this key, NULL if none. */
+const struct result_crow *result_compare_find(const struct result_compare *c, const char *key);
 
 /* The time series are kept (and saved) at 1 s for the last hour, at 10 s
  * for the last day, at 1 min past that. */
@@ -105,6 +116,9 @@ void result_json_plan(struct cJSON *o, const struct snapshot *s);
 
 void result_text_report(FILE *out, const char *file, const struct snapshot *s);
 void result_text_compare(FILE *out, const struct result_compare *c);
+/* The options that differ, one "PREFIXname: A -> B" line each, into buf;
+ * returns how many (0: the same). */
+int result_text_options_diff(char *buf, size_t cap, const struct result_compare *c, const char *prefix);
 /* Shared by the text and Markdown tables: "2026-01-31 12:00:00 UTC" ("-"
  * when unknown), s or "-", the load as set ("concurrency 8", "rate 20
  * req/s, cap 64 in flight"). */

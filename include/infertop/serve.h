@@ -18,7 +18,15 @@
  * While a run goes on, /v1/status, /v1/load, /metrics, pause, resume,
  * snapshot and stop act on it; between runs they answer 409 "no run".
  * Results go to --results-dir as infertop-run-ID.json, atomically.
+ *
+ * Fleets: every run takes serve's --slice I/N (the spec's "slice" beats
+ * it); without one, a pod of a Kubernetes Indexed Job takes slice
+ * JOB_COMPLETION_INDEX / $INFERTOP_SLICE_COUNT. Without --seed, a slice
+ * runs with a seed of its own (dataset.h).
  */
+
+/* The pod template sets it to the Job's completions. */
+#define SERVE_SLICE_COUNT_ENV "INFERTOP_SLICE_COUNT"
 
 /* `infertop serve [OPTIONS]`: argv[0] is "serve". Returns the exit code. */
 int serve_main(int argc, char **argv);

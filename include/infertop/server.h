@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct gpu_history;
+
 /* What the server says about itself, in canonical form whatever its
  * metric names (doc/metrics.md section 2). Written only by the scraper; the dashboard,
  * the progress line and the JSON result read it. Every value carries a
@@ -105,6 +107,9 @@ struct server_state {
 	int64_t gpu_last_ok_ns;
 	struct server_agg power_agg;        /* power_total_w over the run */
 	struct server_agg jpt_agg;          /* joules_per_token over the run */
+	/* Per-GPU history for the GPU view (owned by the scraper); NULL
+	 * when no GPU metrics are scraped, or in a loaded file. */
+	const struct gpu_history *gpu_hist;
 };
 
 struct cJSON;

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <wchar.h>
 
 #include "infertop/layout.h"
 #include "infertop/theme.h"
@@ -38,6 +39,11 @@ struct dash {
 struct widget {
 	const char *name;
 	void (*draw)(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+	/* Drawn in a box (btop-style) when the panel has room for one: the
+	 * widget then gets the rectangle inside the side borders, whose row 0
+	 * is the top border (the widget's title goes there) and which ends
+	 * above the bottom border. */
+	bool boxed;
 };
 
 /* Indexed by enum panel_kind. */
@@ -60,6 +66,20 @@ void w_keybar_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 void w_steps_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
 void w_help_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
 void w_too_small_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+void w_hist_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+void w_gpu_hist_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+/* A chart's filled area (braille, or # and . in ASCII) in rows 1.. of r,
+ * from npts values (2 per column, 1 in ASCII), 0 at the bottom, top at
+ * the top row. */
+void w_chart_plot(WINDOW *w, const struct rect *r, const double *v, int npts, double top, const struct dash *d,
+		  enum theme_role role);
+/* The histogram view's buckets: up to n upper bounds (us), log-spaced
+ * over [lo, hi], strictly increasing, the last one hi. Returns how many. */
+int w_hist_bounds(int64_t lo, int64_t hi, int n, int64_t *le);
+
+/* The rectangle a boxed panel's widget draws in (see struct widget), or
+ * the panel's own when it has no room for a box. Returns whether boxed. */
+bool widgets_inner(const struct panel *p, struct rect *inner);
 
 /* Drawing helpers, all clipped to the rectangle. */
 
@@ -72,8 +92,24 @@ int wd_printf(WINDOW *w, const struct rect *r, int y, int x, unsigned long attr,
 int wd_put_right(WINDOW *w, const struct rect *r, int y, int x_end, unsigned long attr, const char *s);
 /* Fills row y of r from column x to the right edge with spaces. */
 void wd_clear_row(WINDOW *w, const struct rect *r, int y, int x, unsigned long attr);
-/* "── Title ───" across row 0 of r; returns the column after the title. */
+/* " Title extra " from column 1 of row 0 of r (a box's top border);
+ * returns the column after it. */
 int wd_title(WINDOW *w, const struct rect *r, const struct dash *d, const char *title, const char *extra);
+/* n copies of one single-width character from column x of row y. */
+void wd_repeat(WINDOW *w, const struct rect *r, int y, int x, int n, unsigned long attr, wchar_t ch);
+/* A frame around r (its outermost rows and columns); focus draws it in
+ * the title colour. */
+void wd_box(WINDOW *w, const struct rect *r, const struct dash *d, bool focus);
+/* The bottom border of a boxed widget whose inner rectangle is r: a row
+ * of its own, for a chart's time axis. */
+struct rect wd_bottom_border(const struct rect *r);
+/* A time axis over the last span_ns in the bottom border of the boxed
+ * widget whose inner rectangle is r: "-10m ... -5m ... now". */
+void wd_time_axis(WINDOW *w, const struct rect *r, int64_t span_ns, const struct dash *d);
+/* 1, 2 or 5 times a power of ten, at or above m (1 for m <= 0). */
+double wd_nice_ceil(double m);
+/* Time spans as axis labels: "30s", "10m", "1h", "2.5h". */
+void wd_fmt_span(char *buf, size_t cap, int64_t ns);
 /* A meter bar: frac 0..1 (NaN: empty, dim) in width columns. */
 void wd_bar(WINDOW *w, const struct rect *r, int y, int x, int width, double frac, const struct dash *d);
 /* Display columns of UTF-8 text. */

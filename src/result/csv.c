@@ -34,13 +34,13 @@ void result_csv_report(FILE *out, const struct snapshot *s)
 
 void result_csv_compare(FILE *out, const struct result_compare *c)
 {
-	fprintf(out, "name,unit,a,b,delta,delta_pct\n");
+	fprintf(out, "name,unit,a,b,delta,delta_pct,verdict,key\n");
 	for (int i = 0; i < c->n; i++) {
 		const struct result_crow *r = &c->rows[i];
 		double p = result_crow_delta_pct(r);
 		fprintf(out, "%s,%s,%.10g,%.10g,%.10g,", r->name, r->unit, r->a, r->b, r->b - r->a);
 		if (!isnan(p))
 			fprintf(out, "%.3f", p);
-		fprintf(out, "\n");
+		fprintf(out, ",%s,%s\n", result_crow_verdict(r), r->key);
 	}
 }

@@ -220,9 +220,33 @@ static cJSON *dup_or_null(const cJSON *j)
 	return d;
 }
 
+/* vLLM's header keys, as benchmark_serving.py writes them before its
+ * figures: date ("%Y%m%d-%H%M%S", here in UTC, when the result was taken),
+ * backend (its name for the endpoint), model_id and tokenizer_id (no
+ * tokenizer of its own is loaded: the model's, as vLLM defaults it) and
+ * num_prompts (requests that ended, the length of the detailed arrays). */
+static void add_vllm_header(cJSON *o, const struct snapshot *s)
+{
+	char date[32] = "";
+	time_t t = (time_t)floor(s->taken_unix);
+	struct tm tm;
+	if (s->taken_unix > 0 && gmtime_r(&t, &tm))
+		strftime(date, sizeof date, "%Y%m%d-%H%M%S", &tm);
+	put_str(o, "date", date);
+	const cJSON *api = s->options ? cJSON_GetObjectItemCaseSensitive(s->options, "api") : NULL;
+	const char *backend = NULL;
+	if (cJSON_IsString(api))
+		backend = strcmp(api->valuestring, "completions") == 0 ? "openai" : "openai-chat";
+	put_str(o, "backend", backend);
+	put_str(o, "model_id", s->model);
+	put_str(o, "tokenizer_id", s->model);
+	put_u64(o, "num_prompts", s->run_c.completed + snapshot_failed(s));
+}
+
 static void add_vllm_keys(cJSON *o, const struct snapshot *s)
 {
 	double dur = s->duration;
+	add_vllm_header(o, s);
 	put_num(o, "duration", dur);
 	put_u64(o, "completed", s->run_c.completed);
 	put_u64(o, "failed", snapshot_failed(s));
@@ -848,6 +872,8 @@ cJSON *result_json_options(const struct config *c, const char *model)
 	put_num(o, "window_s", (double)c->window_ns / 1e9);
 	put_num(o, "grace_s", (double)c->grace_ns / 1e9);
 	put_str(o, "output", c->output_path);
+	cJSON_AddBoolToObject(o, "save_detailed", c->save_detailed);
+	cJSON_AddBoolToObject(o, "save_detailed_texts", c->save_texts);
 	cJSON_AddBoolToObject(o, "quiet", c->quiet);
 	if (c->metrics_url && strcmp(c->metrics_url, "none") != 0)
 		redact_url(c->metrics_url, url, sizeof url);
@@ -1149,8 +1175,17 @@ cJSON *result_json_compare(const struct result_compare *c)
 			cJSON_AddNullToObject(r, "delta_pct");
 		else
 			cJSON_AddNumberToObject(r, "delta_pct", p);
+		cJSON_AddStringToObject(r, "key", row->key);
+		const char *v = result_crow_verdict(row);
+		if (*v)
+			cJSON_AddStringToObject(r, "verdict", v);
+		else
+			cJSON_AddNullToObject(r, "verdict");
 		cJSON_AddItemToArray(arr, r);
 	}
+	if (o)
+		cJSON_AddItemToObject(o, "options_differ",
+				      c->options_diff ? cJSON_Duplicate(c->options_diff, true) : cJSON_CreateObject());
 	return o;
 }
 

@@ -88,13 +88,17 @@ void result_md_report(FILE *out, const char *file, const struct snapshot *s)
 void result_md_compare(FILE *out, const struct result_compare *c)
 {
 	char pct[32];
-	fprintf(out, "| | unit | A | B | B - A | change |\n|---|---|---:|---:|---:|---:|\n");
+	char opts[4096];
+	if (result_text_options_diff(opts, sizeof opts, c, "- ")) {
+		fprintf(out, "Options that differ (A -> B):\n\n%s\n", opts);
+	}
+	fprintf(out, "| | unit | A | B | B - A | change | | key |\n|---|---|---:|---:|---:|---:|---|---|\n");
 	for (int i = 0; i < c->n; i++) {
 		const struct result_crow *r = &c->rows[i];
 		result_text_pct(pct, sizeof pct, result_crow_delta_pct(r));
 		int p = r->prec;
-		fprintf(out, "| %s | %s | %.*f | %.*f | %+.*f | %s |\n", r->name, r->unit, p, r->a, p, r->b, p,
-			r->b - r->a, pct);
+		fprintf(out, "| %s | %s | %.*f | %.*f | %+.*f | %s | %s | `%s` |\n", r->name, r->unit, p, r->a, p, r->b,
+			p, r->b - r->a, pct, result_crow_verdict(r), r->key);
 	}
 	fprintf(out, "\nA: `%s`, B: `%s`\n", c->file_a, c->file_b);
 }

@@ -355,7 +355,7 @@ int snapshot_from_view(struct snapshot *s, const struct run_view *v, int64_t now
 	if (why != SNAPSHOT_STATUS && v->series && v->t_start &&
 	    !(s->series = series_object(v->series, v->t_start, elapsed)))
 		goto oom;
-	if (v->reqlog && !(s->request_log = reqlog_to_json(v->reqlog)))
+	if (v->reqlog && reqlog_path(v->reqlog) && !(s->request_log = reqlog_to_json(v->reqlog)))
 		goto oom;
 	return 0;
 oom:

@@ -19,7 +19,9 @@
 #include <unistd.h>
 
 #include "infertop/clock.h"
+#include "infertop/detail.h"
 #include "infertop/options.h"
+#include "infertop/reqlog.h"
 #include "infertop/view.h"
 #include "infertop/loop.h"
 
@@ -83,8 +85,32 @@ static int write_all(int fd, const char *data, size_t len)
 	return 0;
 }
 
+/* What goes into the file: 0, or -1 with errno. */
+typedef int (*fill_fn)(int fd, void *ud);
+
+struct fill_buf {
+	const char *data;
+	size_t len;
+};
+
+static int fill_buf(int fd, void *ud)
+{
+	const struct fill_buf *b = ud;
+	return write_all(fd, b->data, b->len);
+}
+
+static int write_atomic(char *path, size_t pathcap, bool no_clobber, fill_fn fill, void *ud, char *err,
+			size_t errcap);
+
 int snapshot_write_atomic(char *path, size_t pathcap, bool no_clobber, const char *data, size_t len, char *err,
 			  size_t errcap)
+{
+	struct fill_buf b = { data, len };
+	return write_atomic(path, pathcap, no_clobber, fill_buf, &b, err, errcap);
+}
+
+static int write_atomic(char *path, size_t pathcap, bool no_clobber, fill_fn fill, void *ud, char *err,
+			size_t errcap)
 {
 	char dir[1024], tmp[1200];
 	const char *base;
@@ -100,7 +126,7 @@ int snapshot_write_atomic(char *path, size_t pathcap, bool no_clobber, const cha
 		snprintf(err, errcap, "cannot create a file in %s: %s", dir, strerror(errno));
 		return -1;
 	}
-	if (write_all(fd, data, len) != 0 || fsync(fd) != 0) {
+	if (fill(fd, ud) != 0 || fsync(fd) != 0) {
 		int e = errno;
 		close(fd);
 		unlink(tmp);
@@ -541,6 +567,43 @@ uint64_t snapshot_failures(const struct snapshot_writer *w)
 	return w ? w->failures : 0;
 }
 
+/* The result with --save-detailed: the document without its closing
+ * brace, the arrays streamed from their temporary files, the brace. */
+struct fill_detail {
+	const char *txt;
+	size_t len;
+	struct detail *d;
+};
+
+static int fill_detail(int fd, void *ud)
+{
+	const struct fill_detail *f = ud;
+	size_t n = f->len;
+	while (n > 0 && f->txt[n - 1] != '}')
+		n--;
+	if (n == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (write_all(fd, f->txt, n - 1) != 0 || detail_write_arrays(f->d, fd) != 0)
+		return -1;
+	return write_all(fd, "\n}\n", 3);
+}
+
+static int write_result(char *path, size_t cap, const struct run_view *v, const char *txt, size_t n, char *err,
+			size_t errcap, FILE *log)
+{
+	struct detail *d = reqlog_detail(v->reqlog);
+	if (!d)
+		return snapshot_write_atomic(path, cap, false, txt, n, err, errcap);
+	struct fill_detail f = { txt, n, d };
+	if (write_atomic(path, cap, false, fill_detail, &f, err, errcap) == 0)
+		return 0;
+	/* The figures are worth having without the arrays. */
+	fprintf(log, "infertop: %s; writing the result without the detailed arrays\n", err);
+	return snapshot_write_atomic(path, cap, false, txt, n, err, errcap);
+}
+
 int snapshot_write_final(const struct run_view *v, const struct snapshot_writer *w, FILE *log)
 {
 	const struct config *c = v->cfg;
@@ -566,7 +629,7 @@ int snapshot_write_final(const struct run_view *v, const struct snapshot_writer 
 	int rc = 0;
 	if (c->output_path) {
 		snprintf(path, sizeof path, "%s", c->output_path);
-		if (snapshot_write_atomic(path, sizeof path, false, txt, n, err, sizeof err) != 0) {
+		if (write_result(path, sizeof path, v, txt, n, err, sizeof err, log) != 0) {
 			fprintf(log, "infertop: %s\n", err);
 			rc = -1;
 		} else if (!c->quiet) {

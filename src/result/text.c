@@ -513,16 +513,44 @@ void result_text_pct(char *buf, size_t cap, double p)
 		snprintf(buf, cap, "%+.1f%%", p);
 }
 
+/* One line per option that differs, "PREFIXname: A -> B"; values as
+ * compact JSON, long ones cut. The count of lines (0: none differ). */
+int result_text_options_diff(char *buf, size_t cap, const struct result_compare *c, const char *prefix)
+{
+	size_t n = 0;
+	int lines = 0;
+	buf[0] = '\0';
+	const cJSON *e;
+	cJSON_ArrayForEach(e, c->options_diff)
+	{
+		char *va = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(e, "a"));
+		char *vb = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(e, "b"));
+		int w = snprintf(buf + n, cap - n, "%s%s: %.60s -> %.60s\n", prefix, e->string, va ? va : "?",
+				 vb ? vb : "?");
+		free(va);
+		free(vb);
+		if (w < 0 || (size_t)w >= cap - n)
+			break;
+		n += (size_t)w;
+		lines++;
+	}
+	return lines;
+}
+
 void result_text_compare(FILE *out, const struct result_compare *c)
 {
-	char pct[32];
-	fprintf(out, "A: %s\nB: %s\n\n%-26s %-6s %14s %14s %14s %9s\n", c->file_a, c->file_b, "", "unit", "A", "B",
-		"B - A", "change");
+	char pct[32], opts[4096];
+	fprintf(out, "A: %s\nB: %s\n\n", c->file_a, c->file_b);
+	if (result_text_options_diff(opts, sizeof opts, c, "  "))
+		fprintf(out, "Options that differ (A -> B):\n%s\n", opts);
+	else
+		fprintf(out, "Options: the same\n\n");
+	fprintf(out, "%-26s %-6s %14s %14s %14s %9s %-6s  %s\n", "", "unit", "A", "B", "B - A", "change", "", "key");
 	for (int i = 0; i < c->n; i++) {
 		const struct result_crow *r = &c->rows[i];
 		result_text_pct(pct, sizeof pct, result_crow_delta_pct(r));
 		int p = r->prec;
-		fprintf(out, "%-26s %-6s %14.*f %14.*f %+14.*f %9s\n", r->name, r->unit, p, r->a, p, r->b, p,
-			r->b - r->a, pct);
+		fprintf(out, "%-26s %-6s %14.*f %14.*f %+14.*f %9s %-6s  %s\n", r->name, r->unit, p, r->a, p, r->b, p,
+			r->b - r->a, pct, result_crow_verdict(r), r->key);
 	}
 }

@@ -10,9 +10,11 @@
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "infertop/failif.h"
 #include "infertop/result.h"
 #include "infertop/snapshot.h"
 
@@ -37,12 +39,20 @@ static const char usage_merge[] =
 	"  -h, --help         show this help\n";
 
 static const char usage_compare[] =
-	"Usage: infertop compare A.json B.json [--format text|json|csv|markdown]\n"
-	"Side-by-side table of two runs with deltas (B - A, and in percent of A):\n"
-	"throughput, errors, and mean/p50/p90/p99/p99.9 of every latency metric.\n"
+	"Usage: infertop compare A.json B.json [--format text|json|csv|markdown] [--fail-if EXPR]\n"
+	"The options that differ between the runs, then a side-by-side table with\n"
+	"deltas (B - A, and in percent of A): throughput, errors, and\n"
+	"mean/p50/p90/p99/p99.9 of every latency metric, each change marked better\n"
+	"or worse, and its key (vLLM's name).\n"
 	"\n"
 	"  -f, --format FMT   text (default), json, csv or markdown\n"
-	"  -h, --help         show this help\n";
+	"      --fail-if EXPR exit 1 when a condition on B's change holds:\n"
+	"                     KEY>N%, KEY<N% (change in percent of A), KEY>N (B - A),\n"
+	"                     >= and <= too, joined by ','; e.g.\n"
+	"                     'p99_ttft_ms>+10%,output_throughput<-5%'\n"
+	"  -h, --help         show this help\n"
+	"Exit status: 0 done (no condition holds), 1 a condition holds or a file\n"
+	"could not be read, 2 bad usage or a bad --fail-if.\n";
 
 bool tools_is_command(const char *name)
 {
@@ -92,10 +102,16 @@ static int print_json(cJSON *doc)
 /* Options anywhere among the files (GNU getopt permutes argv); the files
  * end up in argv[optind..]. Returns -1 to go on, else an exit status. */
 static int parse_opts(int argc, char **argv, enum fmt *fmt, const char **output, bool is_merge, char ***files,
-		      int *nfiles)
+		      int *nfiles, const char **fail_if)
 {
 	static const struct option report_opts[] = {
 		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static const struct option compare_opts[] = {
+		{"format", required_argument, NULL, 'f'},
+		{"fail-if", required_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -108,9 +124,12 @@ static int parse_opts(int argc, char **argv, enum fmt *fmt, const char **output,
 	optind = 0;
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, is_merge ? "o:h" : "f:h", is_merge ? merge_opts : report_opts, NULL)) !=
-	       -1) {
+	const struct option *table = is_merge ? merge_opts : fail_if ? compare_opts : report_opts;
+	while ((c = getopt_long(argc, argv, is_merge ? "o:h" : "f:h", table, NULL)) != -1) {
 		switch (c) {
+		case 'F':
+			*fail_if = optarg;
+			break;
 		case 'f':
 			if (parse_format(optarg, fmt) != 0) {
 				fprintf(stderr, "infertop %s: --format: expected text, json, csv or markdown, not '%s'\n",
@@ -141,7 +160,7 @@ static int cmd_report(int argc, char **argv)
 	const char *out = NULL;
 	char **files = NULL;
 	int n = 0;
-	int rc = parse_opts(argc, argv, &fmt, &out, false, &files, &n);
+	int rc = parse_opts(argc, argv, &fmt, &out, false, &files, &n, NULL);
 	if (rc >= 0)
 		return rc;
 	if (n != 1) {
@@ -188,13 +207,53 @@ static int read_all(char **files, int n, struct snapshot *snaps, const char *cmd
 	return 0;
 }
 
+/* Runs merged side by side should have run at the same time: rates are
+ * over the union of their measured spans, so a gap between them counts as
+ * time with no requests. Says so, naming the gap. */
+static void merge_check_overlap(const struct snapshot *snaps, char **files, int n)
+{
+	int first = 0;
+	for (int i = 1; i < n; i++)
+		if (snaps[i].start_unix + snaps[i].elapsed - snaps[i].duration <
+		    snaps[first].start_unix + snaps[first].elapsed - snaps[first].duration)
+			first = i;
+	/* Walk the runs in start order, keeping the latest end so far. */
+	bool *done = calloc((size_t)n, sizeof *done);
+	if (!done)
+		return;
+	double end = snaps[first].start_unix + snaps[first].elapsed;
+	int end_by = first;
+	done[first] = true;
+	for (int k = 1; k < n; k++) {
+		int next = -1;
+		double next_start = 0;
+		for (int i = 0; i < n; i++) {
+			double st = snaps[i].start_unix + snaps[i].elapsed - snaps[i].duration;
+			if (!done[i] && (next < 0 || st < next_start)) {
+				next = i;
+				next_start = st;
+			}
+		}
+		done[next] = true;
+		if (next_start > end)
+			fprintf(stderr, "infertop merge: warning: the runs did not overlap in time: %s started %.1f s "
+					"after %s ended; the gap counts as time without requests in the rates\n",
+				files[next], next_start - end, files[end_by]);
+		if (snaps[next].start_unix + snaps[next].elapsed > end) {
+			end = snaps[next].start_unix + snaps[next].elapsed;
+			end_by = next;
+		}
+	}
+	free(done);
+}
+
 static int cmd_merge(int argc, char **argv)
 {
 	enum fmt fmt = FMT_TEXT;
 	const char *out = NULL;
 	char **files = NULL;
 	int n = 0;
-	int rc = parse_opts(argc, argv, &fmt, &out, true, &files, &n);
+	int rc = parse_opts(argc, argv, &fmt, &out, true, &files, &n, NULL);
 	if (rc >= 0)
 		return rc;
 	if (n < 1 || !out) {
@@ -212,6 +271,7 @@ static int cmd_merge(int argc, char **argv)
 		goto out;
 	for (int i = 0; i < n; i++)
 		ptrs[i] = &snaps[i];
+	merge_check_overlap(snaps, files, n);
 	struct snapshot m;
 	char err[512];
 	if (snapshot_merge(&m, ptrs, (size_t)n, err, sizeof err) != 0) {
@@ -230,6 +290,9 @@ static int cmd_merge(int argc, char **argv)
 			} else {
 				fprintf(stderr, "infertop merge: %d runs, %" PRIu64 " requests, written to %s\n", n,
 					m.run_c.completed + snapshot_failed(&m), path);
+				fprintf(stderr, "infertop merge: request rates are all runs' completed requests (and "
+						"tokens) over the union of their measured time, earliest start to latest "
+						"end: %.3f s, not the sum of each run's rate\n", m.duration);
 				rc = 0;
 			}
 		}
@@ -246,17 +309,62 @@ out:
 
 /* ---- compare ---- */
 
+/* --fail-if against the table: 0 none holds, 1 one does (each said on
+ * stderr), 2 a name that is no row's key. */
+static int gate_names_known(const struct result_compare *c, const struct failif *g)
+{
+	for (int i = 0; i < g->n; i++) {
+		if (!result_compare_find(c, g->c[i].key)) {
+			fprintf(stderr, "infertop compare: --fail-if: '%s': no metric '%s'; the keys are the last column "
+					"of the table, e.g. p99_ttft_ms, mean_itl_ms, output_throughput, failed\n",
+				g->c[i].text, g->c[i].key);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int check_gate(const struct result_compare *c, const struct failif *g)
+{
+	int held = 0;
+	for (int i = 0; i < g->n; i++) {
+		const struct failif_cond *f = &g->c[i];
+		const struct result_crow *r = result_compare_find(c, f->key);
+		double change = f->pct ? result_crow_delta_pct(r) : r->b - r->a;
+		if (isnan(change)) {
+			fprintf(stderr, "infertop compare: --fail-if: '%s' not checked: %s is 0 in A, so it has no "
+					"relative change\n", f->text, f->key);
+			continue;
+		}
+		if (failif_holds(f, change)) {
+			fprintf(stderr, "infertop compare: FAIL: %s: %s changed %+.2f%s (%.*f -> %.*f %s)\n", f->text,
+				f->key, change, f->pct ? "%" : "", r->prec, r->a, r->prec, r->b, r->unit);
+			held++;
+		}
+	}
+	if (g->n && !held)
+		fprintf(stderr, "infertop compare: pass: no --fail-if condition holds\n");
+	return held ? 1 : 0;
+}
+
 static int cmd_compare(int argc, char **argv)
 {
 	enum fmt fmt = FMT_TEXT;
 	const char *out = NULL;
 	char **files = NULL;
 	int n = 0;
-	int rc = parse_opts(argc, argv, &fmt, &out, false, &files, &n);
+	const char *fail_expr = "";
+	int rc = parse_opts(argc, argv, &fmt, &out, false, &files, &n, &fail_expr);
 	if (rc >= 0)
 		return rc;
 	if (n != 2) {
 		fprintf(stderr, "infertop compare: expected A.json B.json (see infertop compare --help)\n");
+		return 2;
+	}
+	struct failif gate = { 0 };
+	char ferr[256];
+	if (*fail_expr && failif_parse(fail_expr, &gate, ferr, sizeof ferr) != 0) {
+		fprintf(stderr, "infertop compare: --fail-if: %s\n", ferr);
 		return 2;
 	}
 	struct snapshot s[2];
@@ -272,6 +380,14 @@ static int cmd_compare(int argc, char **argv)
 	}
 	result_compare_build(c, &s[0], &s[1], files[0], files[1]);
 	rc = 0;
+	if (gate_names_known(c, &gate) != 0) {
+		/* Before any output: a CI log shows the message, not a table. */
+		result_compare_release(c);
+		free(c);
+		snapshot_release(&s[0]);
+		snapshot_release(&s[1]);
+		return 2;
+	}
 	switch (fmt) {
 	case FMT_TEXT:
 		result_text_compare(stdout, c);
@@ -286,6 +402,9 @@ static int cmd_compare(int argc, char **argv)
 		rc = print_json(result_json_compare(c));
 		break;
 	}
+	if (rc == 0 && fflush(stdout) == 0)
+		rc = check_gate(c, &gate);
+	result_compare_release(c);
 	free(c);
 	snapshot_release(&s[0]);
 	snapshot_release(&s[1]);

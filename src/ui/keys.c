@@ -17,32 +17,37 @@ const struct key_def *keys_def(enum key_action a)
 	return (unsigned)a < KEY_ACT_N ? &table[a] : NULL;
 }
 
+/* The keys that are not characters: their stand-in in the table, their
+ * ncurses code, and their printed names (ASCII, UTF-8). */
+static const struct {
+	int keyc, curses;
+	const char *ascii, *utf8;
+} special[] = {
+	{KEYC_LEFT, KEY_LEFT, "Left", "\xe2\x86\x90"},
+	{KEYC_RIGHT, KEY_RIGHT, "Right", "\xe2\x86\x92"},
+	{KEYC_UP, KEY_UP, "Up", "\xe2\x86\x91"},
+	{KEYC_DOWN, KEY_DOWN, "Down", "\xe2\x86\x93"},
+	{KEYC_BTAB, KEY_BTAB, "Shift-Tab", "Shift-Tab"},
+	{KEYC_F1, KEY_F(1), "F1", "F1"},
+};
+#define NSPECIAL (sizeof special / sizeof special[0])
+
 int keys_to_curses(int k)
 {
-	switch (k) {
-	case KEYC_LEFT:
-		return KEY_LEFT;
-	case KEYC_RIGHT:
-		return KEY_RIGHT;
-	case KEYC_BTAB:
-		return KEY_BTAB;
-	case KEYC_F1:
-		return KEY_F(1);
-	default:
-		return k;
-	}
+	for (size_t i = 0; i < NSPECIAL; i++)
+		if (special[i].keyc == k)
+			return special[i].curses;
+	return k;
 }
 
 int keys_from_curses(int ch)
 {
-	if (ch == KEY_LEFT)
-		return KEYC_LEFT;
-	if (ch == KEY_RIGHT)
-		return KEYC_RIGHT;
-	if (ch == KEY_BTAB)
-		return KEYC_BTAB;
-	if (ch == KEY_F(1))
-		return KEYC_F1;
+	for (size_t i = 0; i < NSPECIAL; i++)
+		if (special[i].curses == ch)
+			return special[i].keyc;
+	/* Enter arrives as CR (nonl), LF or the keypad's KEY_ENTER. */
+	if (ch == KEY_ENTER || ch == '\n')
+		return KEYC_ENTER;
 	/* Other function keys must not alias a character of the table. */
 	if (ch >= KEY_MIN)
 		return 0;
@@ -70,18 +75,14 @@ enum key_action keys_by_name(const char *name)
 
 void keys_key_name(int key, bool ascii, char *buf, size_t cap)
 {
+	for (size_t i = 0; i < NSPECIAL; i++)
+		if (special[i].keyc == key) {
+			snprintf(buf, cap, "%s", ascii ? special[i].ascii : special[i].utf8);
+			return;
+		}
 	switch (key) {
-	case KEYC_LEFT:
-		snprintf(buf, cap, "%s", ascii ? "Left" : "\xe2\x86\x90");
-		return;
-	case KEYC_RIGHT:
-		snprintf(buf, cap, "%s", ascii ? "Right" : "\xe2\x86\x92");
-		return;
-	case KEYC_BTAB:
-		snprintf(buf, cap, "Shift-Tab");
-		return;
-	case KEYC_F1:
-		snprintf(buf, cap, "F1");
+	case KEYC_ENTER:
+		snprintf(buf, cap, "Enter");
 		return;
 	case '\t':
 		snprintf(buf, cap, "Tab");

@@ -11,6 +11,7 @@
 static const char *const view_names[VIEW_N] = {
 	[VIEW_OVERVIEW] = "overview",
 	[VIEW_LATENCY] = "latency",
+	[VIEW_HIST] = "histogram",
 	[VIEW_SERVER] = "server",
 	[VIEW_GPU] = "GPU",
 	[VIEW_ERRORS] = "errors",
@@ -27,6 +28,8 @@ static const char *const panel_names[PANEL_KIND_N] = {
 	[PANEL_ERRORS] = "errors",
 	[PANEL_KEYBAR] = "keybar",
 	[PANEL_STEPS] = "steps",
+	[PANEL_HIST] = "histogram",
+	[PANEL_GPU_HIST] = "gpu-history",
 	[PANEL_HELP] = "help",
 	[PANEL_TOO_SMALL] = "too-small",
 };
@@ -43,11 +46,12 @@ const char *layout_panel_name(enum panel_kind k)
 
 int layout_latency_rows(int variant, unsigned flags)
 {
-	/* Title, column heads, TTFB TTFT ITL TPOT E2E, then queue time; the
-	 * detail adds TTFT and E2E counted from the intended send. */
+	/* Top border (the title), column heads, TTFB TTFT ITL TPOT E2E, then
+	 * queue time, bottom border; the detail adds TTFT and E2E counted
+	 * from the intended send. */
 	if (variant == PANEL_DETAIL)
-		return 2 + 8;
-	return 2 + 5 + ((flags & LAYOUT_QUEUE) ? 1 : 0);
+		return 3 + 8;
+	return 3 + 5 + ((flags & LAYOUT_QUEUE) ? 1 : 0);
 }
 
 static void add(struct layout *l, enum panel_kind kind, int arg, int y, int x, int h, int w)
@@ -116,12 +120,13 @@ static void overview(struct layout *l, int top, int bottom, unsigned flags)
 	} else {
 		add(l, PANEL_LATENCY, PANEL_COMPACT, y, 0, lat_h, cols);
 		y += lat_h;
-		add(l, PANEL_SERVER, PANEL_COMPACT, y, 0, 3, cols);
-		y += 3;
+		/* Boxed: two rows of figures between the borders. */
+		add(l, PANEL_SERVER, PANEL_COMPACT, y, 0, 4, cols);
+		y += 4;
 		/* The GPU strip only where it leaves room for a row of charts. */
-		if ((flags & LAYOUT_GPU) && bottom - y - 3 >= LAYOUT_CHART_MIN_H) {
-			add(l, PANEL_GPU, PANEL_COMPACT, y, 0, 3, cols);
-			y += 3;
+		if ((flags & LAYOUT_GPU) && bottom - y - 4 >= LAYOUT_CHART_MIN_H) {
+			add(l, PANEL_GPU, PANEL_COMPACT, y, 0, 4, cols);
+			y += 4;
 		}
 	}
 	if (flags & LAYOUT_SERVER)
@@ -137,9 +142,25 @@ static void latency_view(struct layout *l, int top, int bottom, unsigned flags)
 	chart_grid(l, top + h, 0, bottom - top - h, l->cols, latency_charts, NIDS(latency_charts));
 }
 
+/* TTFT, ITL and E2E distributions: side by side where each gets 60
+ * columns (its title holds three percentiles), else stacked. */
+static void hist_view(struct layout *l, int top, int bottom)
+{
+	int h = bottom - top;
+	for (int i = 0; i < HIST_N; i++) {
+		if (l->cols >= 180) {
+			int x0 = l->cols * i / HIST_N, x1 = l->cols * (i + 1) / HIST_N;
+			add(l, PANEL_HIST, i, top, x0, h, x1 - x0);
+		} else {
+			int y0 = top + h * i / HIST_N, y1 = top + h * (i + 1) / HIST_N;
+			add(l, PANEL_HIST, i, y0, 0, y1 - y0, l->cols);
+		}
+	}
+}
+
 static void server_view(struct layout *l, int top, int bottom, unsigned flags)
 {
-	int h = 9;
+	int h = 10;
 	if ((flags & LAYOUT_GPU) && l->cols >= WIDE_COLS) {
 		add(l, PANEL_SERVER, PANEL_DETAIL, top, 0, h, l->cols / 2);
 		add(l, PANEL_GPU, PANEL_COMPACT, top, l->cols / 2, h, l->cols - l->cols / 2);
@@ -173,6 +194,7 @@ static void plan_view(struct layout *l, int top, int bottom)
 void layout_compute(int rows, int cols, enum ui_view view, unsigned flags, struct layout *out)
 {
 	memset(out, 0, sizeof *out);
+	out->focus = -1;
 	out->rows = rows;
 	out->cols = cols;
 	if (rows < LAYOUT_MIN_ROWS || cols < LAYOUT_MIN_COLS) {
@@ -183,22 +205,27 @@ void layout_compute(int rows, int cols, enum ui_view view, unsigned flags, struc
 	add(out, PANEL_HEADER, 0, 0, 0, 1, cols);
 	add(out, PANEL_LOAD, 0, 1, 0, 1, cols);
 	add(out, PANEL_KEYBAR, 0, rows - 1, 0, 1, cols);
-	int top = 2, bottom = rows - 1;
-	if (view != VIEW_ERRORS) {
-		int eh = rows >= 40 ? 3 : 1;
-		add(out, PANEL_ERRORS, PANEL_COMPACT, bottom - eh, 0, eh, cols);
-		bottom -= eh;
-	}
+	int top = 2, bottom = rows - 1, eh = 0;
+	if (view != VIEW_ERRORS)
+		eh = rows >= 40 ? 3 : 1;
+	bottom -= eh;
 	switch (view) {
 	case VIEW_LATENCY:
 		latency_view(out, top, bottom, flags);
 		break;
+	case VIEW_HIST:
+		hist_view(out, top, bottom);
+		break;
 	case VIEW_SERVER:
 		server_view(out, top, bottom, flags);
 		break;
-	case VIEW_GPU:
-		add(out, PANEL_GPU, PANEL_DETAIL, top, 0, bottom - top, cols);
+	case VIEW_GPU: {
+		/* The GPUs' table, then their history charts below. */
+		int gh = (bottom - top) / 2 < 12 ? (bottom - top) / 2 : 12;
+		add(out, PANEL_GPU, PANEL_DETAIL, top, 0, gh, cols);
+		add(out, PANEL_GPU_HIST, 0, top + gh, 0, bottom - top - gh, cols);
 		break;
+	}
 	case VIEW_ERRORS:
 		errors_view(out, top, bottom);
 		break;
@@ -210,6 +237,9 @@ void layout_compute(int rows, int cols, enum ui_view view, unsigned flags, struc
 		overview(out, top, bottom, flags);
 		break;
 	}
+	/* After the view's own panels: focus starts on the first of those. */
+	if (eh)
+		add(out, PANEL_ERRORS, PANEL_COMPACT, bottom, 0, eh, cols);
 	if (flags & LAYOUT_HELP) {
 		int w = cols - 4 < 100 ? cols - 4 : 100;
 		int h = rows - 2 < 32 ? rows - 2 : 32;
@@ -223,4 +253,85 @@ const struct panel *layout_find(const struct layout *l, enum panel_kind kind, in
 		if (l->p[i].kind == kind && (arg < 0 || l->p[i].arg == arg))
 			return &l->p[i];
 	return NULL;
+}
+
+bool layout_focusable(enum panel_kind k)
+{
+	switch (k) {
+	case PANEL_LATENCY:
+	case PANEL_SERVER:
+	case PANEL_GPU:
+	case PANEL_CHART:
+	case PANEL_ERRORS:
+	case PANEL_STEPS:
+	case PANEL_HIST:
+	case PANEL_GPU_HIST:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int layout_focus_find(const struct layout *l, enum panel_kind kind, int arg)
+{
+	int first = -1;
+	for (int i = 0; i < l->n; i++) {
+		if (!layout_focusable(l->p[i].kind))
+			continue;
+		if (l->p[i].kind == kind && (arg < 0 || l->p[i].arg == arg))
+			return i;
+		if (first < 0)
+			first = i;
+	}
+	return first;
+}
+
+int layout_focus_step(const struct layout *l, int idx, int dir)
+{
+	if (l->n == 0)
+		return -1;
+	int i = idx < 0 || idx >= l->n ? (dir > 0 ? l->n - 1 : 0) : idx;
+	for (int k = 0; k < l->n; k++) {
+		i = (i + (dir > 0 ? 1 : l->n - 1)) % l->n;
+		if (layout_focusable(l->p[i].kind))
+			return i;
+	}
+	return -1;
+}
+
+int layout_hit(const struct layout *l, int y, int x)
+{
+	int hit = -1;
+	for (int i = 0; i < l->n; i++) {
+		const struct rect *r = &l->p[i].r;
+		if (y >= r->y && y < r->y + r->h && x >= r->x && x < r->x + r->w) {
+			hit = i;
+			if (l->p[i].kind == PANEL_HELP)
+				return i;
+		}
+	}
+	return hit;
+}
+
+int layout_maximise(struct layout *l, int idx)
+{
+	if (idx < 0 || idx >= l->n || !layout_focusable(l->p[idx].kind) || l->too_small)
+		return -1;
+	struct panel keep = l->p[idx];
+	int n = 0, out = -1;
+	for (int i = 0; i < l->n; i++) {
+		struct panel p = l->p[i];
+		if (i == idx) {
+			/* Everything between the load line and the key bar. */
+			p.r = (struct rect){2, 0, l->rows - 3, l->cols};
+			p.arg = keep.arg;
+			out = n;
+		} else if (layout_focusable(p.kind)) {
+			continue;
+		}
+		l->p[n++] = p;
+	}
+	l->n = n;
+	l->focus = out;
+	return out;
 }

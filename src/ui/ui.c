@@ -64,6 +64,11 @@ struct ui {
 	enum ui_view view;
 	int zoom;
 	bool help;
+	/* The focused panel by what it shows (kind and arg), so it stays the
+	 * same panel when the terminal is resized; maximised: alone. */
+	enum panel_kind focus_kind;
+	int focus_arg;
+	bool maximised;
 	bool entering;
 	char entry[24];
 	char status[512];
@@ -226,6 +231,60 @@ static void show_foreign_command(struct ui *u, const struct run_view *v)
 		   cmd_source_name(c->source));
 }
 
+/* The frame's layout: the view's, with the focus marked and the focused
+ * panel alone when maximised. A pure computation, cheap enough to redo
+ * for a key or a click. */
+static void current_layout(const struct ui *u, const struct run_view *v, struct layout *l)
+{
+	int rows, cols;
+	getmaxyx(stdscr, rows, cols);
+	unsigned flags = widgets_layout_flags(v) | (u->help ? LAYOUT_HELP : 0);
+	layout_compute(rows, cols, u->view, flags, l);
+	l->focus = layout_focus_find(l, u->focus_kind, u->focus_arg);
+	if (u->maximised && l->focus >= 0)
+		layout_maximise(l, l->focus);
+}
+
+static void set_focus(struct ui *u, const struct layout *l, int idx)
+{
+	if (idx < 0 || idx >= l->n)
+		return;
+	u->focus_kind = l->p[idx].kind;
+	u->focus_arg = l->p[idx].arg;
+}
+
+static void zoom_by(struct ui *u, int dir, int64_t now);
+
+/* A click maximises the panel under it (or gives the view back); the
+ * wheel zooms the charts as Left and Right do. */
+static void mouse(struct ui *u, int64_t now)
+{
+	MEVENT ev;
+	if (getmouse(&ev) != OK)
+		return;
+	if (ev.bstate & BUTTON4_PRESSED) {
+		zoom_by(u, -1, now);
+		return;
+	}
+#ifdef BUTTON5_PRESSED
+	if (ev.bstate & BUTTON5_PRESSED) {
+		zoom_by(u, 1, now);
+		return;
+	}
+#endif
+	if (!(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)))
+		return;
+	struct run_view v;
+	target_view(&u->t, &v);
+	struct layout l;
+	current_layout(u, &v, &l);
+	int i = layout_hit(&l, ev.y, ev.x);
+	if (i < 0 || !layout_focusable(l.p[i].kind))
+		return;
+	set_focus(u, &l, i);
+	u->maximised = !u->maximised;
+}
+
 static void draw(struct ui *u, int64_t now)
 {
 	struct run_view v;
@@ -234,13 +293,11 @@ static void draw(struct ui *u, int64_t now)
 	if (!u->started || u->stopped || v.hung_up)
 		return;
 	show_foreign_command(u, &v);
-	int rows, cols;
-	getmaxyx(stdscr, rows, cols);
 	if (u->status[0] && u->status_until && now > u->status_until)
 		u->status[0] = '\0';
 	unsigned flags = widgets_layout_flags(&v) | (u->help ? LAYOUT_HELP : 0);
 	struct layout l;
-	layout_compute(rows, cols, u->view, flags, &l);
+	current_layout(u, &v, &l);
 	char prompt[96];
 	if (u->entering)
 		snprintf(prompt, sizeof prompt, "%s: %s", v.load->mode == LOAD_OPEN ? "set rate (req/s)" : "set concurrency",
@@ -262,7 +319,7 @@ static void draw(struct ui *u, int64_t now)
 	};
 	widgets_render(stdscr, &l, &d);
 	if (u->t.draw_extra && !l.too_small && !u->help)
-		u->t.draw_extra(u->t.ud, stdscr, rows, cols, &d);
+		u->t.draw_extra(u->t.ud, stdscr, l.rows, l.cols, &d);
 	wnoutrefresh(stdscr);
 	doupdate();
 }
@@ -360,12 +417,25 @@ static void number_key(struct ui *u, int ch, int64_t now)
 	}
 }
 
+static void zoom_by(struct ui *u, int dir, int64_t now)
+{
+	if (dir > 0 && u->zoom < NZOOM - 1)
+		u->zoom++;
+	else if (dir < 0 && u->zoom > 0)
+		u->zoom--;
+	set_status(u, THEME_R_NORMAL, now, "charts: %s", u->zoom == NZOOM - 1 ? "whole run" : zooms[u->zoom].name);
+}
+
 static void key(struct ui *u, int ch, int64_t now)
 {
 	char msg[512];
 	int rc;
 	if (ch == KEY_RESIZE) {
 		resize(u);
+		return;
+	}
+	if (ch == KEY_MOUSE) {
+		mouse(u, now);
 		return;
 	}
 	if (u->entering) {
@@ -420,20 +490,37 @@ static void key(struct ui *u, int ch, int64_t now)
 		break;
 	case KEY_ACT_VIEW_NEXT:
 		u->view = (enum ui_view)((u->view + 1) % VIEW_N);
+		u->maximised = false;
 		break;
 	case KEY_ACT_VIEW_PREV:
 		u->view = (enum ui_view)((u->view + VIEW_N - 1) % VIEW_N);
+		u->maximised = false;
 		break;
 	case KEY_ACT_ZOOM_OUT:
-		if (u->zoom < NZOOM - 1)
-			u->zoom++;
-		set_status(u, THEME_R_NORMAL, now, "charts: %s", u->zoom == NZOOM - 1 ? "whole run" : zooms[u->zoom].name);
+		zoom_by(u, 1, now);
 		break;
 	case KEY_ACT_ZOOM_IN:
-		if (u->zoom > 0)
-			u->zoom--;
-		set_status(u, THEME_R_NORMAL, now, "charts: %s", u->zoom == NZOOM - 1 ? "whole run" : zooms[u->zoom].name);
+		zoom_by(u, -1, now);
 		break;
+	case KEY_ACT_FOCUS_NEXT:
+	case KEY_ACT_FOCUS_PREV: {
+		struct run_view v;
+		target_view(&u->t, &v);
+		struct layout l;
+		u->maximised = false;
+		current_layout(u, &v, &l);
+		set_focus(u, &l, layout_focus_step(&l, l.focus, a == KEY_ACT_FOCUS_NEXT ? 1 : -1));
+		break;
+	}
+	case KEY_ACT_MAXIMISE: {
+		struct run_view v;
+		target_view(&u->t, &v);
+		struct layout l;
+		current_layout(u, &v, &l);
+		set_focus(u, &l, l.focus);
+		u->maximised = !u->maximised && l.focus >= 0;
+		break;
+	}
 	case KEY_ACT_THEME:
 		next_theme(u, now);
 		break;
@@ -599,6 +686,15 @@ int ui_start(struct ui *u, char *err, size_t errcap)
 	set_escdelay(25);
 	curs_set(0);
 	leaveok(stdscr, TRUE);
+	/* Clicks maximise a panel, the wheel zooms the charts. */
+	mouseinterval(0);
+	/* Releases too, though unused: ncurses waits for the next input
+	 * after an event outside the mask, and the loop with it. */
+	mousemask(BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON4_PRESSED
+#ifdef BUTTON5_PRESSED
+		  | BUTTON5_PRESSED
+#endif
+		  , NULL);
 	u->colour = has_colors() && !theme_no_color_env();
 	if (u->colour && start_color() == OK)
 		use_default_colors();

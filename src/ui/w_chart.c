@@ -11,8 +11,12 @@
 #include "infertop/view.h"
 
 /* Charts over time: a filled area in braille dots (2 x 4 per cell) or, in
- * ASCII mode, '#' and '.' (1 x 2 per cell). Load changes are marked with
- * a dotted vertical line and their label. */
+ * ASCII mode, '#' and '.' (1 x 2 per cell), in a box whose top border
+ * carries the title, the latest value and the value scale, and whose
+ * bottom border is the time axis ("-10m ... -5m ... now", following the
+ * zoom). Load changes are marked with a dotted vertical line; only the
+ * latest few are labelled, and lines closer than a column apart are
+ * thinned, so a chart stays readable after many key presses. */
 
 static const struct chart_def {
 	const char *title;
@@ -23,10 +27,12 @@ static const struct chart_def {
 	const char *no_data;
 } charts[CHART_N] = {
 	[CHART_TOK] = {"output tok/s", SER_OUT_TOK_S, THEME_R_CHART_TOK, false, "", NULL},
-	[CHART_TTFT] = {"TTFT p99", SER_TTFT_P99, THEME_R_CHART_TTFT, false, " ms", NULL},
-	[CHART_ITL] = {"ITL p99", SER_ITL_P99, THEME_R_CHART_ITL, false, " ms", NULL},
-	[CHART_QUEUE] = {"queue depth", SER_WAITING, THEME_R_CHART_QUEUE, false, "", "the server does not report its queue"},
-	[CHART_KV] = {"KV cache", SER_KV, THEME_R_CHART_KV, true, "%", "the server does not report KV-cache usage"},
+	/* Client and server figures side by side on one screen must say
+	 * which is which: the latency charts are measured here. */
+	[CHART_TTFT] = {"TTFT p99 client", SER_TTFT_P99, THEME_R_CHART_TTFT, false, " ms", NULL},
+	[CHART_ITL] = {"ITL p99 client", SER_ITL_P99, THEME_R_CHART_ITL, false, " ms", NULL},
+	[CHART_QUEUE] = {"server queue", SER_WAITING, THEME_R_CHART_QUEUE, false, "", "the server does not report its queue"},
+	[CHART_KV] = {"server KV cache", SER_KV, THEME_R_CHART_KV, true, "%", "the server does not report KV-cache usage"},
 	[CHART_CONC] = {"in flight", SER_IN_FLIGHT, THEME_R_CHART_CONC, false, "", NULL},
 	[CHART_REQ] = {"req/s", SER_REQ_S, THEME_R_CHART_TOK, false, "", NULL},
 	[CHART_ERR] = {"errors/s", SER_ERRORS, THEME_R_CRIT, false, "", NULL},
@@ -35,8 +41,10 @@ static const struct chart_def {
 #define MAX_POINTS 2048
 #define MAX_COLS (MAX_POINTS / 2)
 #define MAX_MARKS 64
+/* Markers that get their label; older ones keep only their line. */
+#define LABELLED_MARKS 3
 
-static double nice_ceil(double m)
+double wd_nice_ceil(double m)
 {
 	if (!(m > 0))
 		return 1;
@@ -93,8 +101,9 @@ static void plot(WINDOW *w, const struct rect *r, const double *v, int npts, dou
 			wchar_t mc[2] = {line[c] == L' ' ? (d->ascii ? L'|' : 0x250a) : line[c], 0};
 			wattr_set(w, (attr_t)(mattr & ~A_COLOR), (short)PAIR_NUMBER(mattr), NULL);
 			mvwaddnwstr(w, r->y + 1 + row, r->x + c, mc, 1);
-			/* The label goes in the top row, where it does not hide data. */
-			if (row == 0) {
+			/* The label goes in the top row, where it does not hide
+			 * data; only the latest few are labelled. */
+			if (row == 0 && m >= nmarks - LABELLED_MARKS) {
 				const char *lab = marks[m].label;
 				int len = wd_width(lab), end = m + 1 < nmarks ? mark_col[m + 1] : cols;
 				bool fits = c + 1 + len < end;
@@ -109,18 +118,18 @@ static void plot(WINDOW *w, const struct rect *r, const double *v, int npts, dou
 	}
 }
 
+void w_chart_plot(WINDOW *w, const struct rect *r, const double *v, int npts, double top, const struct dash *d,
+		  enum theme_role role)
+{
+	plot(w, r, v, npts, top, d, role, NULL, 0, NULL);
+}
+
 void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 {
 	if (arg < 0 || arg >= CHART_N)
 		return;
 	const struct chart_def *cd = &charts[arg];
-	/* The last column is a gutter between neighbouring charts. */
-	struct rect cr = *r;
-	if (cr.w > LAYOUT_CHART_MIN_W)
-		cr.w--;
-	r = &cr;
 	unsigned long dim = wd_attr(d, THEME_R_DIM);
-	int x = wd_put(w, r, 0, 0, wd_attr(d, THEME_R_TITLE), cd->title);
 	int cols = r->w < MAX_COLS ? r->w : MAX_COLS;
 	int npts = d->ascii ? cols : 2 * cols;
 	double v[MAX_POINTS];
@@ -129,18 +138,19 @@ void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 	/* A run shorter than the zoom span fills the chart instead of
 	 * crawling in from the right. */
 	int64_t want = d->zoom_ns;
-	const char *span_name = d->zoom_name ? d->zoom_name : "";
 	if (d->v->series && series_extent(d->v->series, &first, &last) == 0) {
-		if (want > last - first) {
+		if (want > last - first)
 			want = 0;
-			span_name = "run";
-		}
 		n = series_read(d->v->series, cd->id, want, v, (size_t)npts, &t0);
 	}
 	if (n == 0) {
-		wd_put(w, r, 1, 0, dim, "waiting for data");
+		wd_title(w, r, d, cd->title, NULL);
+		wd_put(w, r, 1, 1, dim, "waiting for data");
 		return;
 	}
+	int64_t span = want > 0 ? want : last - t0;
+	if (span > 0)
+		wd_time_axis(w, r, span, d);
 	double maxv = 0, cur = NAN;
 	bool any = false;
 	for (int i = 0; i < npts; i++) {
@@ -152,26 +162,27 @@ void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 			maxv = v[i];
 	}
 	double scale = cd->percent ? 100 : 1;
-	double top = cd->percent ? 1.0 : nice_ceil(maxv);
-	char b[64], tb[32];
+	double top = cd->percent ? 1.0 : wd_nice_ceil(maxv);
+	char b[64], tb[32], extra[96] = "";
 	if (!isnan(cur)) {
 		wd_fmt_si(b, sizeof b, cur * scale);
-		x = wd_put(w, r, 0, x + 1, wd_attr(d, THEME_R_VALUE), b);
-		x = wd_put(w, r, 0, x, wd_attr(d, THEME_R_LABEL), cd->unit);
+		snprintf(extra, sizeof extra, "%s%s", b, cd->unit);
 	}
 	if (arg == CHART_CONC && d->v->load->mode == LOAD_CLOSED) {
-		snprintf(b, sizeof b, " / target %ld", d->v->load->concurrency);
-		x = wd_put(w, r, 0, x, wd_attr(d, THEME_R_LABEL), b);
+		size_t len = strlen(extra);
+		snprintf(extra + len, sizeof extra - len, " / target %ld", d->v->load->concurrency);
 	}
+	int x = wd_title(w, r, d, cd->title, extra[0] ? extra : NULL);
+	/* The value scale: the plot runs from 0 at the bottom row to this at
+	 * the top row. */
 	wd_fmt_si(tb, sizeof tb, top * scale);
-	snprintf(b, sizeof b, "top %s%s  %s", tb, cd->percent ? "%" : "", span_name);
-	if (x + 2 + wd_width(b) <= r->w)
-		wd_put_right(w, r, 0, r->w, dim, b);
+	snprintf(b, sizeof b, " 0%s%s%s ", d->ascii ? ".." : "\xe2\x80\xa6", tb, cd->percent ? "%" : cd->unit);
+	if (x + 1 + wd_width(b) <= r->w - 1)
+		wd_put_right(w, r, 0, r->w - 1, dim, b);
 	if (!any) {
-		wd_put(w, r, 1, 0, dim, cd->no_data ? cd->no_data : "no data in this span");
+		wd_put(w, r, 1, 1, dim, cd->no_data ? cd->no_data : "no data in this span");
 		return;
 	}
-	int64_t span = want > 0 ? want : last - t0;
 	struct series_marker marks[MAX_MARKS];
 	int mark_col[MAX_MARKS];
 	size_t nm = span > 0 ? series_marks(d->v->series, t0, t0 + span, marks, MAX_MARKS) : 0;
@@ -180,8 +191,9 @@ void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 		int c = (int)((double)(marks[i].t_ns - t0) / (double)span * cols);
 		if (c < 0 || c >= cols)
 			continue;
-		if (k > 0 && mark_col[k - 1] == c) {
-			marks[k - 1] = marks[i]; /* same column: the later change wins */
+		/* Same or next column: one line, the later change wins. */
+		if (k > 0 && c - mark_col[k - 1] < 2) {
+			marks[k - 1] = marks[i];
 			continue;
 		}
 		marks[k] = marks[i];

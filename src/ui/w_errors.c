@@ -106,13 +106,16 @@ void w_errors_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 	int order[ERR_NKINDS];
 	int n = kinds_by_count(st, order);
 	if (arg != PANEL_DETAIL) {
-		if (r->h == 1 || n == 0) {
-			summary_line(w, r, 0, d, order, n);
-			return;
+		/* A strip of one line, or a box with the summary under its
+		 * title. */
+		int y0 = 0;
+		if (r->h > 1) {
+			wd_title(w, r, d, "Errors", NULL);
+			y0 = 1;
 		}
-		summary_line(w, r, 0, d, order, n);
-		for (int i = 0; i < n && 1 + i < r->h; i++)
-			kind_line(w, r, 1 + i, order[i], d, false);
+		summary_line(w, r, y0, d, order, n);
+		for (int i = 0; i < n && y0 + 1 + i < r->h; i++)
+			kind_line(w, r, y0 + 1 + i, order[i], d, false);
 		return;
 	}
 	uint64_t tot = stats_errors_total(st), ended = tot + st->run_c.completed;

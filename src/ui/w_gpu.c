@@ -67,7 +67,13 @@ void w_gpu_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 	if (s && url && s->ngpus > 0) {
 		char pw[32], jt[32];
 		val(pw, sizeof pw, &s->power_total_w, "%.0f W", d);
-		val(jt, sizeof jt, &s->joules_per_token, "%.3g J/token", d);
+		/* Energy per token needs both the energy used and tokens made;
+		 * until then (or while the counter has not moved) it is
+		 * unknown, not 0. */
+		if (s->joules_per_token.valid && isfinite(s->joules_per_token.v) && s->joules_per_token.v > 0)
+			snprintf(jt, sizeof jt, "%.3g J/token", s->joules_per_token.v);
+		else
+			snprintf(jt, sizeof jt, "%s J/token", wd_dash(d));
 		snprintf(extra, sizeof extra, "%d  total %s  %s", s->ngpus, pw, jt);
 	}
 	wd_title(w, r, d, "GPU", extra);

@@ -100,12 +100,14 @@ void w_latency_draw(WINDOW *w, const struct rect *r, int arg, const struct dash 
 
 	char win[32], t[96];
 	span_name(win, sizeof win, d->v->cfg ? d->v->cfg->window_ns : 0);
-	wd_title(w, r, d, "Latency", "ms");
+	int title_end = wd_title(w, r, d, "Latency client", "ms");
 	char nwin[16], nrun[16];
 	wd_fmt_count(nwin, sizeof nwin, hist_count(st->win[STAT_E2E]));
 	wd_fmt_count(nrun, sizeof nrun, hist_count(st->run[STAT_E2E]));
 	snprintf(t, sizeof t, " window %s: %s req ", win, nwin);
 	int tx = x_win + 12 > 16 ? x_win + 12 : 16;
+	if (tx < title_end + 1)
+		tx = title_end + 1;
 	unsigned long title = wd_attr(d, THEME_R_TITLE), lab = wd_attr(d, THEME_R_LABEL);
 	wd_put(w, r, 0, tx, title, t);
 	snprintf(t, sizeof t, " whole run: %s req ", nrun);

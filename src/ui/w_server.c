@@ -64,7 +64,7 @@ static void value_text(char *buf, size_t cap, const struct item *it, const struc
 static void grid(WINDOW *w, const struct rect *r, int y0, int rows, const struct item *items, int n,
 		 const struct dash *d)
 {
-	int cellw = 20;
+	int cellw = 19;
 	int ncols = r->w / cellw;
 	if (ncols < 1)
 		ncols = 1;
@@ -83,11 +83,22 @@ static void grid(WINDOW *w, const struct rect *r, int y0, int rows, const struct
 		char v[32];
 		value_text(v, sizeof v, &items[i], d);
 		bool known = items[i].v && items[i].v->valid;
-		wd_put(w, r, y, x, lab, items[i].label);
+		/* Label and value never run into each other: the unit goes
+		 * first, then the label is cut. */
+		char l[32];
+		snprintf(l, sizeof l, "%s", items[i].label);
+		int room = end - x;
+		if (wd_width(l) + 1 + wd_width(v) > room && items[i].kind == IT_MS) {
+			char *sp = strstr(v, " ms");
+			if (sp)
+				*sp = '\0';
+		}
+		wd_truncate(l, room - 1 - wd_width(v), d->ascii);
+		wd_put(w, r, y, x, lab, l);
 		int vx = end - wd_width(v);
 		wd_put(w, r, y, vx, wd_attr(d, known ? THEME_R_VALUE : THEME_R_DIM), v);
 		if (items[i].kind == IT_PCT_BAR) {
-			int bx = x + wd_width(items[i].label) + 1, bw = vx - 1 - bx;
+			int bx = x + wd_width(l) + 1, bw = vx - 1 - bx;
 			if (bw > 12)
 				bw = 12;
 			if (bw >= 3)
@@ -199,8 +210,9 @@ void w_server_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 		{"KV", IT_PCT_BAR, &s->gauge[SRV_KV_USAGE]},
 		{"preempt/s", IT_NUM, &s->gauge[SRV_PREEMPT_RATE]},
 		{"prefix hit", IT_PCT, &s->gauge[SRV_PREFIX_HIT]},
-		{"TTFT p99", IT_MS, &s->p99[SRVL_TTFT]},
-		{"ITL p99", IT_MS, &s->p99[SRVL_ITL]},
+		/* Beside the client's own TTFT and ITL: said to be the server's. */
+		{"srv TTFT p99", IT_MS, &s->p99[SRVL_TTFT]},
+		{"srv ITL p99", IT_MS, &s->p99[SRVL_ITL]},
 		{"gen tok/s", IT_NUM, &s->gauge[SRV_GEN_TOK_S]},
 	};
 	int n = (int)(sizeof items / sizeof items[0]);

@@ -15,13 +15,15 @@ struct col {
 	int width;   /* right edge offset from the previous column */
 };
 
+/* Headings are words and the table fits 118 columns (a box at 120):
+ * narrower terminals drop whole columns from the right, never cut one. */
 static const struct col cols[] = {
-	{"#", 3}, {"step", 0}, {"time s", 8}, {"done", 8}, {"failed", 8}, {"req/s", 9},
-	{"out tok/s", 11}, {"in flight", 10}, {"TTFT p50", 10}, {"TTFT p99", 10}, {"ITL p50", 9},
-	{"E2E p50", 9}, {"goodput", 9},
+	{"#", 3}, {"step", 0}, {"seconds", 8}, {"done", 7}, {"failed", 7}, {"req/s", 7},
+	{"out tok/s", 10}, {"in flight", 10}, {"TTFT p50", 9}, {"TTFT p99", 9}, {"ITL p50", 8},
+	{"E2E p50", 8}, {"goodput", 8},
 };
 #define NCOLS ((int)(sizeof cols / sizeof cols[0]))
-#define LABEL_W 18
+#define LABEL_W 15
 
 /* Column right edges; the step label is left-aligned in LABEL_W. */
 static int col_end(int c)
@@ -54,7 +56,7 @@ static void row(WINDOW *w, const struct rect *r, int y, const struct plan_step_r
 		      s->itl.p50_ms,
 		      s->e2e.p50_ms,
 		      s->request_goodput};
-	for (int c = 2; c < NCOLS; c++) {
+	for (int c = 2; c < NCOLS && col_end(c) < r->w; c++) {
 		double x = v[c - 2];
 		if (c == NCOLS - 1 && !slo)
 			snprintf(b, sizeof b, "%s", wd_dash(d));
@@ -90,7 +92,7 @@ void w_steps_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 	unsigned long lab = wd_attr(d, THEME_R_LABEL);
 	wd_put_right(w, r, 1, col_end(0), lab, cols[0].head);
 	wd_put(w, r, 1, col_end(0) + 1, lab, cols[1].head);
-	for (int c = 2; c < NCOLS; c++)
+	for (int c = 2; c < NCOLS && col_end(c) < r->w; c++)
 		wd_put_right(w, r, 1, col_end(c), lab, cols[c].head);
 	bool slo = plan_slo(p) != NULL;
 	/* Newest rows win when the table outgrows the panel. */

@@ -15,17 +15,19 @@
 #include "infertop/view.h"
 
 const struct widget widgets[PANEL_KIND_N] = {
-	[PANEL_HEADER] = {"header", w_header_draw},
-	[PANEL_LOAD] = {"load", w_load_draw},
-	[PANEL_LATENCY] = {"latency", w_latency_draw},
-	[PANEL_SERVER] = {"server", w_server_draw},
-	[PANEL_GPU] = {"gpu", w_gpu_draw},
-	[PANEL_CHART] = {"chart", w_chart_draw},
-	[PANEL_ERRORS] = {"errors", w_errors_draw},
-	[PANEL_KEYBAR] = {"keybar", w_keybar_draw},
-	[PANEL_STEPS] = {"steps", w_steps_draw},
-	[PANEL_HELP] = {"help", w_help_draw},
-	[PANEL_TOO_SMALL] = {"too-small", w_too_small_draw},
+	[PANEL_HEADER] = {"header", w_header_draw, false},
+	[PANEL_LOAD] = {"load", w_load_draw, false},
+	[PANEL_LATENCY] = {"latency", w_latency_draw, true},
+	[PANEL_SERVER] = {"server", w_server_draw, true},
+	[PANEL_GPU] = {"gpu", w_gpu_draw, true},
+	[PANEL_CHART] = {"chart", w_chart_draw, true},
+	[PANEL_ERRORS] = {"errors", w_errors_draw, true},
+	[PANEL_KEYBAR] = {"keybar", w_keybar_draw, false},
+	[PANEL_STEPS] = {"steps", w_steps_draw, true},
+	[PANEL_HIST] = {"histogram", w_hist_draw, true},
+	[PANEL_GPU_HIST] = {"gpu-history", w_gpu_hist_draw, true},
+	[PANEL_HELP] = {"help", w_help_draw, true},
+	[PANEL_TOO_SMALL] = {"too-small", w_too_small_draw, false},
 };
 
 unsigned widgets_layout_flags(const struct run_view *e)
@@ -40,6 +42,16 @@ unsigned widgets_layout_flags(const struct run_view *e)
 	return f;
 }
 
+bool widgets_inner(const struct panel *p, struct rect *inner)
+{
+	*inner = p->r;
+	/* A one-line strip (the errors line at 24 rows) stays a strip. */
+	if ((unsigned)p->kind >= PANEL_KIND_N || !widgets[p->kind].boxed || p->r.h < 3 || p->r.w < 8)
+		return false;
+	*inner = (struct rect){p->r.y, p->r.x + 1, p->r.h - 1, p->r.w - 2};
+	return true;
+}
+
 void widgets_render(WINDOW *w, const struct layout *l, const struct dash *d)
 {
 	wattr_set(w, (attr_t)d->attr[THEME_R_NORMAL], (short)PAIR_NUMBER(d->attr[THEME_R_NORMAL]), NULL);
@@ -47,9 +59,119 @@ void widgets_render(WINDOW *w, const struct layout *l, const struct dash *d)
 	werase(w);
 	for (int i = 0; i < l->n; i++) {
 		const struct panel *p = &l->p[i];
-		if ((unsigned)p->kind < PANEL_KIND_N && widgets[p->kind].draw)
-			widgets[p->kind].draw(w, &p->r, p->arg, d);
+		if ((unsigned)p->kind >= PANEL_KIND_N || !widgets[p->kind].draw)
+			continue;
+		struct rect in;
+		if (widgets_inner(p, &in))
+			wd_box(w, &p->r, d, i == l->focus);
+		widgets[p->kind].draw(w, &in, p->arg, d);
 	}
+}
+
+/* A run of one character, horizontal or vertical, in one curses call:
+ * borders are most of a frame's cells, so not one wd_put per cell. */
+static void line_of(WINDOW *w, int y, int x, int n, bool vertical, unsigned long attr, wchar_t ch)
+{
+	if (n <= 0)
+		return;
+	cchar_t cc;
+	wchar_t wc[2] = {ch, 0};
+	setcchar(&cc, wc, (attr_t)(attr & ~A_COLOR), (short)PAIR_NUMBER(attr), NULL);
+	if (vertical)
+		mvwvline_set(w, y, x, &cc, n);
+	else
+		mvwhline_set(w, y, x, &cc, n);
+}
+
+void wd_repeat(WINDOW *w, const struct rect *r, int y, int x, int n, unsigned long attr, wchar_t ch)
+{
+	if (y < 0 || y >= r->h)
+		return;
+	if (x < 0) {
+		n += x;
+		x = 0;
+	}
+	if (x + n > r->w)
+		n = r->w - x;
+	line_of(w, r->y + y, r->x + x, n, false, attr, ch);
+}
+
+void wd_box(WINDOW *w, const struct rect *r, const struct dash *d, bool focus)
+{
+	if (r->h < 2 || r->w < 2)
+		return;
+	unsigned long b = wd_attr(d, focus ? THEME_R_TITLE : THEME_R_BORDER);
+	wchar_t h = d->ascii ? L'-' : 0x2500, v = d->ascii ? L'|' : 0x2502;
+	/* Rounded corners, as btop draws them. */
+	wchar_t c[4] = {L'+', L'+', L'+', L'+'};
+	if (!d->ascii) {
+		c[0] = 0x256d;
+		c[1] = 0x256e;
+		c[2] = 0x2570;
+		c[3] = 0x256f;
+	}
+	int y1 = r->y + r->h - 1, x1 = r->x + r->w - 1;
+	line_of(w, r->y, r->x + 1, r->w - 2, false, b, h);
+	line_of(w, y1, r->x + 1, r->w - 2, false, b, h);
+	line_of(w, r->y + 1, r->x, r->h - 2, true, b, v);
+	line_of(w, r->y + 1, x1, r->h - 2, true, b, v);
+	line_of(w, r->y, r->x, 1, false, b, c[0]);
+	line_of(w, r->y, x1, 1, false, b, c[1]);
+	line_of(w, y1, r->x, 1, false, b, c[2]);
+	line_of(w, y1, x1, 1, false, b, c[3]);
+}
+
+struct rect wd_bottom_border(const struct rect *r)
+{
+	return (struct rect){r->y + r->h, r->x, 1, r->w};
+}
+
+/* The time axis in the bottom border: "-span" at the left, "now" at the
+ * right, then the middle and the quarters where they fit with two
+ * columns to spare on each side. */
+void wd_time_axis(WINDOW *w, const struct rect *r, int64_t span, const struct dash *d)
+{
+	struct rect ax = wd_bottom_border(r);
+	unsigned long dim = wd_attr(d, THEME_R_DIM);
+	int lo[8], hi[8], nused = 0; /* columns taken: [lo, hi) */
+	int now_x = ax.w - 1 - 3;
+	if (now_x < 1)
+		return;
+	wd_put(w, &ax, 0, now_x, dim, "now");
+	lo[nused] = now_x;
+	hi[nused++] = now_x + 3;
+	/* Fractions of the span back from now: all of it, 1/2, 3/4, 1/4. */
+	static const int num[] = {4, 2, 3, 1}, den = 4;
+	for (size_t k = 0; k < sizeof num / sizeof num[0]; k++) {
+		char b[24], lab[32];
+		wd_fmt_span(b, sizeof b, span * num[k] / den);
+		snprintf(lab, sizeof lab, "-%s", b);
+		int len = wd_width(lab);
+		int col = (ax.w - 1) * (den - num[k]) / den;
+		int x = k == 0 ? 1 : col - len / 2;
+		bool fits = x >= 1;
+		for (int i = 0; fits && i < nused; i++)
+			fits = x + len + 2 <= lo[i] || x >= hi[i] + 2;
+		if (!fits)
+			continue;
+		wd_put(w, &ax, 0, x, dim, lab);
+		lo[nused] = x;
+		hi[nused++] = x + len;
+	}
+}
+
+void wd_fmt_span(char *buf, size_t cap, int64_t ns)
+{
+	/* Whole hours and minutes read as such ("-1h", "-1m", "-30s"). */
+	double s = (double)ns / 1e9;
+	if (s >= 3599.5 && (fmod(s + 0.5, 3600) < 1 || s >= 36000))
+		snprintf(buf, cap, "%.0fh", s / 3600);
+	else if (s >= 59.5 && (fmod(s + 0.5, 60) < 1 || s >= 99.5) && s < 5940)
+		snprintf(buf, cap, "%.0fm", s / 60);
+	else if (s < 99.5)
+		snprintf(buf, cap, "%.0fs", s);
+	else
+		snprintf(buf, cap, "%.1fh", s / 3600);
 }
 
 unsigned long wd_attr(const struct dash *d, enum theme_role role)
@@ -183,10 +305,8 @@ void wd_clear_row(WINDOW *w, const struct rect *r, int y, int x, unsigned long a
 
 int wd_title(WINDOW *w, const struct rect *r, const struct dash *d, const char *title, const char *extra)
 {
-	const char *rule = d->ascii ? "-" : "\xe2\x94\x80";
+	/* Over the box's top border, which keeps its colour (the focus's). */
 	unsigned long b = wd_attr(d, THEME_R_BORDER);
-	for (int x = 0; x < r->w; x++)
-		wd_put(w, r, 0, x, b, rule);
 	int x = wd_put(w, r, 0, 1, b, " ");
 	x = wd_put(w, r, 0, x, wd_attr(d, THEME_R_TITLE), title);
 	if (extra && *extra) {

@@ -2,8 +2,9 @@
  * read through fmemopen() exactly as from a file: they must never crash,
  * read out of bounds or leak; a refusal names the file; an accepted file
  * has prompts, and every body built from it is JSON with a max_tokens.
- * The first byte picks the kind (bits 0-1), the API (bit 2) and a shared
- * prefix (bit 3); the rest is the file. Aborts on a violation. */
+ * The first byte picks the kind (bits 0-1), the API (bit 2), a shared
+ * prefix (bit 3) and a --slice (bits 4-5: none or 2..4 slices, bits 6-7
+ * the index); the rest is the file. Aborts on a violation. */
 #include "config.h"
 
 #include <stdint.h>
@@ -53,6 +54,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.api = data[0] & 4 ? OAI_COMPLETIONS : OAI_CHAT;
 	cfg.prefix_tokens = data[0] & 8 ? 8 : 0;
 	cfg.seed = 1;
+	if (data[0] & 0x30) {
+		cfg.slice_count = ((data[0] >> 4) & 3) + 1;
+		cfg.slice_index = (data[0] >> 6) % cfg.slice_count;
+	}
 	cfg.input_tokens = 64;
 	cfg.output_tokens = 16;
 	if (dist_parse("32:96", 1000, &cfg.input_dist) != 0 || dist_parse("16", 1000, &cfg.output_dist) != 0)

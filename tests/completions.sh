@@ -1,0 +1,72 @@
+#!/bin/sh
+# The shell completions generated from the option table: each lists every
+# long option `infertop --help` prints; bash's parses and completes
+# options and values; zsh's and fish's parse and load when those shells
+# are installed (skipped, and said, when not).
+: "${INFERTOP_BIN:?}"
+set -u
+dir="$(dirname "$INFERTOP_BIN")/completions"
+fails=0
+check() {
+	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
+}
+opts=$("$INFERTOP_BIN" --help | grep -oE -- '--[a-z][a-z0-9-]+' | sort -u)
+[ -n "$opts" ]
+check "options found in --help" $?
+for f in infertop _infertop infertop.fish; do
+	[ -s "$dir/$f" ] || { check "$f generated" 1; continue; }
+	missing=""
+	for o in $opts; do
+		case $f in
+		infertop.fish) grep -q -- "-l ${o#--}\( \|$\)" "$dir/$f" || missing="$missing $o" ;;
+		*) grep -q -- "$o\([^a-z0-9-]\|$\)" "$dir/$f" || missing="$missing $o" ;;
+		esac
+	done
+	[ -z "$missing" ] || echo "missing from $f:$missing"
+	[ -z "$missing" ]
+	check "$f lists every long option" $?
+done
+
+bash -n "$dir/infertop"
+check "bash: the script parses" $?
+# Completion as bash would ask for it.
+out=$(bash -c '
+. "$1"
+complete -p infertop >/dev/null || exit 1
+COMP_WORDS=(infertop --ap); COMP_CWORD=1; _infertop; echo "A:${COMPREPLY[*]}"
+COMP_WORDS=(infertop --api ""); COMP_CWORD=2; _infertop; echo "B:${COMPREPLY[*]}"
+COMP_WORDS=(infertop co); COMP_CWORD=1; _infertop; echo "C:${COMPREPLY[*]}"
+COMP_WORDS=(infertop compare --fa); COMP_CWORD=2; _infertop; echo "D:${COMPREPLY[*]}"
+' sh "$dir/infertop" 2>&1)
+st=$?
+echo "$out" | grep -q '^A:.*--api-key-env' && echo "$out" | grep -q '^A:--api ' &&
+	echo "$out" | grep -qx 'B:chat completions' && echo "$out" | grep -qx 'C:compare' &&
+	echo "$out" | grep -qx 'D:--fail-if'
+[ $? -eq 0 ] && [ $st -eq 0 ] || { echo "$out"; false; }
+check "bash: loads, completes options, --api's values, subcommands and their options" $?
+
+if command -v zsh >/dev/null 2>&1; then
+	zsh -n "$dir/_infertop"
+	check "zsh: the script parses" $?
+	# Its dump file in a directory of its own: compinit replaces the file it
+	# is given (run as root with /dev/null, that was /dev/null itself).
+	zdump=$(mktemp -d)
+	zsh -fc 'fpath=("$1" $fpath); autoload -Uz compinit; compinit -u -D -d "$2/zcompdump"; (( $+_comps[infertop] ))' \
+		sh "$dir" "$zdump" 2>&1
+	check "zsh: compinit loads it for infertop, without errors" $?
+	rm -rf "$zdump"
+else
+	echo "skip: zsh not installed"
+fi
+if command -v fish >/dev/null 2>&1; then
+	fish -n "$dir/infertop.fish"
+	check "fish: the script parses" $?
+	out=$(fish -c "source '$dir/infertop.fish'; complete -C'infertop --ap'; complete -C'infertop --api '" 2>&1)
+	echo "$out" | grep -q '^--api' && echo "$out" | grep -q '^chat' && echo "$out" | grep -q '^completions'
+	check "fish: loads, completes options and --api's values" $?
+else
+	echo "skip: fish not installed"
+fi
+[ -c /dev/null ]
+check "/dev/null is still a device" $?
+[ "$fails" -eq 0 ]

@@ -1,0 +1,362 @@
+/* Widgets drawn into a real ncurses screen (on /dev/null) and read back
+ * cell by cell: the chart's time axis follows the zoom and its scale is
+ * shown, load-change labels stay few after many changes, the histogram's
+ * p99 mark sits in the bucket holding p99, and J/token is a dash until it
+ * is known. */
+#include "config.h"
+
+#include <curses.h>
+#include <locale.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+#include <math.h>
+
+#include <cmocka.h>
+
+#include "infertop/clock.h"
+#include "infertop/layout.h"
+#include "infertop/load.h"
+#include "infertop/options.h"
+#include "infertop/profile.h"
+#include "infertop/series.h"
+#include "infertop/server.h"
+#include "infertop/stats.h"
+#include "infertop/theme.h"
+#include "infertop/view.h"
+#include "infertop/widget.h"
+
+#define S CLOCK_NS_PER_S
+static const int64_t T0 = 1000 * S;
+
+static SCREEN *scr;
+static FILE *fout, *fin;
+static unsigned long attr[THEME_NROLES];
+
+static int setup(void **state)
+{
+	(void)state;
+	if (!setlocale(LC_ALL, "C.UTF-8"))
+		setlocale(LC_ALL, "");
+	fout = fopen("/dev/null", "w");
+	fin = fopen("/dev/null", "r");
+	scr = newterm("xterm-256color", fout, fin);
+	if (!scr)
+		return -1;
+	set_term(scr);
+	struct theme th;
+	theme_default(&th);
+	theme_apply(&th, false, attr);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	endwin();
+	delscreen(scr);
+	fclose(fout);
+	fclose(fin);
+	return 0;
+}
+
+/* Row y of the screen as UTF-8. */
+static void row_text(int y, char *buf, size_t cap)
+{
+	wchar_t wb[512];
+	int cols = getmaxx(stdscr);
+	int n = mvwinnwstr(stdscr, y, 0, wb, cols < 511 ? cols : 511);
+	if (n < 0)
+		n = 0;
+	wb[n] = 0;
+	size_t m = wcstombs(buf, wb, cap - 1);
+	buf[m == (size_t)-1 ? 0 : m] = '\0';
+}
+
+struct fixture {
+	struct config cfg;
+	struct load load;
+	struct stats *st;
+	struct series *ser;
+	struct server_state srv;
+	struct run_view v;
+	struct dash d;
+};
+
+static void fixture_init(struct fixture *f, int marks)
+{
+	memset(f, 0, sizeof *f);
+	f->cfg.window_ns = 30 * S;
+	f->load.mode = LOAD_CLOSED;
+	f->load.concurrency = 8;
+	f->st = stats_new(f->cfg.window_ns, T0);
+	f->ser = series_new();
+	assert_non_null(f->st);
+	assert_non_null(f->ser);
+	/* An hour of points; `marks` load changes 10 s apart in the last
+	 * ten minutes. */
+	for (int64_t s = 0; s <= 3600; s++) {
+		double v[SER_N];
+		for (int i = 0; i < SER_N; i++)
+			v[i] = 100 + (double)(s % 50);
+		series_push(f->ser, T0 + s * S, v);
+	}
+	for (int i = 0; i < marks; i++) {
+		char lab[SERIES_LABEL_MAX];
+		snprintf(lab, sizeof lab, "c=%d", i + 1);
+		series_mark(f->ser, T0 + (3600 - 590 + 10 * i) * S, lab);
+	}
+	f->v = (struct run_view){.cfg = &f->cfg, .state = ENGINE_RUNNING, .t_start = T0, .stats = f->st,
+				 .load = &f->load, .series = f->ser};
+	f->d = (struct dash){.v = &f->v, .attr = attr, .now = T0 + 3600 * S, .zoom_ns = 600 * S, .zoom_name = "10m"};
+}
+
+static void fixture_free(struct fixture *f)
+{
+	stats_free(f->st);
+	series_free(f->ser);
+}
+
+/* One panel alone on a fresh screen, drawn the way widgets_render does. */
+static void draw_panel(const struct dash *d, enum panel_kind kind, int arg, int h, int w)
+{
+	struct layout l;
+	memset(&l, 0, sizeof l);
+	l.rows = h;
+	l.cols = w;
+	l.focus = -1;
+	l.n = 1;
+	l.p[0] = (struct panel){kind, arg, {0, 0, h, w}};
+	resize_term(h, w);
+	widgets_render(stdscr, &l, d);
+}
+
+static void test_chart_axis_follows_zoom(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, 0);
+	static const struct {
+		int64_t zoom_s;
+		const char *left, *mid;
+	} cases[] = {{60, "-1m", "-30s"}, {600, "-10m", "-5m"}, {3600, "-1h", "-30m"}, {0, "-60m", "-30m"}}; /* the run: 3601 s */
+	char top[1024], bottom[1024];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		f.d.zoom_ns = cases[i].zoom_s * S;
+		draw_panel(&f.d, PANEL_CHART, CHART_TOK, 12, 100);
+		row_text(0, top, sizeof top);
+		row_text(11, bottom, sizeof bottom);
+		/* A box: corners, title in the top border. */
+		assert_non_null(strstr(top, "\xe2\x95\xad\xe2\x94\x80 output tok/s"));
+		/* The scale: 0 to a round number above the data (100..149). */
+		assert_non_null(strstr(top, " 0\xe2\x80\xa6" "200 "));
+		char want[64];
+		snprintf(want, sizeof want, "\xe2\x95\xb0\xe2\x94\x80%s\xe2\x94\x80", cases[i].left);
+		if (!strstr(bottom, want) || !strstr(bottom, cases[i].mid) || !strstr(bottom, "now\xe2\x94\x80\xe2\x95\xaf"))
+			fail_msg("zoom %llds: axis \"%s\" lacks %s ... %s ... now", (long long)cases[i].zoom_s, bottom,
+				 cases[i].left, cases[i].mid);
+	}
+	/* The same axis on a narrow chart keeps its ends, drops what does not
+	 * fit, and no two labels touch. */
+	f.d.zoom_ns = 600 * S;
+	draw_panel(&f.d, PANEL_CHART, CHART_TOK, 6, 24);
+	row_text(5, bottom, sizeof bottom);
+	assert_non_null(strstr(bottom, "-10m"));
+	assert_non_null(strstr(bottom, "now"));
+	fixture_free(&f);
+}
+
+/* After many load changes only the latest few are labelled, the latest
+ * one among them, and labels never run into each other. */
+static void test_markers_thinned(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, 40);
+	draw_panel(&f.d, PANEL_CHART, CHART_TOK, 12, 120);
+	char row[1024];
+	row_text(1, row, sizeof row);
+	int labels = 0;
+	for (const char *p = row; (p = strstr(p, "c=")) != NULL; p += 2)
+		labels++;
+	if (labels < 1 || labels > 3)
+		fail_msg("%d labels in \"%s\"", labels, row);
+	assert_non_null(strstr(row, "c=40"));
+	/* Every label is followed by a blank or a marker line, not by
+	 * another label's text. */
+	for (const char *p = row; (p = strstr(p, "c=")) != NULL; p += 2) {
+		const char *q = p + 2;
+		while (*q >= '0' && *q <= '9')
+			q++;
+		assert_true(*q == ' ' || (unsigned char)*q >= 0x80);
+	}
+	fixture_free(&f);
+}
+
+static void test_hist_bounds(void **state)
+{
+	(void)state;
+	int64_t le[64];
+	int n = w_hist_bounds(1000, 1000000, 30, le);
+	assert_int_equal(n, 30);
+	for (int i = 1; i < n; i++)
+		assert_true(le[i] > le[i - 1]);
+	assert_int_equal(le[n - 1], 1000000);
+	/* Log spacing: equal ratios, so the tail gets as many rows as the
+	 * body. */
+	double r1 = (double)le[1] / (double)le[0], r2 = (double)le[n - 1] / (double)le[n - 2];
+	assert_true(r1 > r2 * 0.95 && r1 < r2 * 1.05);
+	/* A narrow range: fewer, distinct bounds (10, 11, 12, 13, 14). */
+	n = w_hist_bounds(10, 14, 30, le);
+	assert_int_equal(n, 5);
+	assert_int_equal(le[0], 10);
+	assert_int_equal(le[n - 1], 14);
+	n = w_hist_bounds(5, 5, 30, le);
+	assert_int_equal(n, 1);
+	assert_int_equal(le[0], 5);
+}
+
+static void record(struct stats *st, int64_t ttft_us)
+{
+	struct req_result r = {
+		.ok = true, .ttfb_ns = ttft_us * 500, .ttft_ns = ttft_us * 1000, .e2e_ns = ttft_us * 3000,
+		.output_tokens = 4, .prompt_tokens = 10, .chunks = 4, .retry_after_ns = -1, .usage_tokens = -1,
+	};
+	st->in_flight++;
+	stats_request_done(st, &r);
+}
+
+/* The p99 mark's row: the row above ends below p99, the row itself at
+ * or above it. */
+static void test_hist_p99_mark(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, 0);
+	/* 980 fast requests around 20 ms, a tail to 900 ms. */
+	for (int i = 0; i < 980; i++)
+		record(f.st, 20000 + i * 7);
+	for (int i = 0; i < 20; i++)
+		record(f.st, 100000 + i * 40000);
+	int64_t p99 = hist_percentile(f.st->win[STAT_TTFT], 99);
+	draw_panel(&f.d, PANEL_HIST, HIST_TTFT, 30, 90);
+	char row[1024], title[1024];
+	row_text(0, title, sizeof title);
+	assert_non_null(strstr(title, "TTFT client"));
+	assert_non_null(strstr(title, "p99"));
+	double prev = -1, lo = -1, hi = -1;
+	for (int y = 1; y < 29; y++) {
+		row_text(y, row, sizeof row);
+		/* "│     20.0│■■■   123 ◀ p50" */
+		const char *p = row;
+		while (*p && (*p == ' ' || (unsigned char)*p >= 0x80))
+			p++;
+		double b = atof(p);
+		if (strstr(row, "p99")) {
+			lo = prev;
+			hi = b;
+			break;
+		}
+		prev = b;
+	}
+	double p99_ms = (double)p99 / 1000.0;
+	if (!(hi >= p99_ms * 0.995 && (lo < 0 || lo < p99_ms * 1.005)))
+		fail_msg("p99 %.3f ms marked in the bucket (%.3f, %.3f]", p99_ms, lo, hi);
+	fixture_free(&f);
+}
+
+static void test_joules_per_token(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, 0);
+	char gpu_url[] = "http://gpu:9400/metrics";
+	f.cfg.gpu_metrics_url = gpu_url;
+	f.srv.status = SERVER_UP;
+	f.srv.gpu_status = SERVER_UP;
+	f.srv.ngpus = 1;
+	snprintf(f.srv.gpu[0].name, sizeof f.srv.gpu[0].name, "H100");
+	f.srv.power_total_w = (struct server_value){.v = 350, .valid = true};
+	f.v.server = &f.srv;
+	static const struct {
+		bool valid;
+		double v;
+		const char *want;
+	} cases[] = {
+		{false, 0, "\xe2\x80\x93 J/token"},   /* no tokens yet */
+		{true, 0, "\xe2\x80\x93 J/token"},    /* energy has not moved */
+		{true, 0.42, "0.42 J/token"},
+	};
+	char top[1024];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		f.srv.joules_per_token = (struct server_value){.v = cases[i].v, .valid = cases[i].valid};
+		draw_panel(&f.d, PANEL_GPU, PANEL_COMPACT, 5, 100);
+		row_text(0, top, sizeof top);
+		if (!strstr(top, cases[i].want))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, top, cases[i].want);
+	}
+	fixture_free(&f);
+}
+
+/* GPU history: each GPU's points come back in their slots, a value holds
+ * until the next scrape, a long silence is a gap, and the ring keeps the
+ * newest points in fixed memory. */
+static void test_gpu_history(void **state)
+{
+	(void)state;
+	struct gpu_history *h = calloc(1, sizeof *h);
+	assert_non_null(h);
+	struct server_state srv;
+	memset(&srv, 0, sizeof srv);
+	srv.ngpus = 2;
+	double out[100];
+	int64_t a, b;
+	assert_int_equal(gpu_history_extent(h, &a, &b), -1);
+	for (int i = 0; i < 10; i++) {
+		srv.gpu[0].util_pct = (struct server_value){.v = 10.0 * i, .valid = true};
+		srv.gpu[0].mem_used_mib = (struct server_value){.v = 40000, .valid = true};
+		srv.gpu[0].mem_total_mib = (struct server_value){.v = 80000, .valid = true};
+		srv.gpu[1].power_w = (struct server_value){.v = 300, .valid = true};
+		/* One scrape every 2 s, then 20 s of silence before the last. */
+		gpu_history_push(h, T0 + (i < 9 ? 2 * i : 36) * S, &srv);
+	}
+	assert_int_equal(gpu_history_extent(h, &a, &b), 0);
+	assert_true(a == T0 && b == T0 + 36 * S);
+	/* 40 slots of 1 s over (T0 - 4 s, T0 + 36 s]. */
+	size_t got = gpu_history_read(h, 0, GPU_HIST_UTIL, T0 + 36 * S, 40 * S, out, 40);
+	assert_int_equal(got, 10);
+	assert_true(out[4] == 0 && out[6] == 10 && out[7] == 10 && out[20] == 80);
+	assert_true(isnan(out[3]));           /* before the first scrape */
+	assert_true(isnan(out[30]));          /* the 20 s silence: a gap */
+	assert_true(out[39] == 90);
+	gpu_history_read(h, 0, GPU_HIST_MEM, T0 + 36 * S, 40 * S, out, 40);
+	assert_true(fabs(out[4] - 0.5) < 1e-6);
+	/* Not reported: NaN, never 0. */
+	assert_int_equal(gpu_history_read(h, 1, GPU_HIST_UTIL, T0 + 36 * S, 40 * S, out, 40), 0);
+	assert_int_equal(gpu_history_read(h, 1, GPU_HIST_POWER, T0 + 36 * S, 40 * S, out, 40), 10);
+	assert_int_equal(gpu_history_read(h, 2, GPU_HIST_POWER, T0 + 36 * S, 40 * S, out, 40), 0);
+	/* The ring wraps: only the newest GPU_HIST_POINTS stay. */
+	for (int i = 0; i < GPU_HIST_POINTS + 5; i++)
+		gpu_history_push(h, T0 + (100 + i) * S, &srv);
+	assert_int_equal(gpu_history_extent(h, &a, &b), 0);
+	assert_true(a == T0 + 105 * S && b == T0 + (100 + GPU_HIST_POINTS + 4) * S);
+	free(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_chart_axis_follows_zoom),
+		cmocka_unit_test(test_markers_thinned),
+		cmocka_unit_test(test_hist_bounds),
+		cmocka_unit_test(test_hist_p99_mark),
+		cmocka_unit_test(test_joules_per_token),
+		cmocka_unit_test(test_gpu_history),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
