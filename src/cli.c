@@ -489,6 +489,17 @@ static int set_max_error_rate(struct config *cfg, const struct cli_opt *o, const
 	return 0;
 }
 
+/* --start-at: a wall-clock time in Unix seconds (fractions allowed). */
+static int set_start_at(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	double d;
+	(void)o;
+	if (units_parse_double(arg, &d) != 0 || !(d > 0) || d > 1e11)
+		return cli_error(name, arg, "expected a wall-clock time in Unix seconds, e.g. 1767225600.5");
+	cfg->start_at = d;
+	return 0;
+}
+
 static int set_save_texts(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
 	(void)o, (void)arg, (void)name;
@@ -623,6 +634,16 @@ static const struct cli_opt opts[] = {
 	{ "results-dir", 0, "DIR", G_CONTROL, set_string, F(results_dir),
 	  .help = "infertop serve: where each run's result goes, named by its id (default: current directory)" },
 	{ "id", 0, "NAME", G_CONTROL, set_id, F(id), .help = "generator id in /metrics (default hostname:pid)" },
+	{ "start-at", 0, "UNIX", G_CONTROL, set_start_at,
+	  .help = "start the load at this wall-clock time (Unix seconds), as infertop fleet --start sets it" },
+	{ "targets", 0, "URL,URL", G_CONTROL, set_string, F(fleet_targets),
+	  .help = "infertop fleet: the generators' control APIs" },
+	{ "targets-file", 0, "FILE", G_CONTROL, set_string, F(fleet_targets_file),
+	  .help = "infertop fleet: generators' URLs, one a line" },
+	{ "discover", 0, "dns:NAME:PORT", G_CONTROL, set_string, F(fleet_discover),
+	  .help = "infertop fleet: one generator per address NAME resolves to, re-resolved every 5s" },
+	{ "token-env", 0, "VAR", G_CONTROL, set_env_name, F(fleet_token_env),
+	  .help = "infertop fleet: the generators' bearer token is in $VAR (never printed)" },
 	{ "help", 'h', NULL, G_OUTPUT, show_help, .help = "show this help" },
 	{ "version", 'V', NULL, G_OUTPUT, show_version, .help = "show the version" },
 };
@@ -652,6 +673,7 @@ void cli_usage(FILE *out)
 	fputs("Usage: infertop [OPTIONS] [URL]\n"
 	      "       infertop --demo [OPTIONS]\n"
 	      "       infertop serve --listen ADDR:PORT [--results-dir DIR] [--listen-token-env VAR]\n"
+	      "       infertop fleet --targets URL,... | --discover dns:NAME:PORT [--start RUN OPTIONS]\n"
 	      "       infertop sim [SIM OPTIONS]      (see infertop sim --help)\n"
 	      "       infertop report FILE.json [--format text|json|csv|markdown]\n"
 	      "       infertop merge A.json B.json ... -o OUT.json\n"
@@ -1019,6 +1041,10 @@ void cli_free(struct config *cfg)
 	free(cfg->listen_token_env);
 	free(cfg->results_dir);
 	free(cfg->id);
+	free(cfg->fleet_targets);
+	free(cfg->fleet_targets_file);
+	free(cfg->fleet_discover);
+	free(cfg->fleet_token_env);
 	free_strv(cfg->watch_metrics, cfg->nwatch_metrics);
 	free_strv(cfg->headers, cfg->nheaders);
 	free_strv(cfg->demo_args, cfg->ndemo_args);

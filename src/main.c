@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "infertop/cli.h"
@@ -16,6 +17,7 @@
 #include "infertop/control.h"
 #include "infertop/dataset.h"
 #include "infertop/engine.h"
+#include "infertop/fleet.h"
 #include "infertop/plan.h"
 #include "infertop/redact.h"
 #include "infertop/report.h"
@@ -70,6 +72,29 @@ static int fit_descriptors(long want)
 		return -1;
 	}
 	return 0;
+}
+
+static void on_start_at(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)w;
+	(void)revents;
+	ev_break(loop, EVBREAK_ONE);
+}
+
+/* --start-at: the load begins at that wall time (a fleet's common start);
+ * the loop runs meanwhile, so the control API answers. */
+static void wait_start_at(struct ev_loop *loop, double start_at)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	double wait = start_at - ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+	if (!(start_at > 0) || wait <= 0)
+		return;
+	ev_timer t;
+	ev_timer_init(&t, on_start_at, wait, 0.);
+	ev_timer_start(loop, &t);
+	ev_run(loop, 0);
+	ev_timer_stop(loop, &t);
 }
 
 static struct sim_child demo_child = {.pid = -1};
@@ -186,6 +211,7 @@ static int run(struct config *cfg)
 		fprintf(stderr, "infertop %s: %s, model %s, %s, %s\n", PACKAGE_VERSION, shown,
 			v.model, mode, dataset_describe(v.dataset));
 	}
+	wait_start_at(loop, cfg->start_at);
 	h.next_progress = clock_now_ns() + cfg->interval_ns;
 	engine_run(e);
 	/* The -o result is the final snapshot, written when the run ends, not
@@ -233,22 +259,30 @@ static int run(struct config *cfg)
 	return rc;
 }
 
+/* A subcommand that talks HTTP (serve, fleet): curl up around it, and a
+ * peer closing a socket is an error code, not a death. */
+static int with_curl(int (*fn)(int, char **), int argc, char **argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		fprintf(stderr, "infertop: libcurl failed to initialise\n");
+		return 2;
+	}
+	int rc = fn(argc, argv);
+	curl_global_cleanup();
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "sim") == 0)
 		return sim_main(argc - 1, argv + 1);
 	if (argc > 1 && tools_is_command(argv[1]))
 		return tools_main(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "serve") == 0) {
-		signal(SIGPIPE, SIG_IGN);
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			fprintf(stderr, "infertop: libcurl failed to initialise\n");
-			return 2;
-		}
-		int rc = serve_main(argc - 1, argv + 1);
-		curl_global_cleanup();
-		return rc;
-	}
+	if (argc > 1 && strcmp(argv[1], "fleet") == 0)
+		return with_curl(fleet_main, argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "serve") == 0)
+		return with_curl(serve_main, argc - 1, argv + 1);
 	struct config cfg;
 	/* The config file's options come first: the command line wins. */
 	int cargc;

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "infertop/cli.h"
 #include "infertop/clock.h"
@@ -48,6 +49,8 @@ struct serve_run {
 	char path[4096];
 	char error[256];            /* why the result could not be written */
 	char stop_reason[128];
+	ev_timer start_timer;       /* --start-at: waiting for the fleet's common start */
+	struct serve *s;
 };
 
 struct serve {
@@ -166,6 +169,8 @@ static void serve_free_run(struct serve_run *r)
 {
 	if (!r)
 		return;
+	if (r->s)
+		ev_timer_stop(r->s->loop, &r->start_timer);
 	engine_free(r->e);
 	cli_free(&r->cfg);
 	free(r);
@@ -254,6 +259,30 @@ static void field_of_message(const char *msg, char *field, size_t cap)
 		snprintf(field, cap, "%.*s", (int)n, msg + 2);
 }
 
+static void serve_on_start_at(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct serve_run *r = w->data;
+	engine_start(r->e);
+}
+
+/* A run with --start-at (a fleet's coordinated start) waits for that wall
+ * time on a timer; the engine is built and probed already. */
+static void serve_start(struct serve *s, struct serve_run *r)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	double wait = r->cfg.start_at - ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+	r->s = s;
+	ev_timer_init(&r->start_timer, serve_on_start_at, wait > 0 ? wait : 0., 0.);
+	r->start_timer.data = r;
+	if (wait > 0)
+		ev_timer_start(s->loop, &r->start_timer);
+	else
+		engine_start(r->e);
+}
+
 /* "--slice=I/N" as argv[1]. */
 static int serve_argv_slice(struct runspec *rs, const char *slice)
 {
@@ -318,7 +347,7 @@ static unsigned serve_accept_run(struct serve *s, struct serve_run *r, char **js
 	char shown[1024];
 	redact_url(engine_endpoint(r->e), shown, sizeof shown);
 	fprintf(stderr, "infertop serve: run %s started: %s, model %s\n", r->id, shown, v.model ? v.model : "?");
-	engine_start(r->e);
+	serve_start(s, r);
 	cJSON *j = run_brief(r);
 	char loc[64];
 	snprintf(loc, sizeof loc, "/v1/runs/%s/result", r->id);
@@ -544,6 +573,10 @@ static unsigned serve_runs(void *ud, const char *method, const char *path, const
 		if (r->done)
 			return status_json(json, 409, "refused", "the run is over", NULL);
 		struct cmd_result cr;
+		if (ev_is_active(&r->start_timer)) {
+			ev_timer_stop(s->loop, &r->start_timer);
+			engine_start(r->e);
+		}
 		enum cmd_status st = engine_cmd_stop(r->e, CMD_SRC_API, &cr);
 		return status_json(json, st == CMD_OK || st == CMD_UNCHANGED ? 202 : 409, cmd_status_name(st), cr.msg,
 				   NULL);
@@ -609,6 +642,10 @@ int serve_main(int argc, char **argv)
 	serve_take_signals(&s);
 	ev_run(s.loop, 0);
 	rc = 0;
+	if (s.cur && ev_is_active(&s.cur->start_timer)) {
+		ev_timer_stop(s.loop, &s.cur->start_timer);
+		engine_start(s.cur->e);
+	}
 	if (s.cur)
 		engine_abort(s.cur->e, "infertop serve is ending");
 	loop_signal_release(LOOP_SIGINT, serve_on_signal, &s);

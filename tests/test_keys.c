@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "infertop/clock.h"
+#include "infertop/cmd_target.h"
 #include "infertop/engine_internal.h"
 #include "infertop/keys.h"
 #include "infertop/stats.h"
@@ -217,6 +218,7 @@ static void test_man_page_section(void **state)
  * only count themselves in flight. */
 struct fake {
 	struct engine e;
+	struct cmd_target t;   /* the keys act on e through it */
 	struct config cfg;
 	struct ev_loop *loop;
 };
@@ -251,6 +253,7 @@ static void fake_init(struct fake *f, long conc)
 	assert_non_null(f->e.stats);
 	load_init(&f->e.load, f->loop, 1, fake_start, fake_in_flight, f);
 	load_set_concurrency(&f->e.load, conc);
+	cmd_target_engine(&f->t, &f->e);
 }
 
 static void fake_free(struct fake *f)
@@ -268,41 +271,41 @@ static void test_load_actions(void **state)
 	char msg[256];
 	assert_int_equal(f.e.stats->in_flight, 4);
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(ui_action_load(&f.e, KEY_ACT_LOAD_UP, 0, msg, sizeof msg), 0);
+		assert_int_equal(ui_action_load(&f.t, KEY_ACT_LOAD_UP, 0, msg, sizeof msg), 0);
 	assert_int_equal(f.e.load.concurrency, 8);
 	assert_int_equal(f.e.stats->in_flight, 8); /* raising starts requests at once */
 	assert_string_equal(msg, "concurrency 8");
-	ui_action_load(&f.e, KEY_ACT_LOAD_DOUBLE, 0, msg, sizeof msg);
+	ui_action_load(&f.t, KEY_ACT_LOAD_DOUBLE, 0, msg, sizeof msg);
 	assert_int_equal(f.e.load.concurrency, 16);
 	assert_int_equal(f.e.stats->in_flight, 16);
-	ui_action_load(&f.e, KEY_ACT_LOAD_HALVE, 0, msg, sizeof msg);
+	ui_action_load(&f.t, KEY_ACT_LOAD_HALVE, 0, msg, sizeof msg);
 	assert_int_equal(f.e.load.concurrency, 8);
-	ui_action_load(&f.e, KEY_ACT_LOAD_DOWN, 0, msg, sizeof msg);
+	ui_action_load(&f.t, KEY_ACT_LOAD_DOWN, 0, msg, sizeof msg);
 	assert_int_equal(f.e.load.concurrency, 7);
 	/* Never below one user (p pauses); -1 when nothing changes. */
-	assert_int_equal(ui_action_set(&f.e, "1", 0, msg, sizeof msg), 0);
-	assert_int_equal(ui_action_load(&f.e, KEY_ACT_LOAD_HALVE, 0, msg, sizeof msg), -1);
-	assert_int_equal(ui_action_load(&f.e, KEY_ACT_LOAD_DOWN, 0, msg, sizeof msg), -1);
+	assert_int_equal(ui_action_set(&f.t, "1", 0, msg, sizeof msg), 0);
+	assert_int_equal(ui_action_load(&f.t, KEY_ACT_LOAD_HALVE, 0, msg, sizeof msg), -1);
+	assert_int_equal(ui_action_load(&f.t, KEY_ACT_LOAD_DOWN, 0, msg, sizeof msg), -1);
 	assert_int_equal(f.e.load.concurrency, 1);
 	/* c 32 Enter, and what is not a number. */
-	assert_int_equal(ui_action_set(&f.e, "32", 0, msg, sizeof msg), 0);
+	assert_int_equal(ui_action_set(&f.t, "32", 0, msg, sizeof msg), 0);
 	assert_int_equal(f.e.load.concurrency, 32);
 	assert_int_equal(f.e.stats->in_flight, 32);
-	assert_int_equal(ui_action_set(&f.e, "", 0, msg, sizeof msg), -1);
-	assert_int_equal(ui_action_set(&f.e, "0", 0, msg, sizeof msg), -1);
-	assert_int_equal(ui_action_set(&f.e, "1.5", 0, msg, sizeof msg), -1);
+	assert_int_equal(ui_action_set(&f.t, "", 0, msg, sizeof msg), -1);
+	assert_int_equal(ui_action_set(&f.t, "0", 0, msg, sizeof msg), -1);
+	assert_int_equal(ui_action_set(&f.t, "1.5", 0, msg, sizeof msg), -1);
 	assert_non_null(strstr(msg, "not a concurrency"));
 	assert_int_equal(f.e.load.concurrency, 32);
 	/* The file descriptor cap. */
-	assert_int_equal(ui_action_set(&f.e, "100000", 40, msg, sizeof msg), 0);
+	assert_int_equal(ui_action_set(&f.t, "100000", 40, msg, sizeof msg), 0);
 	assert_int_equal(f.e.load.concurrency, 40);
 	assert_non_null(strstr(msg, "file descriptor"));
-	ui_action_load(&f.e, KEY_ACT_LOAD_DOUBLE, 40, msg, sizeof msg);
+	ui_action_load(&f.t, KEY_ACT_LOAD_DOUBLE, 40, msg, sizeof msg);
 	assert_int_equal(f.e.load.concurrency, 40);
-	assert_int_equal(ui_action_load(&f.e, KEY_ACT_PAUSE, 40, msg, sizeof msg), -1); /* not a load key */
+	assert_int_equal(ui_action_load(&f.t, KEY_ACT_PAUSE, 40, msg, sizeof msg), -1); /* not a load key */
 	/* Every change is a timed event of the load controller. */
 	uint32_t before = f.e.load.nevents;
-	ui_action_load(&f.e, KEY_ACT_LOAD_DOWN, 0, msg, sizeof msg);
+	ui_action_load(&f.t, KEY_ACT_LOAD_DOWN, 0, msg, sizeof msg);
 	assert_int_equal(f.e.load.nevents, before + 1);
 	const struct load_event *ev = &f.e.load.events[(f.e.load.nevents - 1) % LOAD_EVENTS];
 	assert_true(ev->value == 39 && ev->mode == LOAD_CLOSED && ev->t_ns > 0);
@@ -323,62 +326,62 @@ static void test_mode_pause_actions(void **state)
 	}
 	int64_t now = f.e.stats->slice_start_ns + 2 * CLOCK_NS_PER_S;
 	f.e.stats->start_ns = f.e.stats->slice_start_ns;
-	assert_int_equal(ui_action_mode(&f.e, now, 0, msg, sizeof msg), 0);
+	assert_int_equal(ui_action_mode(&f.t, now, 0, msg, sizeof msg), 0);
 	assert_int_equal(f.e.load.mode, LOAD_OPEN);
 	assert_true(fabs(f.e.load.rate - 10.0) < 1e-9);
 	assert_string_equal(msg, "open loop: 10 req/s (Poisson arrivals)");
 	/* In open loop the load keys move the rate. */
-	ui_action_load(&f.e, KEY_ACT_LOAD_UP, 0, msg, sizeof msg);
+	ui_action_load(&f.t, KEY_ACT_LOAD_UP, 0, msg, sizeof msg);
 	assert_true(fabs(f.e.load.rate - 11.0) < 1e-9);
-	ui_action_load(&f.e, KEY_ACT_LOAD_DOUBLE, 0, msg, sizeof msg);
+	ui_action_load(&f.t, KEY_ACT_LOAD_DOUBLE, 0, msg, sizeof msg);
 	assert_true(fabs(f.e.load.rate - 22.0) < 1e-9);
-	ui_action_load(&f.e, KEY_ACT_LOAD_HALVE, 0, msg, sizeof msg);
-	ui_action_load(&f.e, KEY_ACT_LOAD_DOWN, 0, msg, sizeof msg);
+	ui_action_load(&f.t, KEY_ACT_LOAD_HALVE, 0, msg, sizeof msg);
+	ui_action_load(&f.t, KEY_ACT_LOAD_DOWN, 0, msg, sizeof msg);
 	assert_true(fabs(f.e.load.rate - 10.0) < 1e-9);
-	assert_int_equal(ui_action_set(&f.e, "2.5", 0, msg, sizeof msg), 0);
+	assert_int_equal(ui_action_set(&f.t, "2.5", 0, msg, sizeof msg), 0);
 	assert_true(f.e.load.rate == 2.5);
-	assert_int_equal(ui_action_set(&f.e, "-3", 0, msg, sizeof msg), -1);
-	assert_int_equal(ui_action_set(&f.e, "fast", 0, msg, sizeof msg), -1);
+	assert_int_equal(ui_action_set(&f.t, "-3", 0, msg, sizeof msg), -1);
+	assert_int_equal(ui_action_set(&f.t, "fast", 0, msg, sizeof msg), -1);
 	assert_non_null(strstr(msg, "not a rate"));
 	/* Open -> closed with the users that offer the same load (Little's
 	 * law: 2.5 req/s x 2 s mean E2E = 5), not the in-flight count, which an
 	 * overload has inflated (50 here). */
 	f.e.stats->in_flight = 50;
-	assert_int_equal(ui_action_mode(&f.e, now, 0, msg, sizeof msg), 0);
+	assert_int_equal(ui_action_mode(&f.t, now, 0, msg, sizeof msg), 0);
 	assert_int_equal(f.e.load.mode, LOAD_CLOSED);
 	assert_int_equal(f.e.load.concurrency, 5);
 	/* With a cap on in-flight requests, the cap. */
-	assert_int_equal(ui_action_mode(&f.e, now, 0, msg, sizeof msg), 0);
+	assert_int_equal(ui_action_mode(&f.t, now, 0, msg, sizeof msg), 0);
 	load_set_max_concurrency(&f.e.load, 7);
-	assert_int_equal(ui_action_mode(&f.e, now, 0, msg, sizeof msg), 0);
+	assert_int_equal(ui_action_mode(&f.t, now, 0, msg, sizeof msg), 0);
 	assert_int_equal(f.e.load.concurrency, 7);
 	load_set_max_concurrency(&f.e.load, 0);
 	load_set_concurrency(&f.e.load, 5);
 	f.e.stats->in_flight = 5;
 	/* p stops starting requests, p again resumes and refills. */
-	assert_int_equal(ui_action_pause(&f.e, msg, sizeof msg), 0);
+	assert_int_equal(ui_action_pause(&f.t, msg, sizeof msg), 0);
 	assert_true(f.e.load.paused);
 	f.e.stats->in_flight = 0;
 	load_on_done(&f.e.load);
 	assert_int_equal(f.e.stats->in_flight, 0);
-	assert_int_equal(ui_action_pause(&f.e, msg, sizeof msg), 0);
+	assert_int_equal(ui_action_pause(&f.t, msg, sizeof msg), 0);
 	assert_false(f.e.load.paused);
 	assert_int_equal(f.e.stats->in_flight, 5);
 	/* z: the window is emptied, the run keeps its counts. */
 	int64_t before_reset = clock_now_ns();
-	assert_int_equal(ui_action_window_reset(&f.e, msg, sizeof msg), 0);
+	assert_int_equal(ui_action_window_reset(&f.t, msg, sizeof msg), 0);
 	assert_int_equal(f.e.stats->win_c.completed, 0);
 	assert_int_equal(f.e.stats->run_c.completed, 20);
 	/* The window starts again at the moment of the command. */
 	assert_true(f.e.stats->slice_start_ns >= before_reset && f.e.stats->slice_start_ns <= clock_now_ns());
 	/* Nothing changes once the run stops. */
 	f.e.state = ENGINE_DRAINING;
-	assert_int_equal(ui_action_load(&f.e, KEY_ACT_LOAD_UP, 0, msg, sizeof msg), -1);
-	assert_int_equal(ui_action_set(&f.e, "9", 0, msg, sizeof msg), -1);
-	assert_int_equal(ui_action_mode(&f.e, now, 0, msg, sizeof msg), -1);
-	assert_int_equal(ui_action_pause(&f.e, msg, sizeof msg), -1);
+	assert_int_equal(ui_action_load(&f.t, KEY_ACT_LOAD_UP, 0, msg, sizeof msg), -1);
+	assert_int_equal(ui_action_set(&f.t, "9", 0, msg, sizeof msg), -1);
+	assert_int_equal(ui_action_mode(&f.t, now, 0, msg, sizeof msg), -1);
+	assert_int_equal(ui_action_pause(&f.t, msg, sizeof msg), -1);
 	f.e.state = ENGINE_DONE;
-	assert_int_equal(ui_action_load(&f.e, KEY_ACT_LOAD_UP, 0, msg, sizeof msg), -1);
+	assert_int_equal(ui_action_load(&f.t, KEY_ACT_LOAD_UP, 0, msg, sizeof msg), -1);
 	assert_string_equal(msg, "the run is over");
 	assert_int_equal(f.e.load.concurrency, 5);
 	fake_free(&f);

@@ -8,8 +8,8 @@ set -u
 command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
 
 tmp=$(mktemp -d)
-# A private tmux server whose socket goes away with $tmp.
-T() { tmux -S "$tmp/tmux.sock" -f /dev/null "$@"; }
+# A private tmux server whose socket goes away with $tmp; screen, wait_for.
+. "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
 cleanup() {
 	T kill-server 2>/dev/null
 	rm -rf "$tmp"
@@ -29,7 +29,6 @@ UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$tmp/ubsan:print_stackt
 export ASAN_OPTIONS UBSAN_OPTIONS
 mkdir -p "$tmp/xdg" "$tmp/run"
 
-screen() { T capture-pane -p -t tui; }
 # With SGR escape sequences: the colours actually drawn.
 screen_sgr() { T capture-pane -p -e -t tui; }
 # A box's left border, in UTF-8 or ASCII.
@@ -40,24 +39,6 @@ FG8="$esc\\[([0-9]+;)*3[0-7](;[0-9]+)*m"
 FG256="$esc\\[([0-9]+;)*38;5;[0-9]+(;[0-9]+)*m"
 # After the exit the summary may have scrolled: read the history too.
 screen_all() { T capture-pane -p -S - -t tui; }
-# wait_for DESCRIPTION EXTENDED-REGEX [SECONDS]: polls the pane every 0.1 s.
-wait_for() {
-	n=$(( ${3:-15} * 10 ))
-	i=0
-	while [ $i -lt $n ]; do
-		if screen | grep -Eq -- "$2"; then
-			check "$1" 0
-			return 0
-		fi
-		i=$((i + 1))
-		sleep 0.1
-	done
-	check "$1 (waited ${3:-15}s for /$2/)" 1
-	echo "---- screen:"
-	screen
-	echo "----"
-	return 1
-}
 # wait_gone DESCRIPTION REGEX [SECONDS]
 wait_gone() {
 	n=$(( ${3:-15} * 10 ))

@@ -92,6 +92,13 @@ struct config {
 	bool listen_metrics_open;   /* GETs need no token */
 	char *results_dir;          /* infertop serve: where results go; NULL: "." */
 	char *id;               /* generator id; NULL: hostname:pid */
+	double start_at;        /* wall clock (Unix s) the load starts at; 0: at once */
+
+	/* infertop fleet (fleet.h). */
+	char *fleet_targets;        /* "URL,URL,..." */
+	char *fleet_targets_file;   /* one URL a line */
+	char *fleet_discover;       /* "dns:NAME:PORT" */
+	char *fleet_token_env;      /* env var holding the generators' bearer token */
 
 	/* Dashboard. */
 	double refresh_hz;

@@ -13,6 +13,7 @@
  * SIGWINCH re-lays out. While the screen is up, standard error is caught
  * (shown on the bottom line) and replayed on the terminal by ui_stop(). */
 
+struct cmd_target;
 struct config;
 struct engine;
 struct ui;
@@ -23,6 +24,8 @@ bool ui_wanted(const struct config *cfg);
 /* Loads the theme (a bad or missing one is a warning on stderr, and the
  * default is used). NULL with a message in err on failure. */
 struct ui *ui_new(struct engine *e, const struct config *cfg, char *err, size_t errcap);
+/* The same over any command target (a fleet: fleet.h); *t is copied. */
+struct ui *ui_new_target(const struct cmd_target *t, const struct config *cfg, char *err, size_t errcap);
 /* Takes over the terminal and starts the watchers. From here on every way
  * out (ui_stop, exit, a fatal signal) restores the terminal. 0, or -1 with
  * a message in err (the run can then go on headless). */
@@ -40,19 +43,20 @@ void ui_free(struct ui *u);
 
 /* What the keys do to the run, apart from the screen (so they can be
  * tested without a terminal). Each reads the run's view and acts through
- * the engine's command interface (command.h), as the control API does.
+ * the command interface (command.h) of its target, one engine or a fleet
+ * (cmd_target.h), as the control API does.
  * Each returns 0 when it changed something, -1 when it did not; msg gets
  * a line for the status bar either way. max_conc (0: none) bounds the
  * concurrency below the file descriptor limit the command applies. */
-int ui_action_load(struct engine *e, enum key_action a, long max_conc, char *msg, size_t cap);
+int ui_action_load(const struct cmd_target *t, enum key_action a, long max_conc, char *msg, size_t cap);
 /* The text typed after `c`: a concurrency, or a rate in open loop. */
-int ui_action_set(struct engine *e, const char *typed, long max_conc, char *msg, size_t cap);
+int ui_action_set(const struct cmd_target *t, const char *typed, long max_conc, char *msg, size_t cap);
 /* Closed loop -> open loop at the measured (or previous) rate, and back. */
-int ui_action_mode(struct engine *e, int64_t now_ns, long max_conc, char *msg, size_t cap);
-int ui_action_pause(struct engine *e, char *msg, size_t cap);
+int ui_action_mode(const struct cmd_target *t, int64_t now_ns, long max_conc, char *msg, size_t cap);
+int ui_action_pause(const struct cmd_target *t, char *msg, size_t cap);
 /* Empties the sliding window (whole-run figures stay). */
-int ui_action_window_reset(struct engine *e, char *msg, size_t cap);
+int ui_action_window_reset(const struct cmd_target *t, char *msg, size_t cap);
 /* r: a plan held by a manual change takes the load back. */
-int ui_action_plan_resume(struct engine *e, char *msg, size_t cap);
+int ui_action_plan_resume(const struct cmd_target *t, char *msg, size_t cap);
 
 #endif

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "infertop/clock.h"
+#include "infertop/cmd_target.h"
 #include "infertop/plan.h"
 #include "infertop/engine.h"
 #include "infertop/load.h"
@@ -46,7 +47,7 @@ static const struct {
 #define ZOOM_DEFAULT 1
 
 struct ui {
-	struct engine *e;
+	struct cmd_target t;      /* one engine, or a fleet */
 	const struct config *cfg;
 	struct ev_loop *loop;
 	SCREEN *scr;
@@ -113,14 +114,21 @@ static void set_status(struct ui *u, enum theme_role role, int64_t now, const ch
 
 struct ui *ui_new(struct engine *e, const struct config *cfg, char *err, size_t errcap)
 {
+	struct cmd_target t;
+	cmd_target_engine(&t, e);
+	return ui_new_target(&t, cfg, err, errcap);
+}
+
+struct ui *ui_new_target(const struct cmd_target *t, const struct config *cfg, char *err, size_t errcap)
+{
 	struct ui *u = calloc(1, sizeof *u);
 	if (!u) {
 		snprintf(err, errcap, "out of memory");
 		return NULL;
 	}
-	u->e = e;
+	u->t = *t;
 	u->cfg = cfg;
-	u->loop = engine_loop(e);
+	u->loop = t->loop;
 	u->zoom = ZOOM_DEFAULT;
 	u->view = VIEW_OVERVIEW;
 	char msg[1024];
@@ -267,7 +275,7 @@ static void mouse(struct ui *u, int64_t now)
 	if (!(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)))
 		return;
 	struct run_view v;
-	engine_view(u->e, &v);
+	target_view(&u->t, &v);
 	struct layout l;
 	current_layout(u, &v, &l);
 	int i = layout_hit(&l, ev.y, ev.x);
@@ -280,7 +288,7 @@ static void mouse(struct ui *u, int64_t now)
 static void draw(struct ui *u, int64_t now)
 {
 	struct run_view v;
-	engine_view(u->e, &v);
+	target_view(&u->t, &v);
 	/* After a hangup the terminal is gone: nothing more is written to it. */
 	if (!u->started || u->stopped || v.hung_up)
 		return;
@@ -310,6 +318,8 @@ static void draw(struct ui *u, int64_t now)
 		.layout_flags = flags,
 	};
 	widgets_render(stdscr, &l, &d);
+	if (u->t.draw_extra && !l.too_small && !u->help)
+		u->t.draw_extra(u->t.ud, stdscr, l.rows, l.cols, &d);
 	wnoutrefresh(stdscr);
 	doupdate();
 }
@@ -359,14 +369,14 @@ static void next_theme(struct ui *u, int64_t now)
 static bool ui_engine_running(const struct ui *u)
 {
 	struct run_view v;
-	engine_view(u->e, &v);
+	target_view(&u->t, &v);
 	return v.state == ENGINE_RUNNING;
 }
 
 static void request_quit(struct ui *u, int64_t now)
 {
 	struct run_view v;
-	engine_view(u->e, &v);
+	target_view(&u->t, &v);
 	u->quit_requested = true;
 	if (u->waiting || v.state == ENGINE_DONE) {
 		ev_break(u->loop, EVBREAK_ONE);
@@ -375,7 +385,7 @@ static void request_quit(struct ui *u, int64_t now)
 	/* Running: a graceful stop; draining: the second q aborts. */
 	bool draining = v.state != ENGINE_RUNNING;
 	struct cmd_result r;
-	engine_cmd_stop(u->e, CMD_SRC_KEY, &r);
+	target_stop(&u->t, CMD_SRC_KEY, &r);
 	if (draining)
 		set_status(u, THEME_R_WARN, now, "%s", r.msg);
 	else
@@ -386,7 +396,7 @@ static void number_key(struct ui *u, int ch, int64_t now)
 {
 	size_t n = strlen(u->entry);
 	struct run_view v;
-	engine_view(u->e, &v);
+	target_view(&u->t, &v);
 	bool open = v.load->mode == LOAD_OPEN;
 	if (ch == 27) {
 		u->entering = false;
@@ -396,7 +406,7 @@ static void number_key(struct ui *u, int ch, int64_t now)
 		u->entering = false;
 		if (n == 0)
 			return;
-		int rc = ui_action_set(u->e, u->entry, 0, msg, sizeof msg);
+		int rc = ui_action_set(&u->t, u->entry, 0, msg, sizeof msg);
 		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
 	} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
 		if (n)
@@ -443,7 +453,7 @@ static void key(struct ui *u, int ch, int64_t now)
 	case KEY_ACT_LOAD_DOWN:
 	case KEY_ACT_LOAD_DOUBLE:
 	case KEY_ACT_LOAD_HALVE:
-		rc = ui_action_load(u->e, a, 0, msg, sizeof msg);
+		rc = ui_action_load(&u->t, a, 0, msg, sizeof msg);
 		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
 		break;
 	case KEY_ACT_LOAD_SET:
@@ -455,27 +465,27 @@ static void key(struct ui *u, int ch, int64_t now)
 		u->entry[0] = '\0';
 		break;
 	case KEY_ACT_MODE:
-		rc = ui_action_mode(u->e, now, 0, msg, sizeof msg);
+		rc = ui_action_mode(&u->t, now, 0, msg, sizeof msg);
 		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
 		break;
 	case KEY_ACT_PAUSE:
-		rc = ui_action_pause(u->e, msg, sizeof msg);
+		rc = ui_action_pause(&u->t, msg, sizeof msg);
 		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
 		break;
 	case KEY_ACT_PLAN_RESUME:
-		rc = ui_action_plan_resume(u->e, msg, sizeof msg);
+		rc = ui_action_plan_resume(&u->t, msg, sizeof msg);
 		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
 		break;
 	case KEY_ACT_SNAPSHOT:
 		/* Written in the background; on_snapshot shows the outcome. */
 	{
 		struct cmd_result r;
-		if (engine_cmd_snapshot(u->e, CMD_SRC_KEY, &r) == CMD_OK)
+		if (target_snapshot(&u->t, CMD_SRC_KEY, &r) == CMD_OK)
 			set_status(u, THEME_R_NORMAL, now, "%s", r.msg);
 		break;
 	}
 	case KEY_ACT_WINDOW_RESET:
-		ui_action_window_reset(u->e, msg, sizeof msg);
+		ui_action_window_reset(&u->t, msg, sizeof msg);
 		set_status(u, THEME_R_NORMAL, now, "%s", msg);
 		break;
 	case KEY_ACT_VIEW_NEXT:
@@ -495,7 +505,7 @@ static void key(struct ui *u, int ch, int64_t now)
 	case KEY_ACT_FOCUS_NEXT:
 	case KEY_ACT_FOCUS_PREV: {
 		struct run_view v;
-		engine_view(u->e, &v);
+		target_view(&u->t, &v);
 		struct layout l;
 		u->maximised = false;
 		current_layout(u, &v, &l);
@@ -504,7 +514,7 @@ static void key(struct ui *u, int ch, int64_t now)
 	}
 	case KEY_ACT_MAXIMISE: {
 		struct run_view v;
-		engine_view(u->e, &v);
+		target_view(&u->t, &v);
 		struct layout l;
 		current_layout(u, &v, &l);
 		set_focus(u, &l, l.focus);
@@ -698,7 +708,7 @@ int ui_start(struct ui *u, char *err, size_t errcap)
 
 	u->started = true;
 	active = u;
-	snapshot_writer_set_callback(engine_snapshot_writer(u->e), on_snapshot, u);
+	snapshot_writer_set_callback(u->t.writer, on_snapshot, u);
 	if (u->status[0]) /* the theme warning, long enough to read */
 		u->status_until = clock_now_ns() + STATUS_LONG_NS;
 	static bool registered;
@@ -729,7 +739,7 @@ void ui_wait_quit(struct ui *u, const char *saved)
 	if (!u || !u->started || u->stopped || u->quit_requested)
 		return;
 	struct run_view v;
-	engine_view(u->e, &v);
+	target_view(&u->t, &v);
 	if (v.interrupts > 0)
 		return;
 	u->waiting = true;
@@ -756,7 +766,7 @@ void ui_stop(struct ui *u)
 {
 	if (!u || !u->started || u->stopped)
 		return;
-	snapshot_writer_set_callback(engine_snapshot_writer(u->e), NULL, NULL);
+	snapshot_writer_set_callback(u->t.writer, NULL, NULL);
 	u->stopped = true;
 	ev_io_stop(u->loop, &u->input);
 	ev_timer_stop(u->loop, &u->frame);

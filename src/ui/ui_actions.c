@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "infertop/command.h"
-#include "infertop/engine.h"
+#include "infertop/cmd_target.h"
 #include "infertop/hist.h"
 #include "infertop/load.h"
 #include "infertop/plan.h"
@@ -21,7 +21,7 @@
 
 /* The keys' side of the command interface: each action works out the new
  * target from the run's view (what the screen shows) and hands it to one
- * engine command; the command checks it, applies it and words the outcome.
+ * command of the target (an engine, or a fleet: cmd_target.h); the command checks it, applies it and words the outcome.
  * Returns 0 when something changed, -1 when not; msg gets the line for the
  * status bar either way. */
 
@@ -32,26 +32,26 @@ static int done(enum cmd_status st, const struct cmd_result *r, char *msg, size_
 }
 
 /* cap_conc: a limit below the file descriptors' (0: none), said as theirs. */
-static int set_conc(struct engine *e, long n, long cap_conc, char *msg, size_t cap)
+static int set_conc(const struct cmd_target *t, long n, long cap_conc, char *msg, size_t cap)
 {
 	struct cmd_result r;
 	if (n < 1)
 		n = 1;
 	bool capped = cap_conc > 0 && n > cap_conc;
-	enum cmd_status st = engine_cmd_set_concurrency(e, capped ? cap_conc : n, CMD_SRC_KEY, &r);
+	enum cmd_status st = target_set_concurrency(t, capped ? cap_conc : n, CMD_SRC_KEY, &r);
 	if (capped && !strstr(r.msg, "descriptor"))
 		snprintf(r.msg + strlen(r.msg), sizeof r.msg - strlen(r.msg), " (the file descriptor limit)");
 	return done(st, &r, msg, cap);
 }
 
-static int set_rate(struct engine *e, double rate, char *msg, size_t cap)
+static int set_rate(const struct cmd_target *t, double rate, char *msg, size_t cap)
 {
 	struct cmd_result r;
 	if (!(rate >= CMD_RATE_MIN))
 		rate = CMD_RATE_MIN;
 	if (rate > CMD_RATE_MAX)
 		rate = CMD_RATE_MAX;
-	return done(engine_cmd_set_rate(e, rate, CMD_SRC_KEY, &r), &r, msg, cap);
+	return done(target_set_rate(t, rate, CMD_SRC_KEY, &r), &r, msg, cap);
 }
 
 static bool running(const struct run_view *v, char *msg, size_t cap)
@@ -62,10 +62,10 @@ static bool running(const struct run_view *v, char *msg, size_t cap)
 	return false;
 }
 
-int ui_action_load(struct engine *e, enum key_action a, long max_conc, char *msg, size_t cap)
+int ui_action_load(const struct cmd_target *t, enum key_action a, long max_conc, char *msg, size_t cap)
 {
 	struct run_view v;
-	engine_view(e, &v);
+	target_view(t, &v);
 	if (!running(&v, msg, cap))
 		return -1;
 	const struct load *l = v.load;
@@ -88,7 +88,7 @@ int ui_action_load(struct engine *e, enum key_action a, long max_conc, char *msg
 			snprintf(msg, cap, "not a load key");
 			return -1;
 		}
-		return set_rate(e, l->rate * f, msg, cap);
+		return set_rate(t, l->rate * f, msg, cap);
 	}
 	long n = l->concurrency;
 	switch (a) {
@@ -108,13 +108,13 @@ int ui_action_load(struct engine *e, enum key_action a, long max_conc, char *msg
 		snprintf(msg, cap, "not a load key");
 		return -1;
 	}
-	return set_conc(e, n, max_conc, msg, cap);
+	return set_conc(t, n, max_conc, msg, cap);
 }
 
-int ui_action_set(struct engine *e, const char *typed, long max_conc, char *msg, size_t cap)
+int ui_action_set(const struct cmd_target *t, const char *typed, long max_conc, char *msg, size_t cap)
 {
 	struct run_view v;
-	engine_view(e, &v);
+	target_view(t, &v);
 	if (!running(&v, msg, cap))
 		return -1;
 	if (v.load->mode == LOAD_OPEN) {
@@ -123,20 +123,20 @@ int ui_action_set(struct engine *e, const char *typed, long max_conc, char *msg,
 			snprintf(msg, cap, "not a rate: \"%s\" (requests per second, e.g. 2.5)", typed);
 			return -1;
 		}
-		return set_rate(e, r, msg, cap);
+		return set_rate(t, r, msg, cap);
 	}
 	long n;
 	if (units_parse_long(typed, 1, CMD_CONCURRENCY_MAX, &n) != 0) {
 		snprintf(msg, cap, "not a concurrency: \"%s\" (a whole number from 1)", typed);
 		return -1;
 	}
-	return set_conc(e, n, max_conc, msg, cap);
+	return set_conc(t, n, max_conc, msg, cap);
 }
 
-int ui_action_mode(struct engine *e, int64_t now_ns, long max_conc, char *msg, size_t cap)
+int ui_action_mode(const struct cmd_target *t, int64_t now_ns, long max_conc, char *msg, size_t cap)
 {
 	struct run_view v;
-	engine_view(e, &v);
+	target_view(t, &v);
 	if (!running(&v, msg, cap))
 		return -1;
 	const struct load *l = v.load;
@@ -154,7 +154,7 @@ int ui_action_mode(struct engine *e, int64_t now_ns, long max_conc, char *msg, s
 			n = lround(l->rate * e2e_s);
 		else
 			n = l->concurrency > 0 ? l->concurrency : 1;
-		if (set_conc(e, n, max_conc, msg, cap) != 0)
+		if (set_conc(t, n, max_conc, msg, cap) != 0)
 			return -1;
 		snprintf(msg, cap, "closed loop: %ld users", l->concurrency);
 		return 0;
@@ -166,21 +166,21 @@ int ui_action_mode(struct engine *e, int64_t now_ns, long max_conc, char *msg, s
 	if (!(r > 0))
 		r = l->rate > 0 ? l->rate : (l->concurrency > 0 ? (double)l->concurrency : 1);
 	r = round(r * 100) / 100;
-	if (set_rate(e, r, msg, cap) != 0)
+	if (set_rate(t, r, msg, cap) != 0)
 		return -1;
 	snprintf(msg, cap, "open loop: %.4g req/s (Poisson arrivals)", l->rate);
 	return 0;
 }
 
-int ui_action_pause(struct engine *e, char *msg, size_t cap)
+int ui_action_pause(const struct cmd_target *t, char *msg, size_t cap)
 {
 	struct run_view v;
-	engine_view(e, &v);
+	target_view(t, &v);
 	if (!running(&v, msg, cap))
 		return -1;
 	struct cmd_result r;
 	bool pause = !v.load->paused;
-	enum cmd_status st = pause ? engine_cmd_pause(e, CMD_SRC_KEY, &r) : engine_cmd_resume(e, CMD_SRC_KEY, &r);
+	enum cmd_status st = pause ? target_pause(t, CMD_SRC_KEY, &r) : target_resume(t, CMD_SRC_KEY, &r);
 	if (st == CMD_OK && pause)
 		snprintf(msg, cap, "%s (p resumes)", r.msg);
 	else
@@ -188,14 +188,14 @@ int ui_action_pause(struct engine *e, char *msg, size_t cap)
 	return st == CMD_OK ? 0 : -1;
 }
 
-int ui_action_window_reset(struct engine *e, char *msg, size_t cap)
+int ui_action_window_reset(const struct cmd_target *t, char *msg, size_t cap)
 {
 	struct cmd_result r;
-	return done(engine_cmd_window_reset(e, CMD_SRC_KEY, &r), &r, msg, cap);
+	return done(target_window_reset(t, CMD_SRC_KEY, &r), &r, msg, cap);
 }
 
-int ui_action_plan_resume(struct engine *e, char *msg, size_t cap)
+int ui_action_plan_resume(const struct cmd_target *t, char *msg, size_t cap)
 {
 	struct cmd_result r;
-	return done(engine_cmd_plan_resume(e, CMD_SRC_KEY, &r), &r, msg, cap);
+	return done(target_plan_resume(t, CMD_SRC_KEY, &r), &r, msg, cap);
 }

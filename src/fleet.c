@@ -1,0 +1,1220 @@
+/* infertop fleet (fleet.h): the generators, their status polls, the exact
+ * merge, the run view built from it, and the commands fanned out. */
+#include "config.h"
+
+#include "infertop/fleet.h"
+
+#include <curl/curl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "infertop/clock.h"
+#include "infertop/cmd_target.h"
+#include "infertop/hist.h"
+#include "infertop/http.h"
+#include "infertop/load.h"
+#include "infertop/options.h"
+#include "infertop/sampler.h"
+#include "infertop/series.h"
+#include "infertop/server.h"
+#include "infertop/snapshot.h"
+#include "infertop/stats.h"
+#include "infertop/view.h"
+
+/* A generator's control API: polled, one poll in flight at a time. */
+struct endpoint {
+	struct fleet *f;
+	char url[FLEET_URL_MAX];     /* http://host:port */
+	char id[FLEET_URL_MAX];      /* host:port */
+	bool in_flight;
+	double sent_unix;
+	int64_t last_ok_ns;          /* 0: never */
+	int64_t added_ns;
+	long row;                    /* its current run's row; -1: none */
+	bool idle;                   /* serve, between runs (409) */
+	bool refused;
+	char msg[200];
+};
+
+/* A run: the latest status of one generator's run. */
+struct row {
+	long ep;                     /* the endpoint that serves it now */
+	char run_id[33];
+	enum fleet_gen_state state;
+	bool have;                   /* snap holds a status */
+	struct snapshot snap;
+	char *raw;                   /* the status as received (a fleet snapshot saves it) */
+	int64_t last_seen_ns;
+	double offset_s;
+	char msg[200];
+};
+
+struct fleet {
+	struct ev_loop *loop;
+	const struct config *cfg;
+	struct http *http;
+	struct curl_slist *hdr;      /* token (when set) and JSON content type */
+	struct endpoint **eps;
+	size_t neps, capeps;
+	struct row **rows;
+	size_t nrows, caprows;
+	ev_timer poll;
+	bool running;
+	bool dirty;
+	long inflight_reqs;          /* fleet_http transfers not done yet */
+	struct req *reqs;            /* ... listed, for fleet_free to cancel */
+
+	/* The merge and what the view is made of. */
+	struct snapshot merged;
+	bool have_merged;
+	char ref_url[1024], ref_model[256];   /* the first accepted run's */
+	bool have_ref;
+	struct config vcfg;          /* the view's options: cfg with the target URL */
+	char vurl[1024];
+	struct stats st;
+	struct hist *empty[STAT_NMETRICS];   /* the view's histograms before any status */
+	struct load ld;
+	struct server_state srv;
+	bool have_srv;
+	struct series *series;
+	struct sampler sampler;
+	int64_t t_start, t_end;
+	bool finished, auto_finish;
+	char stop_reason[128];
+	struct cmd_record last_cmd;
+	/* A load change the statuses do not show yet: the view shows it for
+	 * a while, so a second + counts from the new total. */
+	int64_t override_until;
+	bool ov_open;
+	long ov_conc;
+	double ov_rate;
+
+	fleet_tick_fn on_tick;
+	void *tick_ud;
+};
+
+static const char *const state_names[FLEET_GEN_NSTATES] = {
+	"waiting", "idle", "running", "draining", "done", "lost", "refused", "ended",
+};
+
+const char *fleet_gen_state_name(enum fleet_gen_state s)
+{
+	return (unsigned)s < FLEET_GEN_NSTATES ? state_names[s] : "?";
+}
+
+static double wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- HTTP ---- */
+
+struct req {
+	struct http_xfer x;          /* CURLOPT_PRIVATE points here */
+	struct fleet *f;
+	CURL *easy;
+	char *buf;
+	size_t len, cap;
+	bool too_large;
+	char *body;
+	char errbuf[CURL_ERROR_SIZE];
+	fleet_http_fn fn;
+	void *ud;
+	struct req *prev, *next;     /* the fleet's transfers in flight */
+};
+
+static size_t req_write(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct req *r = ud;
+	size_t n = size * nmemb;
+	if (n > FLEET_BODY_MAX - r->len) {
+		r->too_large = true;
+		return 0;
+	}
+	if (r->len + n + 1 > r->cap) {
+		size_t cap = r->cap ? r->cap : 16384;
+		while (cap < r->len + n + 1)
+			cap *= 2;
+		char *nb = realloc(r->buf, cap);
+		if (!nb)
+			return 0;
+		r->buf = nb;
+		r->cap = cap;
+	}
+	memcpy(r->buf + r->len, p, n);
+	r->len += n;
+	r->buf[r->len] = '\0';
+	return n;
+}
+
+static void req_free(struct req *r)
+{
+	curl_easy_cleanup(r->easy);
+	free(r->buf);
+	free(r->body);
+	free(r);
+}
+
+static void req_done(struct http_xfer *x, CURLcode rc)
+{
+	struct req *r = (struct req *)x;
+	long code = 0;
+	char err[CURL_ERROR_SIZE + 32] = "";
+	if (r->too_large)
+		snprintf(err, sizeof err, "answer larger than %u bytes", FLEET_BODY_MAX);
+	else if (rc != CURLE_OK)
+		snprintf(err, sizeof err, "%s", r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc));
+	else
+		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
+	struct fleet *f = r->f;
+	f->inflight_reqs--;
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		f->reqs = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	if (r->fn)
+		r->fn(r->ud, err[0] ? 0 : code, r->buf ? r->buf : "", r->len, err[0] ? err : NULL);
+	req_free(r);
+}
+
+int fleet_http(struct fleet *f, const char *method, const char *url, const char *body, long timeout_ms,
+	       fleet_http_fn fn, void *ud)
+{
+	struct req *r = calloc(1, sizeof *r);
+	if (!r)
+		return -1;
+	r->f = f;
+	r->fn = fn;
+	r->ud = ud;
+	r->x.done = req_done;
+	r->easy = curl_easy_init();
+	if (!r->easy || (body && !(r->body = strdup(body)))) {
+		req_free(r);
+		return -1;
+	}
+	CURL *c = r->easy;
+	curl_easy_setopt(c, CURLOPT_PRIVATE, &r->x);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, req_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->errbuf);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : FLEET_TIMEOUT_MS);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, FLEET_TIMEOUT_MS);
+	curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, f->hdr);
+	if (f->cfg->insecure) {
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (body) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(r->body));
+	}
+	if (strcmp(method, "GET") != 0 && !(body && strcmp(method, "POST") == 0))
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	if (strcmp(method, "POST") == 0 && !body) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, 0L);
+	}
+	if (http_add(f->http, c, false) != 0) {
+		req_free(r);
+		return -1;
+	}
+	f->inflight_reqs++;
+	r->next = f->reqs;
+	if (f->reqs)
+		f->reqs->prev = r;
+	f->reqs = r;
+	return 0;
+}
+
+/* ---- endpoints and rows ---- */
+
+static bool grow(void *pp, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return true;
+	size_t nc = *cap ? *cap * 2 : 8;
+	void *p = realloc(*(void **)pp, nc * elem);
+	if (!p)
+		return false;
+	*(void **)pp = p;
+	*cap = nc;
+	return true;
+}
+
+int fleet_add_endpoint(struct fleet *f, const char *url, char *err, size_t errcap)
+{
+	const char *hp;
+	if (strncmp(url, "http://", 7) == 0)
+		hp = url + 7;
+	else if (strncmp(url, "https://", 8) == 0)
+		hp = url + 8;
+	else {
+		snprintf(err, errcap, "%s: expected an http(s) URL of a generator's control API", url);
+		return -1;
+	}
+	size_t hl = strcspn(hp, "/?#");
+	if (hl == 0) {
+		snprintf(err, errcap, "%s: expected http://HOST:PORT", url);
+		return -1;
+	}
+	if (memchr(hp, '@', hl)) {
+		/* Not echoed: the password would be on the screen. */
+		snprintf(err, errcap, "a generator URL with a user or password (the token goes in --token-env VAR)");
+		return -1;
+	}
+	char base[FLEET_URL_MAX];
+	if ((size_t)snprintf(base, sizeof base, "%.*s", (int)(hp - url + hl), url) >= sizeof base) {
+		snprintf(err, errcap, "a generator URL is too long");
+		return -1;
+	}
+	for (size_t i = 0; i < f->neps; i++)
+		if (strcmp(f->eps[i]->url, base) == 0)
+			return 0;
+	if (f->neps >= FLEET_MAX_ENDPOINTS) {
+		snprintf(err, errcap, "more than %d generators", FLEET_MAX_ENDPOINTS);
+		return -1;
+	}
+	struct endpoint *ep = calloc(1, sizeof *ep);
+	if (!ep || !grow(&f->eps, &f->capeps, f->neps, sizeof *f->eps)) {
+		free(ep);
+		snprintf(err, errcap, "out of memory");
+		return -1;
+	}
+	ep->f = f;
+	snprintf(ep->url, sizeof ep->url, "%s", base);
+	snprintf(ep->id, sizeof ep->id, "%.*s", (int)hl, hp);
+	ep->row = -1;
+	ep->added_ns = clock_now_ns();
+	f->eps[f->neps++] = ep;
+	return 0;
+}
+
+size_t fleet_nendpoints(const struct fleet *f)
+{
+	return f->neps;
+}
+
+const char *fleet_endpoint_url(const struct fleet *f, size_t i)
+{
+	return i < f->neps ? f->eps[i]->url : NULL;
+}
+
+static long row_find(const struct fleet *f, const char *run_id)
+{
+	for (size_t i = 0; i < f->nrows; i++)
+		if (strcmp(f->rows[i]->run_id, run_id) == 0)
+			return (long)i;
+	return -1;
+}
+
+static long row_add(struct fleet *f, long ep, const char *run_id)
+{
+	struct row *r = calloc(1, sizeof *r);
+	if (!r || !grow(&f->rows, &f->caprows, f->nrows, sizeof *f->rows)) {
+		free(r);
+		return -1;
+	}
+	r->ep = ep;
+	snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
+	r->state = FLEET_GEN_WAITING;
+	r->offset_s = NAN;
+	f->rows[f->nrows] = r;
+	return (long)f->nrows++;
+}
+
+static enum fleet_gen_state state_of(const char *status)
+{
+	if (strcmp(status, "running") == 0)
+		return FLEET_GEN_RUNNING;
+	if (strcmp(status, "draining") == 0)
+		return FLEET_GEN_DRAINING;
+	if (strcmp(status, "done") == 0)
+		return FLEET_GEN_DONE;
+	return FLEET_GEN_WAITING;  /* "idle": built, not started (a --start waiting for its time) */
+}
+
+/* A status that does not belong to this fleet: why, or "" when it does. */
+static void check_belongs(struct fleet *f, const struct snapshot *s, char *why, size_t cap)
+{
+	why[0] = '\0';
+	if (s->schema != SNAPSHOT_SCHEMA) {
+		snprintf(why, cap, "status schema %d, this fleet reads %d", s->schema, SNAPSHOT_SCHEMA);
+		return;
+	}
+	if (!s->run_id[0]) {
+		snprintf(why, cap, "its status has no run_id");
+		return;
+	}
+	if (!f->have_ref)
+		return;
+	if (strcmp(s->target_url, f->ref_url) != 0)
+		snprintf(why, cap, "it loads %.120s, the fleet %.120s", s->target_url, f->ref_url);
+	else if (strcmp(s->model, f->ref_model) != 0)
+		snprintf(why, cap, "it asks for model %.100s, the fleet %.100s", s->model, f->ref_model);
+}
+
+/* Said once when it starts (on the dashboard, on the status line). */
+static void refuse(struct endpoint *ep, const char *why, bool was)
+{
+	ep->refused = true;
+	snprintf(ep->msg, sizeof ep->msg, "refused: %.180s", why);
+	if (!was)
+		fprintf(stderr, "infertop fleet: %s: %s\n", ep->id, ep->msg);
+}
+
+static void on_status(void *ud, long code, const char *body, size_t len, const char *err)
+{
+	struct endpoint *ep = ud;
+	struct fleet *f = ep->f;
+	long epi = 0;
+	while ((size_t)epi < f->neps && f->eps[epi] != ep)
+		epi++;
+	int64_t now = clock_now_ns();
+	double mid = (ep->sent_unix + wall_now()) / 2;
+	ep->in_flight = false;
+	f->dirty = true;
+	struct row *cur = ep->row >= 0 ? f->rows[ep->row] : NULL;
+	if (err || (code != 200 && code != 409)) {
+		if (err)
+			snprintf(ep->msg, sizeof ep->msg, "%s", err);
+		else
+			snprintf(ep->msg, sizeof ep->msg, "GET /v1/status: HTTP %ld", code);
+		if (cur)
+			snprintf(cur->msg, sizeof cur->msg, "%s", ep->msg);
+		return;
+	}
+	ep->last_ok_ns = now;
+	if (code == 409) {
+		ep->refused = false;
+		/* serve between runs: the run it had is over. */
+		ep->idle = true;
+		ep->msg[0] = '\0';
+		if (cur && (cur->state == FLEET_GEN_RUNNING || cur->state == FLEET_GEN_DRAINING ||
+			    cur->state == FLEET_GEN_LOST))
+			cur->state = FLEET_GEN_DONE;
+		return;
+	}
+	ep->idle = false;
+	struct snapshot s;
+	char why[300];
+	bool was_refused = ep->refused;
+	if (snapshot_parse(&s, body, len, why, sizeof why) != 0) {
+		refuse(ep, why, was_refused);
+		return;
+	}
+	check_belongs(f, &s, why, sizeof why);
+	if (why[0]) {
+		refuse(ep, why, was_refused);
+		snapshot_release(&s);
+		return;
+	}
+	if (!f->have_ref) {
+		snprintf(f->ref_url, sizeof f->ref_url, "%s", s.target_url);
+		snprintf(f->ref_model, sizeof f->ref_model, "%s", s.model);
+		f->have_ref = true;
+	}
+	long ri = row_find(f, s.run_id);
+	if (ri < 0 && (ri = row_add(f, epi, s.run_id)) < 0) {
+		snapshot_release(&s);
+		return;
+	}
+	/* A run that answers at another address (DNS gave it two) is still
+	 * one run: the row follows the address that answered last. */
+	f->rows[ri]->ep = epi;
+	ep->refused = false;
+	if (ep->row != ri)
+		fprintf(stderr, "infertop fleet: %s: run %.8s\n", ep->id, s.run_id);
+	/* The run it had is over: done, or lost (it stays so: it was never
+	 * seen to end), or else ended by the new one. */
+	if (cur && ep->row != ri && cur->state != FLEET_GEN_DONE && cur->state != FLEET_GEN_LOST) {
+		cur->state = FLEET_GEN_ENDED;
+		snprintf(cur->msg, sizeof cur->msg, "its generator started run %.8s", s.run_id);
+	}
+	ep->row = ri;
+	ep->msg[0] = '\0';
+	struct row *r = f->rows[ri];
+	char *raw = malloc(len + 1);
+	if (raw) {
+		memcpy(raw, body, len);
+		raw[len] = '\0';
+	}
+	free(r->raw);
+	r->raw = raw;
+	if (r->have)
+		snapshot_release(&r->snap);
+	r->snap = s;
+	r->have = true;
+	r->last_seen_ns = now;
+	r->offset_s = s.taken_unix - mid;
+	r->state = state_of(s.status);
+	r->msg[0] = '\0';
+}
+
+static void poll_endpoint(struct fleet *f, struct endpoint *ep, int64_t now)
+{
+	if (ep->in_flight)
+		return; /* a slow generator gets one poll at a time, never a pile */
+	char url[FLEET_URL_MAX + 16];
+	snprintf(url, sizeof url, "%s/v1/status", ep->url);
+	ep->sent_unix = wall_now();
+	if (fleet_http(f, "GET", url, NULL, 0, on_status, ep) == 0)
+		ep->in_flight = true;
+	(void)now;
+}
+
+/* ---- the merge and the view ---- */
+
+static bool counted(const struct row *r)
+{
+	return r->have && r->state != FLEET_GEN_REFUSED;
+}
+
+static void mark_lost(struct fleet *f, int64_t now)
+{
+	for (size_t i = 0; i < f->neps; i++) {
+		struct endpoint *ep = f->eps[i];
+		if (ep->row < 0)
+			continue;
+		struct row *r = f->rows[ep->row];
+		int64_t seen = ep->last_ok_ns ? ep->last_ok_ns : ep->added_ns;
+		bool silent = now - seen > FLEET_LOST_NS;
+		if (silent && r->state != FLEET_GEN_LOST && r->state != FLEET_GEN_ENDED && r->state != FLEET_GEN_DONE) {
+			r->state = FLEET_GEN_LOST;
+			fprintf(stderr, "infertop fleet: %s: lost (%s); its last counts stay in the totals\n", ep->id,
+				ep->msg[0] ? ep->msg : "no answer");
+			f->dirty = true;
+		}
+	}
+}
+
+static void view_load(struct fleet *f)
+{
+	memset(&f->ld, 0, sizeof f->ld);
+	f->ld.loop = f->loop;
+	const struct snapshot *m = &f->merged;
+	f->ld.mode = m->open_loop ? LOAD_OPEN : LOAD_CLOSED;
+	f->ld.rate = m->rate;
+	f->ld.concurrency = lround(m->concurrency);
+	f->ld.max_concurrency = lround(m->max_concurrency);
+	f->ld.paused = m->paused;
+	if (clock_now_ns() < f->override_until) {
+		f->ld.mode = f->ov_open ? LOAD_OPEN : LOAD_CLOSED;
+		if (f->ov_open)
+			f->ld.rate = f->ov_rate;
+		else
+			f->ld.concurrency = f->ov_conc;
+	}
+}
+
+/* struct stats from the merge: pointers to its histograms, its counters.
+ * The window is the merged window's length, ending now. */
+static void view_stats(struct fleet *f, int64_t now)
+{
+	const struct snapshot *m = &f->merged;
+	struct stats *st = &f->st;
+	memset(st, 0, sizeof *st);
+	for (int k = 0; k < STAT_NMETRICS; k++) {
+		st->run[k] = m->run[k];
+		st->win[k] = m->win[k];
+	}
+	st->run_c = m->run_c;
+	st->win_c = m->win_c;
+	st->all_c = m->run_c;
+	int64_t win_ns = (int64_t)(m->win_seconds * 1e9);
+	st->slice_ns = win_ns > 0 ? win_ns : 1;
+	st->slices_used = 1;
+	st->slice_start_ns = now - win_ns;
+	st->start_ns = now - (int64_t)(m->elapsed * 1e9);
+	st->started = m->started;
+	st->in_flight = m->in_flight;
+	st->max_in_flight = m->max_in_flight;
+	st->connections = m->connections;
+	st->connection_retries = m->connection_retries;
+	st->tokens_from_usage = m->tokens_from_usage;
+	st->tokens_from_chunks = m->tokens_from_chunks;
+	st->usage_mismatch = m->usage_mismatch;
+	memcpy(st->usage_mismatch_msg, m->usage_mismatch_msg, sizeof st->usage_mismatch_msg);
+	memcpy(st->errors, m->errors, sizeof st->errors);
+	memcpy(st->http_codes, m->http_codes, sizeof st->http_codes);
+	memcpy(st->last_msg, m->last_msg, sizeof st->last_msg);
+	uint64_t most = 0;
+	for (int k = 0; k < ERR_NKINDS; k++)
+		if (m->errors[k] > most) {
+			most = m->errors[k];
+			st->last_err = (enum err_kind)k;
+		}
+	for (int c = STATS_HTTP_CODES - 1; c >= 0; c--)
+		if (m->http_codes[c] && c >= 400) {
+			st->last_http = c;
+			break;
+		}
+}
+
+/* The server as one generator scraped it (they all load the same one; a
+ * sum of their scrapes would count the server several times): the
+ * freshest counted run's. */
+static void view_server(struct fleet *f)
+{
+	const struct row *best = NULL;
+	for (size_t i = 0; i < f->nrows; i++) {
+		const struct row *r = f->rows[i];
+		if (counted(r) && r->snap.server && (!best || r->last_seen_ns > best->last_seen_ns))
+			best = r;
+	}
+	server_state_init(&f->srv);
+	f->have_srv = best != NULL;
+	if (best)
+		snapshot_server_state(best->snap.server, &f->srv);
+}
+
+static void remerge(struct fleet *f, int64_t now)
+{
+	const struct snapshot **src = calloc(f->nrows ? f->nrows : 1, sizeof *src);
+	if (!src)
+		return;
+	size_t n = 0;
+	for (size_t i = 0; i < f->nrows; i++)
+		if (counted(f->rows[i]))
+			src[n++] = &f->rows[i]->snap;
+	if (n) {
+		struct snapshot m;
+		char err[256];
+		if (snapshot_merge(&m, src, n, err, sizeof err) == 0) {
+			if (f->have_merged)
+				snapshot_release(&f->merged);
+			f->merged = m;
+			f->have_merged = true;
+			if (!f->t_start)
+				f->t_start = now - (int64_t)(m.elapsed * 1e9);
+			snprintf(f->vurl, sizeof f->vurl, "%s", m.target_url);
+			view_stats(f, now);
+			view_load(f);
+			view_server(f);
+		} else {
+			snprintf(f->last_cmd.msg, sizeof f->last_cmd.msg, "merge: %.140s", err);
+		}
+	}
+	free(src);
+	f->dirty = false;
+}
+
+/* Every run seen is over: done, replaced or refused, or lost (a run
+ * whose process ended with it is lost to the polls; all of them silent
+ * for FLEET_GONE_NS means the fleet has nothing left to watch). */
+#define FLEET_GONE_NS (10 * CLOCK_NS_PER_S)
+static bool all_over(const struct fleet *f, int64_t now)
+{
+	bool any_done = false, any_lost = false;
+	int64_t last_seen = 0;
+	for (size_t i = 0; i < f->neps; i++) {
+		const struct endpoint *ep = f->eps[i];
+		if (ep->row < 0 && !ep->refused)
+			return false;
+		if (ep->last_ok_ns > last_seen)
+			last_seen = ep->last_ok_ns;
+	}
+	for (size_t i = 0; i < f->nrows; i++) {
+		enum fleet_gen_state s = f->rows[i]->state;
+		if (s == FLEET_GEN_DONE)
+			any_done = true;
+		else if (s == FLEET_GEN_LOST)
+			any_lost = true;
+		else if (s != FLEET_GEN_ENDED && s != FLEET_GEN_REFUSED)
+			return false;
+	}
+	return any_done || (any_lost && now - last_seen > FLEET_GONE_NS);
+}
+
+static void tick(struct fleet *f, int64_t now)
+{
+	mark_lost(f, now);
+	if (f->dirty)
+		remerge(f, now);
+	else if (f->have_merged)
+		view_load(f);
+	if (f->have_merged && !f->finished) {
+		struct run_view v;
+		fleet_view(f, &v);
+		sampler_push(&f->sampler, f->series, &v, now);
+	}
+	if (f->auto_finish && !f->finished && all_over(f, now))
+		fleet_finish(f, "every run is over");
+	if (f->on_tick)
+		f->on_tick(f, f->tick_ud, now);
+}
+
+static void on_poll(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct fleet *f = w->data;
+	int64_t now = clock_now_ns();
+	for (size_t i = 0; i < f->neps; i++)
+		poll_endpoint(f, f->eps[i], now);
+	tick(f, now);
+}
+
+/* ---- life ---- */
+
+struct fleet *fleet_new(struct ev_loop *loop, const struct config *cfg, char *err, size_t errcap)
+{
+	struct fleet *f = calloc(1, sizeof *f);
+	if (!f) {
+		snprintf(err, errcap, "out of memory");
+		return NULL;
+	}
+	f->loop = loop;
+	f->cfg = cfg;
+	f->auto_finish = true;
+	f->vcfg = *cfg;
+	f->vcfg.url = f->vurl;
+	f->http = http_new(loop);
+	f->series = series_new();
+	for (int k = 0; k < STAT_NMETRICS; k++) {
+		if (!(f->empty[k] = hist_new())) {
+			snprintf(err, errcap, "out of memory");
+			fleet_free(f);
+			return NULL;
+		}
+		f->st.run[k] = f->st.win[k] = f->empty[k];
+	}
+	f->st.slice_ns = 1;
+	f->st.slices_used = 1;
+	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+	f->hdr = h;
+	if (!f->http || !f->series || !h) {
+		snprintf(err, errcap, "out of memory");
+		fleet_free(f);
+		return NULL;
+	}
+	const char *tok = cfg->fleet_token_env ? getenv(cfg->fleet_token_env) : NULL;
+	if (cfg->fleet_token_env && (!tok || !*tok)) {
+		snprintf(err, errcap, "--token-env %s: the variable is not set", cfg->fleet_token_env);
+		fleet_free(f);
+		return NULL;
+	}
+	if (tok) {
+		size_t n = strlen(tok) + 32;
+		char *line = malloc(n);
+		struct curl_slist *t = NULL;
+		if (line) {
+			snprintf(line, n, "Authorization: Bearer %s", tok);
+			t = curl_slist_append(f->hdr, line);
+			memset(line, 0, n);
+			free(line);
+		}
+		if (!t) {
+			snprintf(err, errcap, "out of memory");
+			fleet_free(f);
+			return NULL;
+		}
+	}
+	http_set_cache(f->http, 64);
+	ev_timer_init(&f->poll, on_poll, 0., (double)FLEET_POLL_NS / 1e9);
+	f->poll.data = f;
+	return f;
+}
+
+void fleet_start(struct fleet *f)
+{
+	if (f->running)
+		return;
+	f->running = true;
+	ev_timer_start(f->loop, &f->poll);
+}
+
+void fleet_stop(struct fleet *f)
+{
+	if (!f || !f->running)
+		return;
+	f->running = false;
+	ev_timer_stop(f->loop, &f->poll);
+}
+
+void fleet_free(struct fleet *f)
+{
+	if (!f)
+		return;
+	fleet_stop(f);
+	/* Transfers still in flight are cancelled: their callbacks run (so
+	 * their owners free what they hold), then the multi goes. */
+	while (f->reqs) {
+		struct req *r = f->reqs;
+		f->reqs = r->next;
+		http_remove(f->http, r->easy);
+		if (r->fn)
+			r->fn(r->ud, 0, "", 0, "cancelled");
+		req_free(r);
+	}
+	http_free(f->http);
+	for (size_t i = 0; i < f->neps; i++)
+		free(f->eps[i]);
+	free(f->eps);
+	for (size_t i = 0; i < f->nrows; i++) {
+		if (f->rows[i]->have)
+			snapshot_release(&f->rows[i]->snap);
+		free(f->rows[i]->raw);
+		free(f->rows[i]);
+	}
+	free(f->rows);
+	if (f->have_merged)
+		snapshot_release(&f->merged);
+	series_free(f->series);
+	for (int k = 0; k < STAT_NMETRICS; k++)
+		hist_free(f->empty[k]);
+	if (f->hdr) {
+		/* The token's line: wiped before it is freed. */
+		for (struct curl_slist *l = f->hdr; l; l = l->next)
+			memset(l->data, 0, strlen(l->data));
+		curl_slist_free_all(f->hdr);
+	}
+	free(f);
+}
+
+bool fleet_finished(const struct fleet *f)
+{
+	return f->finished;
+}
+
+void fleet_finish(struct fleet *f, const char *reason)
+{
+	if (f->finished)
+		return;
+	if (f->dirty)
+		remerge(f, clock_now_ns());
+	f->finished = true;
+	f->t_end = clock_now_ns();
+	snprintf(f->stop_reason, sizeof f->stop_reason, "%s", reason);
+	if (f->on_tick)
+		f->on_tick(f, f->tick_ud, f->t_end);
+}
+
+void fleet_set_on_tick(struct fleet *f, fleet_tick_fn fn, void *ud)
+{
+	f->on_tick = fn;
+	f->tick_ud = ud;
+}
+
+void fleet_get_on_tick(const struct fleet *f, fleet_tick_fn *fn, void **ud)
+{
+	*fn = f->on_tick;
+	*ud = f->tick_ud;
+}
+
+const char *fleet_output(const struct fleet *f)
+{
+	return f->cfg->output_path;
+}
+
+void fleet_set_auto_finish(struct fleet *f, bool on)
+{
+	f->auto_finish = on;
+}
+
+void fleet_view(const struct fleet *f, struct run_view *v)
+{
+	memset(v, 0, sizeof *v);
+	v->cfg = &f->vcfg;
+	/* Running from the first status until the fleet finishes: the keys
+	 * act while any generator does (live_endpoints says which). */
+	v->state = f->finished ? ENGINE_DONE : f->have_merged ? ENGINE_RUNNING : ENGINE_IDLE;
+	v->stop_reason = f->finished ? f->stop_reason : NULL;
+	v->run_id = f->have_merged ? "fleet" : "";
+	v->model = f->have_merged ? f->merged.model : NULL;
+	v->t_start = f->t_start;
+	v->t_end = f->t_end;
+	/* Before the first status: zeroed figures (a frame can still draw). */
+	v->stats = &f->st;
+	v->load = &f->ld;
+	v->server = f->have_srv ? &f->srv : NULL;
+	v->series = f->series;
+	v->last_cmd = &f->last_cmd;
+}
+
+const struct snapshot *fleet_merged(const struct fleet *f)
+{
+	return f->have_merged ? &f->merged : NULL;
+}
+
+/* Rows, then the refused endpoints that have no run row (their message
+ * is the row). */
+static const struct endpoint *refused_ep(const struct fleet *f, size_t j)
+{
+	for (size_t i = 0; i < f->neps; i++)
+		if (f->eps[i]->refused && f->eps[i]->row < 0 && j-- == 0)
+			return f->eps[i];
+	return NULL;
+}
+
+size_t fleet_ngens(const struct fleet *f)
+{
+	size_t n = f->nrows;
+	for (size_t i = 0; i < f->neps; i++)
+		n += f->eps[i]->refused && f->eps[i]->row < 0;
+	return n;
+}
+
+void fleet_gen_info(const struct fleet *f, size_t i, int64_t now, struct fleet_gen_info *out)
+{
+	memset(out, 0, sizeof *out);
+	if (i >= f->nrows) {
+		const struct endpoint *ep = refused_ep(f, i - f->nrows);
+		if (ep) {
+			snprintf(out->id, sizeof out->id, "%s", ep->id);
+			out->state = FLEET_GEN_REFUSED;
+			out->last_seen_s = ep->last_ok_ns ? (double)(now - ep->last_ok_ns) / 1e9 : -1;
+			out->clock_offset_s = NAN;
+			snprintf(out->msg, sizeof out->msg, "%s", ep->msg);
+		}
+		return;
+	}
+	const struct row *r = f->rows[i];
+	const struct endpoint *ep = r->ep >= 0 && (size_t)r->ep < f->neps ? f->eps[r->ep] : NULL;
+	snprintf(out->id, sizeof out->id, "%s", ep ? ep->id : "?");
+	snprintf(out->run_id, sizeof out->run_id, "%s", r->run_id);
+	out->state = r->state;
+	out->counted = counted(r);
+	out->last_seen_s = r->last_seen_ns ? (double)(now - r->last_seen_ns) / 1e9 : -1;
+	out->clock_offset_s = r->offset_s;
+	snprintf(out->msg, sizeof out->msg, "%s", r->msg[0] ? r->msg : ep ? ep->msg : "");
+	if (!r->have)
+		return;
+	const struct snapshot *s = &r->snap;
+	out->open_loop = s->open_loop;
+	out->target = s->open_loop ? s->rate : s->concurrency;
+	out->in_flight = s->in_flight;
+	out->completed = s->run_c.completed;
+	out->errors = snapshot_failed(s);
+	out->req_s = s->win_seconds > 0 ? (double)s->win_c.completed / s->win_seconds : 0;
+}
+
+/* ---- writing ---- */
+
+int fleet_write_snapshot(const struct snapshot *m, const char *path, char *err, size_t errcap)
+{
+	int rc = -1;
+	char *txt = snapshot_to_text(m);
+	char p[4096];
+	snprintf(p, sizeof p, "%s", path);
+	if (!txt) {
+		snprintf(err, errcap, "out of memory");
+	} else {
+		size_t len = strlen(txt);
+		txt[len] = '\n';
+		rc = snapshot_write_atomic(p, sizeof p, false, txt, len + 1, err, errcap);
+	}
+	free(txt);
+	return rc;
+}
+
+int fleet_merge_write(const struct snapshot *const *src, size_t n, const char *path, char *err, size_t errcap)
+{
+	struct snapshot m;
+	if (snapshot_merge(&m, src, n, err, errcap) != 0)
+		return -1;
+	int rc = fleet_write_snapshot(&m, path, err, errcap);
+	snapshot_release(&m);
+	return rc;
+}
+
+int fleet_write_merged(const struct fleet *f, const char *path, char *err, size_t errcap)
+{
+	const struct snapshot **src = calloc(f->nrows ? f->nrows : 1, sizeof *src);
+	if (!src) {
+		snprintf(err, errcap, "out of memory");
+		return -1;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < f->nrows; i++)
+		if (counted(f->rows[i]))
+			src[n++] = &f->rows[i]->snap;
+	int rc = fleet_merge_write(src, n, path, err, errcap);
+	free(src);
+	return rc;
+}
+
+/* ---- commands ---- */
+
+static void record(struct fleet *f, enum cmd_source src, enum cmd_status st, const char *msg)
+{
+	f->last_cmd.seq++;
+	f->last_cmd.source = src;
+	f->last_cmd.status = st;
+	f->last_cmd.at_ns = clock_now_ns();
+	snprintf(f->last_cmd.msg, sizeof f->last_cmd.msg, "%s", msg);
+}
+
+static enum cmd_status answer(struct fleet *f, enum cmd_source src, enum cmd_status st, struct cmd_result *out,
+			      const char *msg)
+{
+	if (out) {
+		out->status = st;
+		snprintf(out->msg, sizeof out->msg, "%s", msg);
+		out->path[0] = '\0';
+	}
+	record(f, src, st, msg);
+	return st;
+}
+
+/* A generator's answer to a command: only a refusal is news. */
+struct cmd_ctx {
+	struct fleet *f;
+	char id[FLEET_URL_MAX];
+	char what[32];
+};
+
+static void on_cmd(void *ud, long code, const char *body, size_t len, const char *err)
+{
+	struct cmd_ctx *c = ud;
+	(void)len;
+	if (err || code < 200 || code >= 300) {
+		char msg[CMD_MSG_MAX];
+		const char *m = strstr(body, "\"message\":\"");
+		int ml = m ? (int)strcspn(m + 11, "\"") : 0;
+		if (err)
+			snprintf(msg, sizeof msg, "%.60s: %.20s failed: %.50s", c->id, c->what, err);
+		else
+			snprintf(msg, sizeof msg, "%.60s: %.20s: HTTP %ld%s%.*s", c->id, c->what, code, m ? " " : "", ml > 60 ? 60 : ml,
+				 m ? m + 11 : "");
+		record(c->f, CMD_SRC_FLEET, CMD_FAILED, msg);
+	}
+	free(c);
+}
+
+static int send_cmd(struct fleet *f, struct endpoint *ep, const char *path, const char *body, const char *what)
+{
+	struct cmd_ctx *c = calloc(1, sizeof *c);
+	if (!c)
+		return -1;
+	c->f = f;
+	snprintf(c->id, sizeof c->id, "%s", ep->id);
+	snprintf(c->what, sizeof c->what, "%s", what);
+	char url[FLEET_URL_MAX + 32];
+	snprintf(url, sizeof url, "%s%s", ep->url, path);
+	if (fleet_http(f, "POST", url, body ? body : "{}", 0, on_cmd, c) != 0) {
+		free(c);
+		return -1;
+	}
+	return 0;
+}
+
+/* The endpoints a command goes to, those whose run goes on: a malloc'd
+ * array of *k. NULL when there are none (or no memory): *st and msg then
+ * say why. */
+static struct endpoint **live_endpoints(const struct fleet *f, size_t *k, enum cmd_status *st, char *msg,
+					size_t cap)
+{
+	struct endpoint **out = calloc(f->neps ? f->neps : 1, sizeof *out);
+	*k = 0;
+	*st = CMD_OK;
+	if (!out) {
+		*st = CMD_FAILED;
+		snprintf(msg, cap, "out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < f->neps; i++) {
+		struct endpoint *ep = f->eps[i];
+		if (ep->row < 0 || ep->refused)
+			continue;
+		enum fleet_gen_state s = f->rows[ep->row]->state;
+		if (s == FLEET_GEN_RUNNING || s == FLEET_GEN_WAITING)
+			out[(*k)++] = ep;
+	}
+	if (*k == 0) {
+		free(out);
+		*st = CMD_REFUSED;
+		snprintf(msg, cap, "no generator is running");
+		return NULL;
+	}
+	return out;
+}
+
+long fleet_split_long(long total, size_t k, size_t i)
+{
+	if (k == 0)
+		return 0;
+	long base = total / (long)k, rem = total % (long)k;
+	return base + ((long)i < rem ? 1 : 0);
+}
+
+/* A load change over the running generators: closed loop n users split
+ * n / k (the remainder one each to the first ones), open loop r / k each. */
+static enum cmd_status set_load(struct fleet *f, bool open, long n, double r, enum cmd_source src,
+				struct cmd_result *out)
+{
+	char msg[CMD_MSG_MAX];
+	enum cmd_status st;
+	size_t k;
+	struct endpoint **eps = live_endpoints(f, &k, &st, msg, sizeof msg);
+	if (!eps) {
+		/* st and msg say why */
+	} else if (!open && n < (long)k) {
+		st = CMD_INVALID;
+		snprintf(msg, sizeof msg, "concurrency %ld is below one per generator (%zu)", n, k);
+	} else if (open && (!(r / (double)k >= CMD_RATE_MIN) || r > CMD_RATE_MAX)) {
+		st = CMD_INVALID;
+		snprintf(msg, sizeof msg, "rate %.4g req/s is out of range over %zu generators", r, k);
+	} else {
+		int len = open ? snprintf(msg, sizeof msg, "rate %.4g req/s over %zu generators (%.4g each", r, k,
+					  r / (double)k)
+			       : snprintf(msg, sizeof msg, "concurrency %ld over %zu generators (", n, k);
+		for (size_t i = 0; i < k; i++) {
+			long share = fleet_split_long(n, k, i);
+			char body[64];
+			if (open)
+				snprintf(body, sizeof body, "{\"rate\":%.17g}", r / (double)k);
+			else
+				snprintf(body, sizeof body, "{\"concurrency\":%ld}", share);
+			if (send_cmd(f, eps[i], "/v1/load", body, "set load") != 0)
+				st = CMD_FAILED;
+			if (!open && len < (int)sizeof msg)
+				len += snprintf(msg + len, sizeof msg - (size_t)len, "%s%ld", i ? "+" : "", share);
+		}
+		if (len < (int)sizeof msg)
+			snprintf(msg + len, sizeof msg - (size_t)len, ")");
+		/* The statuses show the change a poll later: until then the
+		 * view does, so a second + counts from the new total. */
+		f->override_until = clock_now_ns() + 2 * CLOCK_NS_PER_S;
+		f->ov_open = open;
+		f->ov_conc = n;
+		f->ov_rate = r;
+		view_load(f);
+	}
+	free(eps);
+	return answer(f, src, st, out, msg);
+}
+
+enum cmd_status fleet_cmd_set_concurrency(struct fleet *f, long n, enum cmd_source src, struct cmd_result *out)
+{
+	return set_load(f, false, n, 0, src, out);
+}
+
+enum cmd_status fleet_cmd_set_rate(struct fleet *f, double r, enum cmd_source src, struct cmd_result *out)
+{
+	return set_load(f, true, 0, r, src, out);
+}
+
+enum cmd_status fleet_cmd_post_all(struct fleet *f, const char *path, const char *what, struct cmd_result *out)
+{
+	char msg[CMD_MSG_MAX];
+	enum cmd_status st;
+	size_t k;
+	struct endpoint **eps = live_endpoints(f, &k, &st, msg, sizeof msg);
+	if (eps) {
+		for (size_t i = 0; i < k; i++)
+			if (send_cmd(f, eps[i], path, NULL, what) != 0)
+				st = CMD_FAILED;
+		snprintf(msg, sizeof msg, "%s: sent to %zu generators", what, k);
+	}
+	free(eps);
+	return answer(f, CMD_SRC_KEY, st, out, msg);
+}
+
+/* ---- the command target ---- */
+
+static void t_view(void *ud, struct run_view *v)
+{
+	fleet_view(ud, v);
+}
+
+static enum cmd_status t_conc(void *ud, long n, enum cmd_source src, struct cmd_result *out)
+{
+	return fleet_cmd_set_concurrency(ud, n, src, out);
+}
+
+static enum cmd_status t_rate(void *ud, double r, enum cmd_source src, struct cmd_result *out)
+{
+	return fleet_cmd_set_rate(ud, r, src, out);
+}
+
+static enum cmd_status t_pause(void *ud, enum cmd_source src, struct cmd_result *out)
+{
+	(void)src;
+	return fleet_cmd_post_all(ud, "/v1/pause", "pause", out);
+}
+
+static enum cmd_status t_resume(void *ud, enum cmd_source src, struct cmd_result *out)
+{
+	(void)src;
+	return fleet_cmd_post_all(ud, "/v1/resume", "resume", out);
+}
+
+/* The merged state, each generator's last status beside it, and every
+ * generator asked to write its own snapshot where it runs. */
+static enum cmd_status t_snapshot(void *ud, enum cmd_source src, struct cmd_result *out)
+{
+	struct fleet *f = ud;
+	char path[4096], err[256];
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snapshot_path(path, sizeof path, f->cfg->snapshot_dir, (double)ts.tv_sec);
+	if (!f->have_merged)
+		return answer(f, src, CMD_REFUSED, out, "no generator has answered yet");
+	if (fleet_write_merged(f, path, err, sizeof err) != 0) {
+		char msg[CMD_MSG_MAX];
+		snprintf(msg, sizeof msg, "fleet snapshot failed: %.130s", err);
+		return answer(f, src, CMD_FAILED, out, msg);
+	}
+	size_t base = strlen(path) > 5 ? strlen(path) - 5 : 0; /* before ".json" */
+	for (size_t i = 0; i < f->nrows; i++) {
+		const struct row *r = f->rows[i];
+		if (!r->raw)
+			continue;
+		char gp[4200];
+		snprintf(gp, sizeof gp, "%.*s-gen-%.8s.json", (int)base, path, r->run_id);
+		if (snapshot_write_atomic(gp, sizeof gp, false, r->raw, strlen(r->raw), err, sizeof err) != 0)
+			snprintf(f->last_cmd.msg, sizeof f->last_cmd.msg, "%.150s", err);
+	}
+	struct cmd_result ignored;
+	fleet_cmd_post_all(f, "/v1/snapshot", "snapshot", &ignored);
+	char msg[CMD_MSG_MAX];
+	snprintf(msg, sizeof msg, "fleet snapshot written to %.100s (and one per generator)", path);
+	enum cmd_status st = answer(f, src, CMD_OK, out, msg);
+	if (out)
+		snprintf(out->path, sizeof out->path, "%s", path);
+	return st;
+}
+
+static enum cmd_status t_stop(void *ud, enum cmd_source src, struct cmd_result *out)
+{
+	(void)src;
+	return fleet_cmd_post_all(ud, "/v1/stop", "stop", out);
+}
+
+static enum cmd_status t_refuse(void *ud, enum cmd_source src, struct cmd_result *out)
+{
+	return answer(ud, src, CMD_REFUSED, out, "not over a fleet: the generators' API has no such command");
+}
+
+static const struct cmd_target_ops fleet_ops = {
+	.view = t_view,
+	.set_concurrency = t_conc,
+	.set_rate = t_rate,
+	.pause = t_pause,
+	.resume = t_resume,
+	.snapshot = t_snapshot,
+	.stop = t_stop,
+	.window_reset = t_refuse,
+	.plan_resume = t_refuse,
+};
+
+void fleet_cmd_target(struct fleet *f, struct cmd_target *t)
+{
+	*t = (struct cmd_target){
+		.ops = &fleet_ops,
+		.ud = f,
+		.loop = f->loop,
+		.writer = NULL,
+		.draw_extra = fleet_panel_draw,
+	};
+}

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Shared by the tmux tests (tui.sh, fleet_tui.sh), sourced after $tmp and
+# check() exist: a private tmux server, the pane's text, and a wait that
+# polls the pane with a deadline (never a blind sleep).
+# A private tmux server whose socket goes away with $tmp.
+T() { tmux -S "$tmp/tmux.sock" -f /dev/null "$@"; }
+screen() { T capture-pane -p -t tui; }
+# wait_for DESCRIPTION EXTENDED-REGEX [SECONDS]: polls the pane every 0.1 s.
+wait_for() {
+	n=$(( ${3:-15} * 10 ))
+	i=0
+	while [ $i -lt $n ]; do
+		if screen | grep -Eq -- "$2"; then
+			check "$1" 0
+			return 0
+		fi
+		i=$((i + 1))
+		sleep 0.1
+	done
+	check "$1 (waited ${3:-15}s for /$2/)" 1
+	echo "---- screen:"
+	screen
+	echo "----"
+	return 1
+}
