@@ -26,6 +26,7 @@
 #include "infertop/snapshot.h"
 #include "infertop/tools.h"
 #include "infertop/ui.h"
+#include "infertop/workers.h"
 
 /* File descriptors beyond the streams themselves: stdio, epoll, the
  * connection cache's slack, the scrape and snapshot files. */
@@ -134,12 +135,15 @@ static int demo_start(struct config *cfg)
 	return cfg->url ? 0 : -1;
 }
 
-static int run(struct config *cfg)
+static int run(struct config *cfg, int argc, char **argv)
 {
 	if (fit_descriptors(cfg->rate > 0 ? cfg->max_concurrency : cfg->concurrency) != 0)
 		return 2;
 	if (cfg->demo && demo_start(cfg) != 0)
 		return 2;
+	/* One simulator for all of them: the workers are sent to its URL. */
+	if (cfg->workers > 1)
+		return workers_main(cfg, argc, argv);
 	struct ev_loop *loop = ev_default_loop(EVFLAG_AUTO);
 	if (!loop) {
 		fprintf(stderr, "infertop: cannot create the event loop\n");
@@ -295,7 +299,7 @@ int main(int argc, char **argv)
 		cli_free(&cfg);
 		return 2;
 	}
-	int rc = run(&cfg);
+	int rc = run(&cfg, argc, argv);
 	demo_stop();
 	curl_global_cleanup();
 	cli_free(&cfg);
