@@ -3,11 +3,13 @@
 #include "infertop/cli.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "infertop/clock.h"
 #include "infertop/control_req.h"
@@ -508,6 +510,25 @@ static int set_save_texts(struct config *cfg, const struct cli_opt *o, const cha
 	return 0;
 }
 
+/* --workers N|auto: auto is one per core but one (the dashboard's, and
+ * the source's when it runs here). */
+static int set_workers(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)o;
+	if (strcmp(arg, "auto") == 0) {
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+		cfg->workers = cores > 1 ? cores - 1 : 1;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	long n = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || n < 1 || n > 256)
+		return cli_error(name, arg, "expected a whole number from 1 to 256, or auto");
+	cfg->workers = n;
+	return 0;
+}
+
 static int show_help(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
 	(void)cfg, (void)o, (void)arg, (void)name;
@@ -644,6 +665,9 @@ static const struct cli_opt opts[] = {
 	  .help = "infertop fleet: one generator per address NAME resolves to, re-resolved every 5s" },
 	{ "token-env", 0, "VAR", G_CONTROL, set_env_name, F(fleet_token_env),
 	  .help = "infertop fleet: the generators' bearer token is in $VAR (never printed)" },
+	{ "workers", 0, "N|auto", G_CONTROL, set_workers,
+	  .help = "N engine processes on this machine, each with a share of the load, merged exactly into one "
+		  "dashboard and result (auto: cores - 1; default 1)" },
 	{ "help", 'h', NULL, G_OUTPUT, show_help, .help = "show this help" },
 	{ "version", 'V', NULL, G_OUTPUT, show_version, .help = "show the version" },
 };
@@ -981,6 +1005,74 @@ int cli_option_kind(const char *name)
 	if (!o || o->set == show_help || o->set == show_version)
 		return -1;
 	return o->arg ? 1 : 0;
+}
+
+int cli_option_of_run(const char *name)
+{
+	const struct cli_opt *o = opt_by_name(name, strlen(name));
+	if (!o || o->set == show_help || o->set == show_version)
+		return -1;
+	return o->group < G_OUTPUT;
+}
+
+int cli_argv_next(int argc, char **argv, int *i, char *name, size_t namecap, const char **value, char *err,
+		  size_t errcap)
+{
+	const char *a = argv[*i];
+	*value = NULL;
+	name[0] = '\0';
+	if (strncmp(a, "--", 2) == 0 && a[2]) {
+		size_t len = strcspn(a + 2, "=");
+		if (len >= namecap) {
+			snprintf(err, errcap, "unknown option %.40s", a);
+			return -1;
+		}
+		snprintf(name, namecap, "%.*s", (int)len, a + 2);
+		int kind = cli_option_kind(name);
+		if (kind < 0) {
+			snprintf(err, errcap, "unknown option --%s", name);
+			return -1;
+		}
+		if (a[2 + len] == '=')
+			*value = a + 3 + len;
+		else if (kind == 1 && *i + 1 < argc)
+			*value = argv[++*i];
+		if (kind == 1 && !*value) {
+			snprintf(err, errcap, "--%s needs a value", name);
+			return -1;
+		}
+		if (kind == 0 && *value) {
+			snprintf(err, errcap, "--%s takes no value", name);
+			return -1;
+		}
+		return 1;
+	}
+	if (a[0] == '-' && a[1] && a[1] != '-') {
+		const char *l = cli_option_long(a[1]);
+		if (!l) {
+			snprintf(err, errcap, "unknown option -%c", a[1]);
+			return -1;
+		}
+		snprintf(name, namecap, "%s", l);
+		if (cli_option_kind(l) != 1) {
+			if (a[2]) {
+				snprintf(err, errcap, "write options one at a time (%.2s ...)", a);
+				return -1;
+			}
+			return 1;
+		}
+		if (a[2])
+			*value = a + 2;
+		else if (*i + 1 < argc)
+			*value = argv[++*i];
+		if (!*value) {
+			snprintf(err, errcap, "-%c needs a value", a[1]);
+			return -1;
+		}
+		return 1;
+	}
+	*value = a;
+	return 0;
 }
 
 int cli_option_info(int i, struct cli_option_info *info)

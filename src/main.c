@@ -27,6 +27,7 @@
 #include "infertop/snapshot.h"
 #include "infertop/tools.h"
 #include "infertop/ui.h"
+#include "infertop/workers.h"
 
 /* File descriptors beyond the streams themselves: stdio, epoll, the
  * connection cache's slack, the scrape and snapshot files. */
@@ -135,12 +136,15 @@ static int demo_start(struct config *cfg)
 	return cfg->url ? 0 : -1;
 }
 
-static int run(struct config *cfg)
+static int run(struct config *cfg, int argc, char **argv)
 {
 	if (fit_descriptors(cfg->rate > 0 ? cfg->max_concurrency : cfg->concurrency) != 0)
 		return 2;
 	if (cfg->demo && demo_start(cfg) != 0)
 		return 2;
+	/* One simulator for all of them: the workers are sent to its URL. */
+	if (cfg->workers > 1)
+		return workers_main(cfg, argc, argv);
 	struct ev_loop *loop = ev_default_loop(EVFLAG_AUTO);
 	if (!loop) {
 		fprintf(stderr, "infertop: cannot create the event loop\n");
@@ -291,17 +295,21 @@ int main(int argc, char **argv)
 	if (done != 0)
 		return done;
 	done = cli_parse_or_exit(&cfg, cargc, cargv);
-	config_file_free_args(cargc, cargv);
-	if (done >= 0)
+	if (done >= 0) {
+		config_file_free_args(cargc, cargv);
 		return done;
+	}
 	/* A server closing a socket must be an error code, not a death. */
 	signal(SIGPIPE, SIG_IGN);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		fprintf(stderr, "infertop: libcurl failed to initialise\n");
+		config_file_free_args(cargc, cargv);
 		cli_free(&cfg);
 		return 2;
 	}
-	int rc = run(&cfg);
+	/* --workers hands the options on as written, the file's included. */
+	int rc = run(&cfg, cargc, cargv);
+	config_file_free_args(cargc, cargv);
 	demo_stop();
 	curl_global_cleanup();
 	cli_free(&cfg);

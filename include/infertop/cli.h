@@ -36,6 +36,16 @@ struct cli_option_info {
 int cli_option_info(int i, struct cli_option_info *info);
 /* The long name of a short option ('c': "concurrency"), NULL if none. */
 const char *cli_option_long(char shortc);
+/* Whether an option belongs to the run itself (target, load, requests,
+ * server metrics: what a worker or a serve run spec takes): 1, 0 (the
+ * display, files, the service), -1 no such option. */
+int cli_option_of_run(const char *name);
+/* One option of an argv as written (argv[*i], and the next when it is the
+ * value): 1 with its long name and value (NULL for a flag), *i left on
+ * its last word; 0 for a word that is no option (value: the word); -1
+ * with err for an unknown option or a missing value. */
+int cli_argv_next(int argc, char **argv, int *i, char *name, size_t namecap, const char **value, char *err,
+		  size_t errcap);
 void cli_usage(FILE *out);
 void cli_free(struct config *cfg);
 

@@ -93,6 +93,7 @@ struct config {
 	char *results_dir;          /* infertop serve: where results go; NULL: "." */
 	char *id;               /* generator id; NULL: hostname:pid */
 	double start_at;        /* wall clock (Unix s) the load starts at; 0: at once */
+	long workers;           /* engine processes sharing the load; 1: this one */
 
 	/* infertop fleet (fleet.h). */
 	char *fleet_targets;        /* "URL,URL,..." */

@@ -1,0 +1,99 @@
+#!/bin/sh
+# --workers N against the simulator: the load split over N serve processes
+# and merged exactly (the -o result equals `infertop merge` of the
+# workers' own results, histogram for histogram), each worker's CPU said,
+# one simulator for all with --demo, bad values refused, and no worker
+# outlives the dashboard, even after kill -9.
+: "${INFERTOP_BIN:?}"
+set -u
+fails=0
+check() { # description, command status
+	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
+}
+command -v jq >/dev/null || { echo "SKIP: no jq"; exit 77; }
+tmp=$(mktemp -d)
+simpid=
+pid=
+trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; [ -n "$simpid" ] && kill $simpid 2>/dev/null; rm -rf "$tmp"' EXIT
+
+# Polls until a file has a line matching a pattern (bounded: 10 s).
+wait_for() { # file pattern
+	i=0
+	while [ $i -lt 200 ] && ! grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1)); sleep 0.05
+	done
+	grep -q "$2" "$1"
+}
+# Polls until no process of a list is alive (bounded: 10 s).
+all_gone() {
+	i=0
+	while [ $i -lt 200 ]; do
+		alive=0
+		for p in "$@"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ $alive -eq 0 ] && return 0
+		i=$((i + 1)); sleep 0.05
+	done
+	return 1
+}
+
+"$INFERTOP_BIN" sim --listen 127.0.0.1:0 --timing fixed --ttft 10ms --itl 2ms >"$tmp/sim.out" 2>&1 &
+simpid=$!
+wait_for "$tmp/sim.out" "listening on"
+sim=http://$(sed -n 's/^listening on //p' "$tmp/sim.out")
+
+"$INFERTOP_BIN" --no-tui --workers 2 -c 6 -n 120 --output-tokens 8 --metrics-url none \
+	--results-dir "$tmp/res" -o "$tmp/merged.json" "$sim" >"$tmp/out" 2>"$tmp/err"
+st=$?
+[ $st -eq 0 ]
+check "--workers 2: exit 0 ($st; $(tail -2 "$tmp/err" | tr '\n' ' '))" $?
+[ "$(jq '.completed' "$tmp/merged.json")" = 120 ]
+check "the merged result counts all 120 requests" $?
+[ "$(ls "$tmp/res" | wc -l)" = 2 ]
+check "two workers, two results" $?
+seeds=$(cat "$tmp"/res/*.json | jq -r '.infertop.options.seed' | sort -u | wc -l)
+[ "$seeds" = 2 ]
+check "each worker had a seed of its own" $?
+conc=$(cat "$tmp"/res/*.json | jq '.infertop.options.concurrency' | awk '{ s += $1 } END { print s }')
+[ "$conc" = 6 ]
+check "the concurrency split over the workers adds up to -c ($conc)" $?
+"$INFERTOP_BIN" merge -o "$tmp/merge.json" "$tmp"/res/*.json >/dev/null 2>&1
+same=0
+for m in ttft itl tpot e2el queue ttfb; do
+	a=$(jq -r ".infertop.metrics.$m.hist" "$tmp/merged.json")
+	b=$(jq -r ".infertop.metrics.$m.hist" "$tmp/merge.json")
+	[ -n "$a" ] && [ "$a" = "$b" ] || same=1
+done
+[ $same -eq 0 ]
+check "the merged histograms equal infertop merge of the workers' results" $?
+[ "$(grep -c '^infertop: worker [01]: CPU' "$tmp/err")" = 2 ]
+check "each worker's CPU is said" $?
+pids=$(sed -n 's/.*workers (pids \([0-9]*\)\.\.\([0-9]*\)).*/\1 \2/p' "$tmp/err")
+[ -n "$pids" ] && all_gone $pids
+check "no worker is left after the run" $?
+
+"$INFERTOP_BIN" --no-tui -q --demo --workers 2 -n 40 --output-tokens 4 -o "$tmp/demo.json" >/dev/null 2>"$tmp/err.demo"
+[ $? -eq 0 ] && [ "$(jq '.completed' "$tmp/demo.json")" = 40 ]
+check "--demo --workers 2: one simulator, 40 requests merged" $?
+
+for bad in "--workers 0" "--workers x" "--workers 257" "--workers 2 --listen 127.0.0.1:0" "--workers 2 --request-log $tmp/r.log"; do
+	# shellcheck disable=SC2086
+	"$INFERTOP_BIN" --no-tui -n 1 $bad "$sim" >/dev/null 2>"$tmp/bad"
+	st=$?
+	[ $st -eq 2 ] && grep -q -- "--workers\|workers" "$tmp/bad"
+	check "$bad: exit 2 with a message ($st: $(head -1 "$tmp/bad"))" $?
+done
+
+# kill -9 of the dashboard: the workers end with it.
+"$INFERTOP_BIN" --no-tui --workers 2 -c 2 -d 60s --output-tokens 8 --metrics-url none "$sim" >/dev/null 2>"$tmp/err.k" &
+pid=$!
+wait_for "$tmp/err.k" "workers (pids"
+pids=$(sed -n 's/.*workers (pids \([0-9]*\)\.\.\([0-9]*\)).*/\1 \2/p' "$tmp/err.k")
+kill -9 $pid
+wait $pid 2>/dev/null
+pid=
+[ -n "$pids" ] && all_gone $pids
+check "kill -9 of the dashboard ends its workers" $?
+! grep -qi "sanitizer\|runtime error" "$tmp/err" "$tmp/err.demo" "$tmp/err.k"
+check "no sanitizer report" $?
+echo "workers: $fails failed"
+[ "$fails" -eq 0 ]
