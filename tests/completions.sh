@@ -10,7 +10,7 @@ fails=0
 check() {
 	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
 }
-opts=$("$INFERTOP_BIN" --help | grep -oE -- '--[a-z][a-z0-9-]+' | sort -u)
+opts=$("$INFERTOP_BIN" --help | grep -oE -- '^ +(-[a-zA-Z], )?--[a-z][a-z0-9-]+' | grep -oE -- '--[a-z][a-z0-9-]+' | sort -u)
 [ -n "$opts" ]
 check "options found in --help" $?
 for f in infertop _infertop infertop.fish; do
