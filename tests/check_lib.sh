@@ -1,5 +1,5 @@
-# Sourced by the shell tests that drive infertop processes (control.sh,
-# serve.sh, slice.sh, k8s.sh): the check counter and a bounded wait.
+# Sourced by the shell tests: the check counter (check, $fails) and a
+# bounded wait for a line in a file (wait_for).
 fails=0
 check() { # description, command status
 	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi

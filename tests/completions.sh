@@ -6,10 +6,7 @@
 : "${INFERTOP_BIN:?}"
 set -u
 dir="$(dirname "$INFERTOP_BIN")/completions"
-fails=0
-check() {
-	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/check_lib.sh"
 opts=$("$INFERTOP_BIN" --help | grep -oE -- '^ +(-[a-zA-Z], )?--[a-z][a-z0-9-]+' | grep -oE -- '--[a-z][a-z0-9-]+' | sort -u)
 [ -n "$opts" ]
 check "options found in --help" $?

@@ -9,10 +9,7 @@ set -u
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-check() {
-	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/check_lib.sh"
 # opt FILE KEY: an option of a result, as JSON.
 opt() {
 	python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["infertop"]["options"][sys.argv[2]]))' "$1" "$2"

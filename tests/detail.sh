@@ -8,10 +8,7 @@ set -u
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-check() {
-	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/check_lib.sh"
 sim="--sim-arg --timing --sim-arg fixed --sim-arg --ttft --sim-arg 5ms --sim-arg --itl --sim-arg 1ms"
 
 # 300 output tokens: more gaps than a request's ITL buffer holds (256), so

@@ -7,10 +7,7 @@ command -v promtool >/dev/null 2>&1 || { echo "SKIP: promtool not installed"; ex
 print=${EXPORTER_PRINT:-./tests/exporter_print}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-check() {
-	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/check_lib.sh"
 
 "$print" >"$tmp/metrics"
 check "exporter_print ran" $?

@@ -9,10 +9,7 @@
 # split and the seeds differ. The generators' token is never shown.
 : "${INFERTOP_BIN:?}"
 set -u
-fails=0
-check() { # description, status
-	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/check_lib.sh"
 command -v curl >/dev/null || { echo "SKIP: no curl"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
 tmp=$(mktemp -d)

@@ -7,10 +7,7 @@
 # the fleet runs is picked up by the next resolution.
 : "${INFERTOP_BIN:?}"
 set -u
-fails=0
-check() { # description, status
-	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/check_lib.sh"
 tmp=$(mktemp -d)
 pids=""
 trap 'for p in $pids; do kill -9 $p 2>/dev/null; done; rm -rf "$tmp"' EXIT

@@ -18,11 +18,9 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+# check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
+. "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-fails=0
-check() { # description, status
-	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
-}
 LANG=C.UTF-8
 LC_ALL=C.UTF-8
 export LANG LC_ALL

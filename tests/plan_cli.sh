@@ -4,10 +4,7 @@
 # goodput row and writes them to -o; a small matrix prints its markdown table.
 : "${INFERTOP_BIN:?}"
 set -u
-fails=0
-check() { # description, command status
-	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/check_lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -26,10 +26,7 @@ fi
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 [ -n "${KEEP:-}" ] && echo "tmp=$tmp"
-fails=0
-check() {
-	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/check_lib.sh"
 
 sim="--sim-arg --timing --sim-arg fixed --sim-arg --ttft --sim-arg 20ms --sim-arg --itl --sim-arg 2ms"
 # shellcheck disable=SC2086

@@ -7,10 +7,7 @@
 tmp=$(mktemp -d)
 pids=
 trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
-fails=0
-check() {
-	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/check_lib.sh"
 # Polls (every 0.1 s, 30 s at most) until the command succeeds.
 wait_for() {
 	i=0

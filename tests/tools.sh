@@ -4,10 +4,7 @@
 : "${INFERTOP_BIN:?}"
 tmp=$(mktemp -d)
 trap '[ -n "$KEEP" ] || rm -rf "$tmp"' EXIT; [ -n "$KEEP" ] && echo "tmp=$tmp"
-fails=0
-check() {
-	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/check_lib.sh"
 
 # The block from the "Serving Benchmark Result" line to the token-source line.
 block() {

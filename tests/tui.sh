@@ -9,16 +9,14 @@ command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77
 
 tmp=$(mktemp -d)
 # A private tmux server whose socket goes away with $tmp; screen, wait_for.
+# check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
+. "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
 cleanup() {
 	T kill-server 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-fails=0
-check() { # description, status
-	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
-}
 
 LANG=C.UTF-8
 LC_ALL=C.UTF-8

@@ -6,24 +6,13 @@
 # outlives the dashboard, even after kill -9.
 : "${INFERTOP_BIN:?}"
 set -u
-fails=0
-check() { # description, command status
-	if [ "$2" -eq 0 ]; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/check_lib.sh"
 command -v jq >/dev/null || { echo "SKIP: no jq"; exit 77; }
 tmp=$(mktemp -d)
 simpid=
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; [ -n "$simpid" ] && kill $simpid 2>/dev/null; rm -rf "$tmp"' EXIT
 
-# Polls until a file has a line matching a pattern (bounded: 10 s).
-wait_for() { # file pattern
-	i=0
-	while [ $i -lt 200 ] && ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1)); sleep 0.05
-	done
-	grep -q "$2" "$1"
-}
 # Polls until no process of a list is alive (bounded: 10 s).
 all_gone() {
 	i=0
