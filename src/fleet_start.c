@@ -59,20 +59,8 @@ struct fleet_start {
 /* argv -> {"name": value}: long names as the run spec takes them. */
 static int spec_add(cJSON *spec, const char *name, const char *value, char *err, size_t errcap)
 {
-	int kind = cli_option_kind(name);
-	if (kind < 0) {
-		snprintf(err, errcap, "--start: unknown run option --%s", name);
-		return -1;
-	}
-	if (kind == 1 && !value) {
-		snprintf(err, errcap, "--start: --%s needs a value", name);
-		return -1;
-	}
-	if (kind == 0 && value) {
-		snprintf(err, errcap, "--start: --%s takes no value", name);
-		return -1;
-	}
-	cJSON *v = kind ? cJSON_CreateString(value) : cJSON_CreateTrue();
+	/* cli_argv_next checked the name and the value. */
+	cJSON *v = value ? cJSON_CreateString(value) : cJSON_CreateTrue();
 	if (!v)
 		goto oom;
 	cJSON *old = cJSON_GetObjectItemCaseSensitive(spec, name);
@@ -103,40 +91,19 @@ oom:
 static int spec_from_argv(cJSON *spec, int argc, char **argv, char *err, size_t errcap)
 {
 	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
-		char name[64];
-		const char *value = NULL;
-		if (strncmp(a, "--", 2) == 0 && a[2]) {
-			size_t len = strcspn(a + 2, "=");
-			snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), a + 2);
-			if (a[2 + len] == '=')
-				value = a + 3 + len;
-			else if (cli_option_kind(name) == 1 && i + 1 < argc)
-				value = argv[++i];
-		} else if (a[0] == '-' && a[1] && !a[2]) {
-			const char *l = cli_option_long(a[1]);
-			if (!l) {
-				snprintf(err, errcap, "--start: unknown run option -%c", a[1]);
-				return -1;
-			}
-			snprintf(name, sizeof name, "%s", l);
-			if (cli_option_kind(name) == 1 && i + 1 < argc)
-				value = argv[++i];
-		} else if (a[0] == '-' && a[1] && a[1] != '-') {
-			const char *l = cli_option_long(a[1]);
-			if (!l || cli_option_kind(l) != 1) {
-				snprintf(err, errcap, "--start: write run options one at a time (%.2s ...)", a);
-				return -1;
-			}
-			snprintf(name, sizeof name, "%s", l);
-			value = a + 2;
-		} else {
-			snprintf(name, sizeof name, "url");
+		char name[64], why[200];
+		const char *value;
+		int got = cli_argv_next(argc, argv, &i, name, sizeof name, &value, why, sizeof why);
+		if (got < 0) {
+			snprintf(err, errcap, "--start: %s", why);
+			return -1;
+		}
+		if (got == 0) {
 			if (cJSON_GetObjectItemCaseSensitive(spec, "url")) {
 				snprintf(err, errcap, "--start: one target URL at most");
 				return -1;
 			}
-			if (!cJSON_AddStringToObject(spec, "url", a)) {
+			if (!cJSON_AddStringToObject(spec, "url", value)) {
 				snprintf(err, errcap, "out of memory");
 				return -1;
 			}

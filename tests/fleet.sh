@@ -228,7 +228,7 @@ check "the fleet says it merged three results" $?
 # A refused spec starts nothing: the CLI's own parser checks it first.
 "$INFERTOP_BIN" fleet --targets "$s0" --token-env INFERTOP_FLEET_TEST_TOKEN --no-tui --start --bogus 1 "$target" \
 	>/dev/null 2>"$tmp/bad.err"
-[ $? -eq 2 ] && grep -q "unknown run option --bogus" "$tmp/bad.err"
+[ $? -eq 2 ] && grep -q "unknown option --bogus" "$tmp/bad.err"
 check "--start with an unknown run option: exit 2 before anything starts" $?
 
 ! grep -rq "$tok" "$tmp"/*.out "$tmp"/*.err "$tmp"/*.json "$tmp"/res*

@@ -193,13 +193,13 @@ static void test_start_refused(void **state)
 		char *argv[4];
 		const char *msg;
 	} bad[] = {
-		{1, {"--bogus"}, "unknown run option --bogus"},
+		{1, {"--bogus"}, "unknown option --bogus"},
 		{2, {"-o", "x.json"}, "the fleet's to set"},
 		{2, {"--start-at", "5"}, "the fleet's to set"},
 		{2, {"-c", "0"}, "--concurrency"},
 		{1, {"-c"}, "needs a value"},
 		{2, {"http://a", "http://b"}, "one target URL"},
-		{1, {"--help"}, "unknown run option --help"},
+		{1, {"--help"}, "unknown option --help"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		err[0] = '\0';
