@@ -8,7 +8,11 @@
 # infertop's. Prints ITL p99
 # and the client's CPU (user + sys seconds over the run) for each, medians
 # over the rounds, and the differences (targets: ITL p99 moves by <= 0.5 ms,
-# CPU by <= 1% of a core).
+# CPU by <= 1% of a core). The difference of two runs is noisier than the
+# cost (the simulator's own lateness moves ITL p99 by milliseconds), so the
+# API's own account is printed too: the CPU its turns on the loop took
+# (thread CPU time around every libmicrohttpd pass) and its longest turn,
+# the most a token waited for it.
 #   bench/control_cost.sh [STREAMS] [REQUESTS] [ROUNDS]   (from the build directory)
 set -eu
 bin=${INFERTOP_BIN:-./infertop}
@@ -63,6 +67,8 @@ one() {
 	wait $pid
 	[ -n "$poller" ] && wait $poller
 	local itl cpu wall
+	[ "$mode" = api ] && sed -n 's/^infertop: control API: \([0-9]*\) requests answered, \([0-9.]*\) ms of CPU.*longest turn \([0-9.]*\) ms.*/\1 \2 \3/p' \
+		"$out/err.$mode.$r" >>"$out/own"
 	itl=$(jq '.p99_itl_ms' "$out/r.$mode.$r.json")
 	read -r u s wall <"$out/time.$mode.$r"
 	cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
@@ -85,3 +91,9 @@ printf '  ITL p99   without %.2f ms  with %.2f ms  change %+.2f ms   (target <= 
 printf '  CPU       without %.2f s   with %.2f s   change %+.2f s over %.1f s = %+.2f%% of a core   (target <= 1%%)\n' \
 	"$pc" "$ac" "$(awk -v a="$ac" -v b="$pc" 'BEGIN { print a - b }')" "$pw" \
 	"$(awk -v a="$ac" -v b="$pc" -v w="$pw" 'BEGIN { print 100 * (a - b) / w }')"
+# The API's own account, per round: requests, CPU ms, longest turn ms.
+ocpu=$(cut -d' ' -f2 "$out/own" | median)
+oreq=$(cut -d' ' -f1 "$out/own" | median)
+oturn=$(sort -n -k3 "$out/own" | tail -1 | cut -d' ' -f3)
+printf '  the API on the loop: %s requests, %.1f ms of CPU over %.1f s = %.2f%% of a core (median); longest turn %.2f ms of CPU (worst round)\n' \
+	"$oreq" "$ocpu" "$pw" "$(awk -v c="$ocpu" -v w="$pw" 'BEGIN { print c / 10 / w }')" "$oturn"

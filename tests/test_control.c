@@ -406,6 +406,11 @@ static void test_drive_a_run(void **state)
 	snapshot_release(&s);
 
 	control_stop(c.ctl);
+	/* What serving cost the run is said at the end. */
+	char said[8192];
+	const char *text = read_log(log, said, sizeof said);
+	if (!strstr(text, "requests answered") || !strstr(text, "ms of CPU on the run's loop"))
+		fail_msg("no cost line in: %s", text);
 	fclose(log);
 	enginefix_free(&f);
 	char cmd[300];
