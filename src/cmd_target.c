@@ -74,48 +74,48 @@ void cmd_target_engine(struct cmd_target *t, struct engine *e)
 	};
 }
 
-void target_view(const struct cmd_target *t, struct run_view *v)
+void cmd_target_view(const struct cmd_target *t, struct run_view *v)
 {
 	t->ops->view(t->ud, v);
 }
 
-enum cmd_status target_set_concurrency(const struct cmd_target *t, long n, enum cmd_source src,
+enum cmd_status cmd_target_set_concurrency(const struct cmd_target *t, long n, enum cmd_source src,
 				       struct cmd_result *out)
 {
 	return t->ops->set_concurrency(t->ud, n, src, out);
 }
 
-enum cmd_status target_set_rate(const struct cmd_target *t, double r, enum cmd_source src, struct cmd_result *out)
+enum cmd_status cmd_target_set_rate(const struct cmd_target *t, double r, enum cmd_source src, struct cmd_result *out)
 {
 	return t->ops->set_rate(t->ud, r, src, out);
 }
 
-enum cmd_status target_pause(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out)
+enum cmd_status cmd_target_pause(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out)
 {
 	return t->ops->pause(t->ud, src, out);
 }
 
-enum cmd_status target_resume(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out)
+enum cmd_status cmd_target_resume(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out)
 {
 	return t->ops->resume(t->ud, src, out);
 }
 
-enum cmd_status target_snapshot(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out)
+enum cmd_status cmd_target_snapshot(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out)
 {
 	return t->ops->snapshot(t->ud, src, out);
 }
 
-enum cmd_status target_stop(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out)
+enum cmd_status cmd_target_stop(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out)
 {
 	return t->ops->stop(t->ud, src, out);
 }
 
-enum cmd_status target_window_reset(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out)
+enum cmd_status cmd_target_window_reset(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out)
 {
 	return t->ops->window_reset(t->ud, src, out);
 }
 
-enum cmd_status target_plan_resume(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out)
+enum cmd_status cmd_target_plan_resume(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out)
 {
 	return t->ops->plan_resume(t->ud, src, out);
 }

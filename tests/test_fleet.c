@@ -215,18 +215,18 @@ static void test_empty_view(void **state)
 	struct cmd_target t;
 	fleet_cmd_target(x->f, &t);
 	struct run_view v;
-	target_view(&t, &v);
+	cmd_target_view(&t, &v);
 	assert_int_equal(v.state, ENGINE_IDLE);
 	assert_non_null(v.stats);
 	assert_non_null(v.stats->run[STAT_TTFT]);
 	assert_non_null(v.load);
 	assert_null(fleet_merged(x->f));
 	struct cmd_result r;
-	assert_int_equal(target_set_concurrency(&t, 8, CMD_SRC_KEY, &r), CMD_REFUSED);
-	assert_int_equal(target_pause(&t, CMD_SRC_KEY, &r), CMD_REFUSED);
-	assert_int_equal(target_window_reset(&t, CMD_SRC_KEY, &r), CMD_REFUSED);
-	assert_int_equal(target_snapshot(&t, CMD_SRC_KEY, &r), CMD_REFUSED);
-	target_view(&t, &v);
+	assert_int_equal(cmd_target_set_concurrency(&t, 8, CMD_SRC_KEY, &r), CMD_REFUSED);
+	assert_int_equal(cmd_target_pause(&t, CMD_SRC_KEY, &r), CMD_REFUSED);
+	assert_int_equal(cmd_target_window_reset(&t, CMD_SRC_KEY, &r), CMD_REFUSED);
+	assert_int_equal(cmd_target_snapshot(&t, CMD_SRC_KEY, &r), CMD_REFUSED);
+	cmd_target_view(&t, &v);
 	assert_true(v.last_cmd->seq > 0);
 }
 

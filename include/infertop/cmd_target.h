@@ -50,15 +50,15 @@ struct cmd_target {
 void cmd_target_engine(struct cmd_target *t, struct engine *e);
 
 /* The operations, by name: t->ops->x(t->ud, ...). */
-void target_view(const struct cmd_target *t, struct run_view *v);
-enum cmd_status target_set_concurrency(const struct cmd_target *t, long n, enum cmd_source src,
+void cmd_target_view(const struct cmd_target *t, struct run_view *v);
+enum cmd_status cmd_target_set_concurrency(const struct cmd_target *t, long n, enum cmd_source src,
 				       struct cmd_result *out);
-enum cmd_status target_set_rate(const struct cmd_target *t, double r, enum cmd_source src, struct cmd_result *out);
-enum cmd_status target_pause(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out);
-enum cmd_status target_resume(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out);
-enum cmd_status target_snapshot(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out);
-enum cmd_status target_stop(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out);
-enum cmd_status target_window_reset(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out);
-enum cmd_status target_plan_resume(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out);
+enum cmd_status cmd_target_set_rate(const struct cmd_target *t, double r, enum cmd_source src, struct cmd_result *out);
+enum cmd_status cmd_target_pause(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out);
+enum cmd_status cmd_target_resume(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out);
+enum cmd_status cmd_target_snapshot(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out);
+enum cmd_status cmd_target_stop(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out);
+enum cmd_status cmd_target_window_reset(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out);
+enum cmd_status cmd_target_plan_resume(const struct cmd_target *t, enum cmd_source src, struct cmd_result *out);
 
 #endif

@@ -275,7 +275,7 @@ static void mouse(struct ui *u, int64_t now)
 	if (!(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)))
 		return;
 	struct run_view v;
-	target_view(&u->t, &v);
+	cmd_target_view(&u->t, &v);
 	struct layout l;
 	current_layout(u, &v, &l);
 	int i = layout_hit(&l, ev.y, ev.x);
@@ -288,7 +288,7 @@ static void mouse(struct ui *u, int64_t now)
 static void draw(struct ui *u, int64_t now)
 {
 	struct run_view v;
-	target_view(&u->t, &v);
+	cmd_target_view(&u->t, &v);
 	/* After a hangup the terminal is gone: nothing more is written to it. */
 	if (!u->started || u->stopped || v.hung_up)
 		return;
@@ -369,14 +369,14 @@ static void next_theme(struct ui *u, int64_t now)
 static bool ui_engine_running(const struct ui *u)
 {
 	struct run_view v;
-	target_view(&u->t, &v);
+	cmd_target_view(&u->t, &v);
 	return v.state == ENGINE_RUNNING;
 }
 
 static void request_quit(struct ui *u, int64_t now)
 {
 	struct run_view v;
-	target_view(&u->t, &v);
+	cmd_target_view(&u->t, &v);
 	u->quit_requested = true;
 	if (u->waiting || v.state == ENGINE_DONE) {
 		ev_break(u->loop, EVBREAK_ONE);
@@ -385,7 +385,7 @@ static void request_quit(struct ui *u, int64_t now)
 	/* Running: a graceful stop; draining: the second q aborts. */
 	bool draining = v.state != ENGINE_RUNNING;
 	struct cmd_result r;
-	target_stop(&u->t, CMD_SRC_KEY, &r);
+	cmd_target_stop(&u->t, CMD_SRC_KEY, &r);
 	if (draining)
 		set_status(u, THEME_R_WARN, now, "%s", r.msg);
 	else
@@ -396,7 +396,7 @@ static void number_key(struct ui *u, int ch, int64_t now)
 {
 	size_t n = strlen(u->entry);
 	struct run_view v;
-	target_view(&u->t, &v);
+	cmd_target_view(&u->t, &v);
 	bool open = v.load->mode == LOAD_OPEN;
 	if (ch == 27) {
 		u->entering = false;
@@ -480,7 +480,7 @@ static void key(struct ui *u, int ch, int64_t now)
 		/* Written in the background; on_snapshot shows the outcome. */
 	{
 		struct cmd_result r;
-		if (target_snapshot(&u->t, CMD_SRC_KEY, &r) == CMD_OK)
+		if (cmd_target_snapshot(&u->t, CMD_SRC_KEY, &r) == CMD_OK)
 			set_status(u, THEME_R_NORMAL, now, "%s", r.msg);
 		break;
 	}
@@ -505,7 +505,7 @@ static void key(struct ui *u, int ch, int64_t now)
 	case KEY_ACT_FOCUS_NEXT:
 	case KEY_ACT_FOCUS_PREV: {
 		struct run_view v;
-		target_view(&u->t, &v);
+		cmd_target_view(&u->t, &v);
 		struct layout l;
 		u->maximised = false;
 		current_layout(u, &v, &l);
@@ -514,7 +514,7 @@ static void key(struct ui *u, int ch, int64_t now)
 	}
 	case KEY_ACT_MAXIMISE: {
 		struct run_view v;
-		target_view(&u->t, &v);
+		cmd_target_view(&u->t, &v);
 		struct layout l;
 		current_layout(u, &v, &l);
 		set_focus(u, &l, l.focus);
@@ -739,7 +739,7 @@ void ui_wait_quit(struct ui *u, const char *saved)
 	if (!u || !u->started || u->stopped || u->quit_requested)
 		return;
 	struct run_view v;
-	target_view(&u->t, &v);
+	cmd_target_view(&u->t, &v);
 	if (v.interrupts > 0)
 		return;
 	u->waiting = true;

@@ -38,7 +38,7 @@ static int set_conc(const struct cmd_target *t, long n, long cap_conc, char *msg
 	if (n < 1)
 		n = 1;
 	bool capped = cap_conc > 0 && n > cap_conc;
-	enum cmd_status st = target_set_concurrency(t, capped ? cap_conc : n, CMD_SRC_KEY, &r);
+	enum cmd_status st = cmd_target_set_concurrency(t, capped ? cap_conc : n, CMD_SRC_KEY, &r);
 	if (capped && !strstr(r.msg, "descriptor"))
 		snprintf(r.msg + strlen(r.msg), sizeof r.msg - strlen(r.msg), " (the file descriptor limit)");
 	return done(st, &r, msg, cap);
@@ -51,7 +51,7 @@ static int set_rate(const struct cmd_target *t, double rate, char *msg, size_t c
 		rate = CMD_RATE_MIN;
 	if (rate > CMD_RATE_MAX)
 		rate = CMD_RATE_MAX;
-	return done(target_set_rate(t, rate, CMD_SRC_KEY, &r), &r, msg, cap);
+	return done(cmd_target_set_rate(t, rate, CMD_SRC_KEY, &r), &r, msg, cap);
 }
 
 static bool running(const struct run_view *v, char *msg, size_t cap)
@@ -65,7 +65,7 @@ static bool running(const struct run_view *v, char *msg, size_t cap)
 int ui_action_load(const struct cmd_target *t, enum key_action a, long max_conc, char *msg, size_t cap)
 {
 	struct run_view v;
-	target_view(t, &v);
+	cmd_target_view(t, &v);
 	if (!running(&v, msg, cap))
 		return -1;
 	const struct load *l = v.load;
@@ -114,7 +114,7 @@ int ui_action_load(const struct cmd_target *t, enum key_action a, long max_conc,
 int ui_action_set(const struct cmd_target *t, const char *typed, long max_conc, char *msg, size_t cap)
 {
 	struct run_view v;
-	target_view(t, &v);
+	cmd_target_view(t, &v);
 	if (!running(&v, msg, cap))
 		return -1;
 	if (v.load->mode == LOAD_OPEN) {
@@ -136,7 +136,7 @@ int ui_action_set(const struct cmd_target *t, const char *typed, long max_conc, 
 int ui_action_mode(const struct cmd_target *t, int64_t now_ns, long max_conc, char *msg, size_t cap)
 {
 	struct run_view v;
-	target_view(t, &v);
+	cmd_target_view(t, &v);
 	if (!running(&v, msg, cap))
 		return -1;
 	const struct load *l = v.load;
@@ -175,12 +175,12 @@ int ui_action_mode(const struct cmd_target *t, int64_t now_ns, long max_conc, ch
 int ui_action_pause(const struct cmd_target *t, char *msg, size_t cap)
 {
 	struct run_view v;
-	target_view(t, &v);
+	cmd_target_view(t, &v);
 	if (!running(&v, msg, cap))
 		return -1;
 	struct cmd_result r;
 	bool pause = !v.load->paused;
-	enum cmd_status st = pause ? target_pause(t, CMD_SRC_KEY, &r) : target_resume(t, CMD_SRC_KEY, &r);
+	enum cmd_status st = pause ? cmd_target_pause(t, CMD_SRC_KEY, &r) : cmd_target_resume(t, CMD_SRC_KEY, &r);
 	if (st == CMD_OK && pause)
 		snprintf(msg, cap, "%s (p resumes)", r.msg);
 	else
@@ -191,11 +191,11 @@ int ui_action_pause(const struct cmd_target *t, char *msg, size_t cap)
 int ui_action_window_reset(const struct cmd_target *t, char *msg, size_t cap)
 {
 	struct cmd_result r;
-	return done(target_window_reset(t, CMD_SRC_KEY, &r), &r, msg, cap);
+	return done(cmd_target_window_reset(t, CMD_SRC_KEY, &r), &r, msg, cap);
 }
 
 int ui_action_plan_resume(const struct cmd_target *t, char *msg, size_t cap)
 {
 	struct cmd_result r;
-	return done(target_plan_resume(t, CMD_SRC_KEY, &r), &r, msg, cap);
+	return done(cmd_target_plan_resume(t, CMD_SRC_KEY, &r), &r, msg, cap);
 }
