@@ -7,6 +7,7 @@
 
 #include "infertop/workers.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -230,10 +231,19 @@ static void print_cpu(const struct worker *ws, int n)
 	}
 }
 
-static void remove_logs(const char *dir, const struct worker *ws, int n)
+/* The logs, and the workers' results when no --results-dir kept them. */
+static void remove_dir(const char *dir)
 {
-	for (int i = 0; i < n; i++)
-		unlink(ws[i].log);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char path[1200];
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+			snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+			unlink(path);
+		}
+	if (d)
+		closedir(d);
 	rmdir(dir);
 }
 
@@ -262,7 +272,10 @@ int workers_main(const struct config *cfg, int argc, char **argv)
 		goto out;
 	}
 	for (int i = 0; i < n; i++)
-		if (spawn(&ws[i], i, dir, cfg->results_dir, err, sizeof err) != 0 || wait_up(&ws[i], err, sizeof err) != 0) {
+		/* Without --results-dir their results go beside the logs, and
+		 * away with them: -o holds the merge. */
+		if (spawn(&ws[i], i, dir, cfg->results_dir ? cfg->results_dir : dir, err, sizeof err) != 0 ||
+		    wait_up(&ws[i], err, sizeof err) != 0) {
 			fprintf(stderr, "infertop: --workers: %s\n", err);
 			end_workers(ws, n);
 			goto out_logs;
@@ -302,7 +315,7 @@ out_logs:;
 	for (int i = 0; i < n; i++)
 		clean = clean && ws[i].reaped && WIFEXITED(ws[i].status) && WEXITSTATUS(ws[i].status) == 0;
 	if (clean)
-		remove_logs(dir, ws, n);
+		remove_dir(dir);
 	else
 		fprintf(stderr, "infertop: the workers' logs are in %s\n", dir);
 out:

@@ -60,9 +60,13 @@ pids=$(sed -n 's/.*workers (pids \([0-9]*\)\.\.\([0-9]*\)).*/\1 \2/p' "$tmp/err"
 [ -n "$pids" ] && all_gone $pids
 check "no worker is left after the run" $?
 
-"$INFERTOP_BIN" --no-tui -q --demo --workers 2 -n 40 --output-tokens 4 -o "$tmp/demo.json" >/dev/null 2>"$tmp/err.demo"
+mkdir "$tmp/cwd"
+(cd "$tmp/cwd" && "$INFERTOP_BIN" --no-tui -q --demo --workers 2 -n 40 --output-tokens 4 -o "$tmp/demo.json" \
+	>/dev/null 2>"$tmp/err.demo")
 [ $? -eq 0 ] && [ "$(jq '.completed' "$tmp/demo.json")" = 40 ]
 check "--demo --workers 2: one simulator, 40 requests merged" $?
+[ -z "$(ls -A "$tmp/cwd")" ]
+check "without --results-dir the workers leave no file behind ($(ls -A "$tmp/cwd" | head -2))" $?
 
 for bad in "--workers 0" "--workers x" "--workers 257" "--workers 2 --listen 127.0.0.1:0" "--workers 2 --request-log $tmp/r.log"; do
 	# shellcheck disable=SC2086
