@@ -116,6 +116,10 @@ struct sim_stats {
 	uint64_t preemptions;
 	uint64_t faults[SIM_FAULT_COUNT];
 	uint64_t decode_steps;		/* engine steps (fixed: token emissions) */
+	/* Every entry into the scheduler (arrival, step end, token tick,
+	 * cancellation): two readings equal means no state changed between
+	 * them, which equal gauges alone cannot say (1 -> 0 -> 1). */
+	uint64_t sched_events;
 	uint64_t busy_slot_sum;		/* running requests summed over steps */
 	double prompt_seconds;		/* admission to first token, summed */
 	double predicted_seconds;	/* first to last token, summed over finished */

@@ -425,6 +425,9 @@ char *sim_metrics_render(const struct sim_server *s, size_t *len)
 	head(&c, "infertop_sim_connection_drops_total", "counter",
 	     "Requests dropped unanswered by --conn-max-requests, by infertop sim.");
 	sample(&c, "infertop_sim_connection_drops_total", "", NULL, (double)s->conn_drops);
+	head(&c, "infertop_sim_scheduler_events_total", "counter",
+	     "Arrivals, steps, token ticks and cancellations seen by the scheduler of infertop sim.");
+	sample(&c, "infertop_sim_scheduler_events_total", "", NULL, (double)s->st.sched_events);
 	histogram(&c, "infertop_sim_send_lag_seconds",
 		  "Time from a chunk's scheduled time to its hand-over to the socket, by infertop sim.",
 		  &s->st.lag);

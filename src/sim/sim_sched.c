@@ -75,6 +75,7 @@ static void fixed_tick(struct sim_tmr *tm, int64_t now)
 	struct sim_rq *rq = RQ_OF(tm);
 	struct sim_server *s = rq->srv;
 	int64_t t = tm->at;
+	s->st.sched_events++;
 	emit(s, rq, t);
 	s->st.decode_steps++;
 	s->st.busy_slot_sum += (uint64_t)s->nrunning;
@@ -214,6 +215,7 @@ static void step_end(struct sim_tmr *tm, int64_t now)
 	struct sim_server *s = SRV_OF_STEP(tm);
 	int64_t t = tm->at;
 	double budget = s->step_budget;
+	s->st.sched_events++;
 	for (long i = 0; i < s->nrunning; i++) {
 		struct sim_rq *rq = s->running[i];
 		if (rq->prefill_left > 0) {
@@ -271,6 +273,7 @@ void sim_sched_submit(struct sim_server *s, struct sim_rq *rq, int64_t now)
 {
 	rq->t_arrive = now;
 	rq->run_idx = -1;
+	s->st.sched_events++;
 	if (s->opt.timing == SIM_TIMING_FIXED) {
 		fixed_submit(s, rq, now);
 		return;
@@ -301,5 +304,6 @@ void sim_sched_cancel(struct sim_server *s, struct sim_rq *rq)
 	default:
 		return;
 	}
+	s->st.sched_events++;
 	rq->state = SIM_ST_FINISHED;
 }
