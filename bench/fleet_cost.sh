@@ -5,10 +5,9 @@
 # fleet's CPU (user + sys over the measured span, /proc) as a share of one
 # core; the target is <= 5% at N = 64.
 #   bench/fleet_cost.sh [N] [SECONDS]   (from the build directory; FLEET_WRAP="perf record --" profiles)
-# Measured on the 2-core dev VM, -O2: 12% of a core at N = 64, nearly all of
-# it snapshot_parse zeroing 16 histograms of 188 KB per status document
-# (alloc_hists); parsing into reused histograms would remove most of it (not
-# measured: snapshot_read.c is not the fleet's file).
+# Every stub answer is a new document (its taken_unix is the time of the
+# answer), as a generator's mid-run: the fleet's skip of an unchanged
+# document is not what is measured.
 set -eu
 bin=${INFERTOP_BIN:-./infertop}
 n=${1:-64}
@@ -34,14 +33,18 @@ curl -s "$api/v1/status" >"$out/status.json"
 echo "recorded status document: $(wc -c <"$out/status.json") bytes"
 
 cat >"$out/stub.py" <<'EOF'
-import http.server, socketserver, sys, threading
+import http.server, re, socketserver, sys, threading, time
 doc = open(sys.argv[1], "rb").read()
 import json
 run_id = json.loads(doc)["infertop"]["run"]["run_id"].encode()
+taken = re.compile(rb'"taken_unix":[0-9.e+]+')
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def do_GET(self):
+        # A new document every poll, as from a generator mid-run (the
+        # fleet skips a document that did not change).
         body = doc.replace(run_id, self.server.run_id)
+        body = taken.sub(b'"taken_unix":%.6f' % time.time(), body, count=1)
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -68,13 +71,13 @@ targets=$(head -1 "$out/stub.out")
 ${FLEET_WRAP:-} "$bin" fleet --targets "$targets" --no-tui -q >"$out/fleet.out" 2>"$out/fleet.err" &
 fpid=$!
 pids+=($fpid)
-cpu() { awk '{print $14 + $15}' "/proc/$fpid/stat"; }
+cpu() { awk '{print $14, $15}' "/proc/$fpid/stat"; }
 sleep 3 # the first polls, connections made
-t0=$(date +%s.%N); c0=$(cpu)
+t0=$(date +%s.%N); read -r u0 s0 < <(cpu)
 sleep "$secs"
-t1=$(date +%s.%N); c1=$(cpu)
+t1=$(date +%s.%N); read -r u1 s1 < <(cpu)
 kill -INT "$fpid"
 wait "$fpid" || true
 hz=$(getconf CLK_TCK)
-awk -v c="$((c1 - c0))" -v hz="$hz" -v t0="$t0" -v t1="$t1" -v n="$n" \
-	'BEGIN { printf "fleet of %d generators at 4 Hz: %.2f%% of a core over %.1f s\n", n, 100 * c / hz / (t1 - t0), t1 - t0 }'
+awk -v u="$((u1 - u0))" -v s="$((s1 - s0))" -v hz="$hz" -v t0="$t0" -v t1="$t1" -v n="$n" \
+	'BEGIN { t = t1 - t0; printf "fleet of %d generators at 4 Hz: %.2f%% of a core over %.1f s (user %.2f%%, sys %.2f%%)\n", n, 100 * (u + s) / hz / t, t, 100 * u / hz / t, 100 * s / hz / t }'

@@ -37,6 +37,10 @@ struct endpoint {
 	bool idle;                   /* serve, between runs (409) */
 	bool refused;
 	char msg[200];
+	/* Its status poll: one transfer kept for the endpoint's life, so a
+	 * poll costs no curl handle set-up and finds its connection in the
+	 * same curl multi (NULL until the first poll). */
+	struct req *poll;
 };
 
 /* A run: the latest status of one generator's run. */
@@ -70,6 +74,10 @@ struct fleet {
 	/* The merge and what the view is made of. */
 	struct snapshot merged;
 	bool have_merged;
+	/* The next parse and the next merge are made in these, then swapped
+	 * with a row's or the merge's: their histograms (16 x 188 KB) are
+	 * reused, not allocated and zeroed for every status document. */
+	struct snapshot parse_spare, merge_spare;
 	char ref_url[1024], ref_model[256];   /* the first accepted run's */
 	bool have_ref;
 	struct config vcfg;          /* the view's options: cfg with the target URL */
@@ -125,6 +133,7 @@ struct req {
 	char errbuf[CURL_ERROR_SIZE];
 	fleet_http_fn fn;
 	void *ud;
+	bool keep;                   /* an endpoint's poll: reused, freed with it */
 	struct req *prev, *next;     /* the fleet's transfers in flight */
 };
 
@@ -154,6 +163,7 @@ static size_t req_write(char *p, size_t size, size_t nmemb, void *ud)
 
 static void req_free(struct req *r)
 {
+	http_release(r->f->http, &r->x);
 	curl_easy_cleanup(r->easy);
 	free(r->buf);
 	free(r->body);
@@ -179,17 +189,25 @@ static void req_done(struct http_xfer *x, CURLcode rc)
 		f->reqs = r->next;
 	if (r->next)
 		r->next->prev = r->prev;
+	r->prev = r->next = NULL;
 	if (r->fn)
 		r->fn(r->ud, err[0] ? 0 : code, r->buf ? r->buf : "", r->len, err[0] ? err : NULL);
+	if (r->keep) {
+		r->len = 0;
+		r->too_large = false;
+		r->errbuf[0] = '\0';
+		return;
+	}
 	req_free(r);
 }
 
-int fleet_http(struct fleet *f, const char *method, const char *url, const char *body, long timeout_ms,
-	       fleet_http_fn fn, void *ud)
+/* A transfer set up but not sent: NULL on OOM. */
+static struct req *req_make(struct fleet *f, const char *method, const char *url, const char *body, long timeout_ms,
+			    fleet_http_fn fn, void *ud)
 {
 	struct req *r = calloc(1, sizeof *r);
 	if (!r)
-		return -1;
+		return NULL;
 	r->f = f;
 	r->fn = fn;
 	r->ud = ud;
@@ -197,7 +215,7 @@ int fleet_http(struct fleet *f, const char *method, const char *url, const char 
 	r->easy = curl_easy_init();
 	if (!r->easy || (body && !(r->body = strdup(body)))) {
 		req_free(r);
-		return -1;
+		return NULL;
 	}
 	CURL *c = r->easy;
 	curl_easy_setopt(c, CURLOPT_PRIVATE, &r->x);
@@ -224,16 +242,38 @@ int fleet_http(struct fleet *f, const char *method, const char *url, const char 
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, 0L);
 	}
-	if (http_add(f->http, c, false) != 0) {
-		req_free(r);
+	return r;
+}
+
+/* Sends r; it is listed in flight until its callback. */
+static int req_send(struct fleet *f, struct req *r)
+{
+	if (http_add(f->http, r->easy, false) != 0)
 		return -1;
-	}
 	f->inflight_reqs++;
 	r->next = f->reqs;
 	if (f->reqs)
 		f->reqs->prev = r;
 	f->reqs = r;
 	return 0;
+}
+
+int fleet_http(struct fleet *f, const char *method, const char *url, const char *body, long timeout_ms,
+	       fleet_http_fn fn, void *ud)
+{
+	struct req *r = req_make(f, method, url, body, timeout_ms, fn, ud);
+	if (!r)
+		return -1;
+	if (req_send(f, r) != 0) {
+		req_free(r);
+		return -1;
+	}
+	return 0;
+}
+
+long fleet_http_shards(const struct fleet *f)
+{
+	return http_shards(f->http);
 }
 
 /* ---- endpoints and rows ---- */
@@ -382,6 +422,7 @@ static void on_status(void *ud, long code, const char *body, size_t len, const c
 	int64_t now = clock_now_ns();
 	double mid = (ep->sent_unix + wall_now()) / 2;
 	ep->in_flight = false;
+	bool was_dirty = f->dirty;
 	f->dirty = true;
 	struct row *cur = ep->row >= 0 ? f->rows[ep->row] : NULL;
 	if (err || (code != 200 && code != 409)) {
@@ -405,40 +446,49 @@ static void on_status(void *ud, long code, const char *body, size_t len, const c
 		return;
 	}
 	ep->idle = false;
-	struct snapshot s;
+	/* The very document of last time (a generator whose run is over, or
+	 * one polled within its status cache's life): nothing to parse or
+	 * merge again. */
+	if (cur && cur->have && !ep->refused && cur->raw && strlen(cur->raw) == len && memcmp(cur->raw, body, len) == 0) {
+		enum fleet_gen_state st = state_of(cur->snap.status);
+		f->dirty = was_dirty || cur->state != st || cur->msg[0] || ep->msg[0];
+		cur->state = st;
+		cur->msg[0] = '\0';
+		ep->msg[0] = '\0';
+		cur->last_seen_ns = now;
+		return;
+	}
+	struct snapshot *sp = &f->parse_spare;
 	char why[300];
 	bool was_refused = ep->refused;
-	if (snapshot_parse(&s, body, len, why, sizeof why) != 0) {
+	if (snapshot_reparse(sp, body, len, why, sizeof why) != 0) {
 		refuse(ep, why, was_refused);
 		return;
 	}
-	check_belongs(f, &s, why, sizeof why);
+	check_belongs(f, sp, why, sizeof why);
 	if (why[0]) {
 		refuse(ep, why, was_refused);
-		snapshot_release(&s);
 		return;
 	}
 	if (!f->have_ref) {
-		snprintf(f->ref_url, sizeof f->ref_url, "%s", s.target_url);
-		snprintf(f->ref_model, sizeof f->ref_model, "%s", s.model);
+		snprintf(f->ref_url, sizeof f->ref_url, "%s", sp->target_url);
+		snprintf(f->ref_model, sizeof f->ref_model, "%s", sp->model);
 		f->have_ref = true;
 	}
-	long ri = row_find(f, s.run_id);
-	if (ri < 0 && (ri = row_add(f, epi, s.run_id)) < 0) {
-		snapshot_release(&s);
+	long ri = row_find(f, sp->run_id);
+	if (ri < 0 && (ri = row_add(f, epi, sp->run_id)) < 0)
 		return;
-	}
 	/* A run that answers at another address (DNS gave it two) is still
 	 * one run: the row follows the address that answered last. */
 	f->rows[ri]->ep = epi;
 	ep->refused = false;
 	if (ep->row != ri)
-		fprintf(stderr, "infertop fleet: %s: run %.8s\n", ep->id, s.run_id);
+		fprintf(stderr, "infertop fleet: %s: run %.8s\n", ep->id, sp->run_id);
 	/* The run it had is over: done, or lost (it stays so: it was never
 	 * seen to end), or else ended by the new one. */
 	if (cur && ep->row != ri && cur->state != FLEET_GEN_DONE && cur->state != FLEET_GEN_LOST) {
 		cur->state = FLEET_GEN_ENDED;
-		snprintf(cur->msg, sizeof cur->msg, "its generator started run %.8s", s.run_id);
+		snprintf(cur->msg, sizeof cur->msg, "its generator started run %.8s", sp->run_id);
 	}
 	ep->row = ri;
 	ep->msg[0] = '\0';
@@ -450,13 +500,18 @@ static void on_status(void *ud, long code, const char *body, size_t len, const c
 	}
 	free(r->raw);
 	r->raw = raw;
+	/* The row's previous document becomes the spare (released by the next
+	 * parse, its histograms kept). */
+	struct snapshot old = r->snap;
+	r->snap = *sp;
 	if (r->have)
-		snapshot_release(&r->snap);
-	r->snap = s;
+		*sp = old;
+	else
+		memset(sp, 0, sizeof *sp);
 	r->have = true;
 	r->last_seen_ns = now;
-	r->offset_s = s.taken_unix - mid;
-	r->state = state_of(s.status);
+	r->offset_s = r->snap.taken_unix - mid;
+	r->state = state_of(r->snap.status);
 	r->msg[0] = '\0';
 }
 
@@ -464,10 +519,15 @@ static void poll_endpoint(struct fleet *f, struct endpoint *ep, int64_t now)
 {
 	if (ep->in_flight)
 		return; /* a slow generator gets one poll at a time, never a pile */
-	char url[FLEET_URL_MAX + 16];
-	snprintf(url, sizeof url, "%s/v1/status", ep->url);
+	if (!ep->poll) {
+		char url[FLEET_URL_MAX + 16];
+		snprintf(url, sizeof url, "%s/v1/status", ep->url);
+		if (!(ep->poll = req_make(f, "GET", url, NULL, 0, on_status, ep)))
+			return;
+		ep->poll->keep = true;
+	}
 	ep->sent_unix = wall_now();
-	if (fleet_http(f, "GET", url, NULL, 0, on_status, ep) == 0)
+	if (req_send(f, ep->poll) == 0)
 		ep->in_flight = true;
 	(void)now;
 }
@@ -587,16 +647,20 @@ static void remerge(struct fleet *f, int64_t now)
 		if (counted(f->rows[i]))
 			src[n++] = &f->rows[i]->snap;
 	if (n) {
-		struct snapshot m;
 		char err[256];
-		if (snapshot_merge(&m, src, n, err, sizeof err) == 0) {
+		if (snapshot_remerge(&f->merge_spare, src, n, err, sizeof err) == 0) {
+			/* The previous merge becomes the spare: the view's pointers
+			 * into it are renewed just below. */
+			struct snapshot old = f->merged;
+			f->merged = f->merge_spare;
 			if (f->have_merged)
-				snapshot_release(&f->merged);
-			f->merged = m;
+				f->merge_spare = old;
+			else
+				memset(&f->merge_spare, 0, sizeof f->merge_spare);
 			f->have_merged = true;
 			if (!f->t_start)
-				f->t_start = now - (int64_t)(m.elapsed * 1e9);
-			snprintf(f->vurl, sizeof f->vurl, "%s", m.target_url);
+				f->t_start = now - (int64_t)(f->merged.elapsed * 1e9);
+			snprintf(f->vurl, sizeof f->vurl, "%s", f->merged.target_url);
 			view_stats(f, now);
 			view_load(f);
 			view_server(f);
@@ -754,8 +818,12 @@ void fleet_free(struct fleet *f)
 		http_remove(f->http, r->easy);
 		if (r->fn)
 			r->fn(r->ud, 0, "", 0, "cancelled");
-		req_free(r);
+		if (!r->keep)
+			req_free(r);
 	}
+	for (size_t i = 0; i < f->neps; i++)
+		if (f->eps[i]->poll)
+			req_free(f->eps[i]->poll);
 	http_free(f->http);
 	for (size_t i = 0; i < f->neps; i++)
 		free(f->eps[i]);
@@ -769,6 +837,8 @@ void fleet_free(struct fleet *f)
 	free(f->rows);
 	if (f->have_merged)
 		snapshot_release(&f->merged);
+	snapshot_release(&f->merge_spare);
+	snapshot_release(&f->parse_spare);
 	series_free(f->series);
 	for (int k = 0; k < STAT_NMETRICS; k++)
 		hist_free(f->empty[k]);

@@ -258,13 +258,18 @@ static bool http_idle_free(const struct http_shard *sh)
 
 /* The shard a transfer lives in: the first one with room, else a new
  * one. Transfers are few next to their requests (pooled), so this runs
- * once per pooled transfer, not per request. */
+ * once per pooled transfer, not per request; a transfer freed for good
+ * gives its place back (http_release), or a client that makes one per
+ * request (the fleet's polls) would add a multi every 32 requests. */
 static struct http_shard *http_shard_for(struct http *h, struct http_xfer *x)
 {
 	if (x->shard)
 		return x->shard;
-	struct http_shard *sh = h->shards[h->nshards - 1];
-	if (sh->xfers_assigned >= HTTP_SHARD_XFERS && !(sh = http_shard_new(h)))
+	struct http_shard *sh = NULL;
+	for (size_t i = 0; i < h->nshards && !sh; i++)
+		if (h->shards[i]->xfers_assigned < HTTP_SHARD_XFERS)
+			sh = h->shards[i];
+	if (!sh && !(sh = http_shard_new(h)))
 		return NULL;
 	sh->xfers_assigned++;
 	x->shard = sh;
@@ -304,6 +309,19 @@ void http_remove(struct http *h, CURL *easy)
 	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
 	if (x && x->shard)
 		http_forget(x->shard, easy);
+}
+
+void http_release(struct http *h, struct http_xfer *x)
+{
+	(void)h;
+	if (x->shard && x->shard->xfers_assigned > 0)
+		x->shard->xfers_assigned--;
+	x->shard = NULL;
+}
+
+long http_shards(const struct http *h)
+{
+	return (long)h->nshards;
 }
 
 void http_set_cache(struct http *h, long connections)

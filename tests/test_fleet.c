@@ -23,6 +23,7 @@
 #include "infertop/options.h"
 #include "infertop/stats.h"
 #include "infertop/view.h"
+#include "simutil.h"
 
 static void test_split(void **state)
 {
@@ -230,6 +231,43 @@ static void test_empty_view(void **state)
 	assert_true(v.last_cmd->seq > 0);
 }
 
+struct chain {
+	struct fleet *f;
+	char url[128];
+	int left, ok;
+};
+
+static void chain_next(void *ud, long code, const char *body, size_t len, const char *err)
+{
+	(void)body;
+	(void)len;
+	struct chain *c = ud;
+	if (!err && code == 200)
+		c->ok++;
+	if (--c->left > 0)
+		assert_int_equal(fleet_http(c->f, "GET", c->url, NULL, 2000, chain_next, c), 0);
+}
+
+/* 200 requests one after another (as the polls of a long fleet run):
+ * the transfers' curl multis do not grow with them. Before each freed
+ * transfer gave its place back, every 32 requests made a new multi (and
+ * a new connection, the cache being per multi). */
+static void test_http_multis_bounded(void **state)
+{
+	struct fx *x = *state;
+	struct sim_child sim;
+	assert_int_equal(su_spawn(NULL, &sim), 0);
+	struct chain c = {.f = x->f, .left = 200};
+	snprintf(c.url, sizeof c.url, "http://127.0.0.1:%d/health", sim.port);
+	assert_int_equal(fleet_http(x->f, "GET", c.url, NULL, 2000, chain_next, &c), 0);
+	while (c.left > 0)
+		ev_run(x->loop, EVRUN_ONCE);
+	print_message("200 requests: %d answered 200, %ld curl multis\n", c.ok, fleet_http_shards(x->f));
+	assert_int_equal(c.ok, 200);
+	assert_int_equal(fleet_http_shards(x->f), 1);
+	assert_int_equal(su_stop(&sim), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +277,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_start_spec, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_start_refused, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_empty_view, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_http_multis_bounded, fx_setup, fx_teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	curl_global_cleanup();
+	return rc;
 }

@@ -744,6 +744,34 @@ static void test_merge_exact(void **state)
 	free(t1);
 	free(t2);
 
+	/* Reused histograms (the fleet's reparse and remerge) hold nothing of
+	 * the wider document they held before: the same text as fresh ones. */
+	struct snapshot re, fresh;
+	memset(&re, 0, sizeof re);
+	char *tm = print_snapshot(&m), *t_in2 = print_snapshot(&in[2]);
+	assert_int_equal(snapshot_reparse(&re, tm, strlen(tm), err, sizeof err), 0);
+	assert_int_equal(snapshot_reparse(&re, t_in2, strlen(t_in2), err, sizeof err), 0);
+	t1 = print_snapshot(&re);
+	same_text(t1, t_in2);
+	free(t1);
+	assert_int_equal(snapshot_remerge(&re, src, 1, err, sizeof err), 0);
+	assert_int_equal(snapshot_merge(&fresh, src, 1, err, sizeof err), 0);
+	t1 = print_snapshot(&re);
+	t2 = print_snapshot(&fresh);
+	same_text(t1, t2);
+	free(t1);
+	free(t2);
+	snapshot_release(&fresh);
+	/* A refused document or merge leaves it empty, and it is used again. */
+	assert_int_equal(snapshot_reparse(&re, "{}", 2, err, sizeof err), -1);
+	assert_false(re.owns_hists);
+	assert_int_equal(snapshot_reparse(&re, tm, strlen(tm), err, sizeof err), 0);
+	assert_int_equal(snapshot_remerge(&re, src, 0, err, sizeof err), -1);
+	assert_false(re.owns_hists);
+	snapshot_release(&re);
+	free(tm);
+	free(t_in2);
+
 	snapshot_release(&mb);
 	snapshot_release(&m);
 	for (int p = 0; p < 3; p++) {

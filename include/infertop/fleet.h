@@ -147,6 +147,9 @@ int fleet_http(struct fleet *f, const char *method, const char *url, const char 
 /* ---- discovery (fleet_discover.c) ---- */
 
 /* "URL,URL,..." or a file of one URL a line (# comments), each added. */
+/* The curl multi handles the fleet's HTTP has made (for tests: one poll
+ * after another must not add one every 32 polls). */
+long fleet_http_shards(const struct fleet *f);
 int fleet_add_list(struct fleet *f, const char *list, char *err, size_t errcap);
 int fleet_add_file(struct fleet *f, const char *path, char *err, size_t errcap);
 /* "dns:NAME:PORT" -> NAME and PORT. 0, or -1 with err. */

@@ -34,6 +34,12 @@ void http_free(struct http *h);
  * 15,000). */
 int http_add(struct http *h, CURL *easy, bool fresh);
 void http_remove(struct http *h, CURL *easy);
+/* x, removed, is freed for good: its shard may take another transfer.
+ * A client that makes a transfer per request must call it, or the
+ * transfers' shards (curl multis) would grow with the requests. */
+void http_release(struct http *h, struct http_xfer *x);
+/* curl multi handles in use (for tests). */
+long http_shards(const struct http *h);
 /* Connection cache size: keep-alive connections kept for reuse. Sized to
  * the load so steady-state requests never reconnect. */
 void http_set_cache(struct http *h, long connections);

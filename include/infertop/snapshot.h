@@ -214,6 +214,11 @@ char *snapshot_build_sized(const struct run_view *v, int64_t now_ns, enum snapsh
  * with a message in err: not JSON, a newer or missing schema, a histogram
  * that does not decode, counters that are not non-negative integers. */
 int snapshot_parse(struct snapshot *s, const char *text, size_t len, char *err, size_t errcap);
+/* snapshot_parse for a reader that parses documents again and again (the
+ * fleet: 64 generators at 4 Hz): s is zeroed or holds an earlier parse or
+ * merge, whose 16 histograms (188 KB each) are reset and reused instead of
+ * allocated and zeroed anew. The rest of s is released first. */
+int snapshot_reparse(struct snapshot *s, const char *text, size_t len, char *err, size_t errcap);
 /* snapshot_parse on a file's contents. */
 int snapshot_read_file(struct snapshot *s, const char *path, char *err, size_t errcap);
 
@@ -221,6 +226,9 @@ int snapshot_read_file(struct snapshot *s, const char *path, char *err, size_t e
  * summed, load targets summed, duration from the earliest start to the
  * latest end. Exact for every count and histogram. 0, or -1 with err. */
 int snapshot_merge(struct snapshot *dst, const struct snapshot *const *src, size_t n, char *err, size_t errcap);
+/* snapshot_merge into a dst that is zeroed or holds an earlier parse or
+ * merge, whose histograms are reused (see snapshot_reparse). */
+int snapshot_remerge(struct snapshot *dst, const struct snapshot *const *src, size_t n, char *err, size_t errcap);
 
 /* Number items for snapshot documents (cJSON's own printing may round
  * the last bits): the shortest text that reads back as exactly d, null

@@ -841,6 +841,14 @@ cJSON *result_json_options(const struct config *c, const char *model)
 	put_num(o, "rate", c->rate);
 	put_num(o, "max_concurrency", (double)c->max_concurrency);
 	put_u64(o, "seed", c->seed);
+	/* The dataset's share this run sent (--slice, or a pod's index). */
+	if (c->slice_count > 0) {
+		char sl[48];
+		snprintf(sl, sizeof sl, "%ld/%ld", c->slice_index, c->slice_count);
+		cJSON_AddStringToObject(o, "slice", sl);
+	} else {
+		cJSON_AddNullToObject(o, "slice");
+	}
 	put_num(o, "requests", (double)c->requests);
 	put_num(o, "duration_s", (double)c->duration_ns / 1e9);
 	put_num(o, "input_tokens", (double)c->input_tokens);

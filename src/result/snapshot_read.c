@@ -422,11 +422,47 @@ static void get_hists(struct rd *r, const cJSON *metrics, struct hist **h)
 	}
 }
 
-static int alloc_hists(struct snapshot *s)
+/* The histograms a snapshot may hand on to its next parse or merge. */
+struct hist_set {
+	struct hist *run[STAT_NMETRICS], *win[STAT_NMETRICS];
+};
+
+/* Releases s but keeps its histograms in *keep (all NULL when s has none
+ * of its own); s is zeroed. */
+static void release_keeping_hists(struct snapshot *s, struct hist_set *keep)
+{
+	memset(keep, 0, sizeof *keep);
+	if (s->owns_hists) {
+		memcpy(keep->run, s->run, sizeof keep->run);
+		memcpy(keep->win, s->win, sizeof keep->win);
+		s->owns_hists = false;
+	}
+	snapshot_release(s);
+}
+
+static void hist_set_free(struct hist_set *keep)
+{
+	for (int m = 0; keep && m < STAT_NMETRICS; m++) {
+		hist_free(keep->run[m]);
+		hist_free(keep->win[m]);
+	}
+}
+
+/* s's histograms: those of *keep, emptied (cheap: a histogram clears only
+ * the buckets between its extremes), or new ones. */
+static int alloc_hists(struct snapshot *s, struct hist_set *keep)
 {
 	s->owns_hists = true;
+	for (int m = 0; m < STAT_NMETRICS; m++) {
+		s->run[m] = keep ? keep->run[m] : NULL;
+		s->win[m] = keep ? keep->win[m] : NULL;
+		if (s->run[m])
+			hist_reset(s->run[m]);
+		if (s->win[m])
+			hist_reset(s->win[m]);
+	}
 	for (int m = 0; m < STAT_NMETRICS; m++)
-		if (!(s->run[m] = hist_new()) || !(s->win[m] = hist_new()))
+		if ((!s->run[m] && !(s->run[m] = hist_new())) || (!s->win[m] && !(s->win[m] = hist_new())))
 			return -1;
 	return 0;
 }
@@ -622,11 +658,12 @@ static int get_plan(const cJSON *it, struct snapshot_plan *p)
 	return 0;
 }
 
-int snapshot_parse(struct snapshot *s, const char *text, size_t len, char *err, size_t errcap)
+static int parse_into(struct snapshot *s, struct hist_set *keep, const char *text, size_t len, char *err,
+		      size_t errcap)
 {
 	struct rd r = {.err = err, .cap = errcap};
 	memset(s, 0, sizeof *s);
-	if (alloc_hists(s) != 0) {
+	if (alloc_hists(s, keep) != 0) {
 		snapshot_release(s);
 		snprintf(err, errcap, "out of memory");
 		return -1;
@@ -778,6 +815,18 @@ out:
 	return 0;
 }
 
+int snapshot_parse(struct snapshot *s, const char *text, size_t len, char *err, size_t errcap)
+{
+	return parse_into(s, NULL, text, len, err, errcap);
+}
+
+int snapshot_reparse(struct snapshot *s, const char *text, size_t len, char *err, size_t errcap)
+{
+	struct hist_set keep;
+	release_keeping_hists(s, &keep);
+	return parse_into(s, &keep, text, len, err, errcap);
+}
+
 int snapshot_read_file(struct snapshot *s, const char *path, char *err, size_t errcap)
 {
 	FILE *f = fopen(path, "rb");
@@ -868,16 +917,17 @@ static int merge_check_distinct(const struct snapshot *const *src, size_t n, cha
 	return 0;
 }
 
-int snapshot_merge(struct snapshot *dst, const struct snapshot *const *src, size_t n, char *err, size_t errcap)
+static int merge_into(struct snapshot *dst, struct hist_set *keep, const struct snapshot *const *src, size_t n,
+		      char *err, size_t errcap)
 {
 	memset(dst, 0, sizeof *dst);
-	if (n == 0) {
-		snprintf(err, errcap, "nothing to merge");
+	if (n == 0 || merge_check_distinct(src, n, err, errcap) != 0) {
+		if (n == 0)
+			snprintf(err, errcap, "nothing to merge");
+		hist_set_free(keep);
 		return -1;
 	}
-	if (merge_check_distinct(src, n, err, errcap) != 0)
-		return -1;
-	if (alloc_hists(dst) != 0 || !(dst->sources = cJSON_CreateArray()))
+	if (alloc_hists(dst, keep) != 0 || !(dst->sources = cJSON_CreateArray()))
 		goto oom;
 	const struct snapshot *first = src[0];
 	dst->schema = SNAPSHOT_SCHEMA;
@@ -985,4 +1035,16 @@ oom:
 	snapshot_release(dst);
 	snprintf(err, errcap, "out of memory");
 	return -1;
+}
+
+int snapshot_merge(struct snapshot *dst, const struct snapshot *const *src, size_t n, char *err, size_t errcap)
+{
+	return merge_into(dst, NULL, src, n, err, errcap);
+}
+
+int snapshot_remerge(struct snapshot *dst, const struct snapshot *const *src, size_t n, char *err, size_t errcap)
+{
+	struct hist_set keep;
+	release_keeping_hists(dst, &keep);
+	return merge_into(dst, &keep, src, n, err, errcap);
 }
