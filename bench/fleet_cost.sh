@@ -29,7 +29,7 @@ pids+=($!)
 wait_for "$out/gen.err" "control API on"
 api=$(sed -n 's/^infertop: control API on \(http:[^ ]*\).*/\1/p' "$out/gen.err")
 sleep 3 # requests done, so the histograms are filled as in a real run
-curl -s "$api/v1/status" >"$out/status.json"
+curl -s "$api/v1/status?lean=1" >"$out/status.json" # what a generator answers a fleet
 echo "recorded status document: $(wc -c <"$out/status.json") bytes"
 
 cat >"$out/stub.py" <<'EOF'

@@ -83,12 +83,15 @@ struct control {
 	int64_t status_max_age_ns;
 	struct ctl_conn *conns;
 	struct ctl_rq *laters;      /* requests waiting for their answer */
-	/* The last status document, and what it was built from. */
-	char *status;
-	size_t status_len;
-	int64_t status_at;
-	uint64_t status_cmd_seq;
-	enum engine_state status_state;
+	/* The last status document of each kind (full, lean: ?lean=1), and
+	 * what it was built from. */
+	struct status_doc {
+		char *text;
+		size_t len;
+		int64_t at;
+		uint64_t cmd_seq;
+		enum engine_state state;
+	} status[2];
 	/* What serving costs the run: CPU in the API's turns on the loop, the
 	 * longest turn, requests answered (said at the end). */
 	int64_t cost_cpu_ns, cost_max_turn_ns;
@@ -186,31 +189,34 @@ static enum MHD_Result serve_runs(struct control *c, struct MHD_Connection *conn
 /* The last document still says what a new one would: young enough, and
  * no command or change of state since (a client that sets the load and
  * reads the status back sees its change). */
-static bool status_fresh(const struct control *c, const struct run_view *v, int64_t now)
+static bool status_fresh(const struct control *c, const struct status_doc *d, const struct run_view *v,
+			 int64_t now)
 {
 	uint64_t seq = v->last_cmd ? v->last_cmd->seq : 0;
-	return c->status && now - c->status_at < c->status_max_age_ns && seq == c->status_cmd_seq &&
-	       v->state == c->status_state;
+	return d->text && now - d->at < c->status_max_age_ns && seq == d->cmd_seq && v->state == d->state;
 }
 
 static void status_forget(struct control *c)
 {
-	free(c->status);
-	c->status = NULL;
+	for (size_t i = 0; i < sizeof c->status / sizeof c->status[0]; i++) {
+		free(c->status[i].text);
+		c->status[i].text = NULL;
+	}
 }
 
-static int status_rebuild(struct control *c, const struct run_view *v, int64_t now)
+static int status_rebuild(struct status_doc *d, bool lean, const struct run_view *v, int64_t now)
 {
-	size_t len = c->status_len;
-	char *text = snapshot_build_sized(v, now, SNAPSHOT_STATUS, &len);
+	size_t len = d->len;
+	char *text = lean ? snapshot_build_lean(v, now, SNAPSHOT_STATUS, &len)
+			  : snapshot_build_sized(v, now, SNAPSHOT_STATUS, &len);
 	if (!text)
 		return -1;
-	status_forget(c);
-	c->status = text;
-	c->status_len = len;
-	c->status_at = now;
-	c->status_cmd_seq = v->last_cmd ? v->last_cmd->seq : 0;
-	c->status_state = v->state;
+	free(d->text);
+	d->text = text;
+	d->len = len;
+	d->at = now;
+	d->cmd_seq = v->last_cmd ? v->last_cmd->seq : 0;
+	d->state = v->state;
 	return 0;
 }
 
@@ -229,13 +235,18 @@ static enum MHD_Result serve_get(struct control *c, struct MHD_Connection *conn,
 	case CONTROL_R_HEALTH:
 		text = strdup("ok\n");
 		return send_text(conn, MHD_HTTP_OK, text, 3, "text/plain; charset=utf-8", NULL, NULL);
-	case CONTROL_R_STATUS:
-		if (!status_fresh(c, &v, now) && status_rebuild(c, &v, now) != 0)
+	case CONTROL_R_STATUS: {
+		/* ?lean=1: for readers that merge (infertop fleet). */
+		const char *lv = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "lean");
+		bool lean = lv && strcmp(lv, "1") == 0;
+		struct status_doc *d = &c->status[lean];
+		if (!status_fresh(c, d, &v, now) && status_rebuild(d, lean, &v, now) != 0)
 			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
-		if (!(text = malloc(c->status_len)))
+		if (!(text = malloc(d->len)))
 			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
-		memcpy(text, c->status, c->status_len);
-		return send_text(conn, MHD_HTTP_OK, text, c->status_len, "application/json", NULL, NULL);
+		memcpy(text, d->text, d->len);
+		return send_text(conn, MHD_HTTP_OK, text, d->len, "application/json", NULL, NULL);
+	}
 	case CONTROL_R_METRICS:
 		text = exporter_text(&v, c->id, now, &len);
 		if (!text)

@@ -520,8 +520,9 @@ static void poll_endpoint(struct fleet *f, struct endpoint *ep, int64_t now)
 	if (ep->in_flight)
 		return; /* a slow generator gets one poll at a time, never a pile */
 	if (!ep->poll) {
-		char url[FLEET_URL_MAX + 16];
-		snprintf(url, sizeof url, "%s/v1/status", ep->url);
+		char url[FLEET_URL_MAX + 32];
+		/* Lean: the figures the merge recomputes are not sent. */
+		snprintf(url, sizeof url, "%s/v1/status?lean=1", ep->url);
 		if (!(ep->poll = req_make(f, "GET", url, NULL, 0, on_status, ep)))
 			return;
 		ep->poll->keep = true;

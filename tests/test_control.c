@@ -429,6 +429,20 @@ static void shared_script(int port)
 	check(strcmp(a.body, b.body) == 0, "a second poller gets the same document",
 	      "the second differs (built again)");
 	resp_free(&b);
+	/* ?lean=1 (a fleet's poll): histograms and counters, not the figures
+	 * derived from them; a reader of snapshots reads it. */
+	http(port, "GET", "/v1/status?lean=1", NULL, NULL, NULL, &b);
+	expect_code("lean status", &b, 200, "\"lean\":true");
+	check(!strstr(b.body, "mean_ttft_ms") && !strstr(b.body, "p50_ms") && strstr(b.body, "\"hist\":\"h1:"),
+	      "the lean document has the histograms and not the derived figures", "%.200s", b.body);
+	size_t lean_len = strlen(b.body), full_len = strlen(a.body);
+	check(lean_len * 10 < full_len * 7, "the lean document is under 70% of the full one", "%zu of %zu bytes",
+	      lean_len, full_len);
+	struct snapshot ls;
+	char lerr[256];
+	check(snapshot_parse(&ls, b.body, lean_len, lerr, sizeof lerr) == 0, "the lean document parses", "%s", lerr);
+	snapshot_release(&ls);
+	resp_free(&b);
 	/* A command makes the next document new at once. */
 	http(port, "POST", "/v1/load", NULL, "{\"concurrency\":3}", NULL, &b);
 	expect_code("load 3", &b, 200, "\"status\":\"ok\"");

@@ -744,6 +744,23 @@ static void test_merge_exact(void **state)
 	free(t1);
 	free(t2);
 
+	/* A lean document (a fleet's poll) reads back as the full one: it
+	 * leaves out only what the reader derives again. */
+	{
+		m.lean = true;
+		char *tl = print_snapshot(&m);
+		m.lean = false;
+		struct snapshot lb;
+		assert_int_equal(snapshot_parse(&lb, tl, strlen(tl), err, sizeof err), 0);
+		char *tf = print_snapshot(&m), *tb = print_snapshot(&lb);
+		same_text(tf, tb);
+		assert_null(strstr(tl, "p50_ms"));
+		free(tl);
+		free(tf);
+		free(tb);
+		snapshot_release(&lb);
+	}
+
 	/* Reused histograms (the fleet's reparse and remerge) hold nothing of
 	 * the wider document they held before: the same text as fresh ones. */
 	struct snapshot re, fresh;

@@ -170,6 +170,11 @@ struct snapshot {
 	struct hist *run[STAT_NMETRICS];
 	struct hist *win[STAT_NMETRICS];
 	bool owns_hists;
+	/* Written lean: a status document for a reader that merges (infertop
+	 * fleet). What the histograms and counters already say (means,
+	 * percentiles, rates, vLLM's derived keys, the definitions) is left
+	 * out: half the bytes, and most of the parsing, of a fleet's poll. */
+	bool lean;
 	unsigned nruns;             /* 1, or how many runs a merge added */
 
 	/* Carried through as JSON, owned, NULL when absent. */
@@ -209,6 +214,8 @@ char *snapshot_build(const struct run_view *v, int64_t now_ns, enum snapshot_rea
  * is the last document's length (0: none yet), used to size the buffer,
  * and becomes this one's. */
 char *snapshot_build_sized(const struct run_view *v, int64_t now_ns, enum snapshot_reason why, size_t *size);
+/* snapshot_build_sized of a lean document (struct snapshot's lean). */
+char *snapshot_build_lean(const struct run_view *v, int64_t now_ns, enum snapshot_reason why, size_t *size);
 
 /* Parses a document (any text cJSON accepts, len bytes) into s. 0, or -1
  * with a message in err: not JSON, a newer or missing schema, a histogram

@@ -127,12 +127,14 @@ static void add_vllm_metric(cJSON *o, const struct hist *h, const char *m)
 	}
 }
 
-static cJSON *metric_object(const struct hist *h)
+static cJSON *metric_object(const struct hist *h, bool lean)
 {
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
 		return NULL;
 	put_u64(o, "count", hist_count(h));
+	if (lean)
+		goto hist;
 	put_num(o, "mean_ms", hist_mean(h) / 1000.0);
 	put_num(o, "std_ms", hist_stddev(h) / 1000.0);
 	put_num(o, "min_ms", us_to_ms(hist_min(h)));
@@ -143,6 +145,7 @@ static cJSON *metric_object(const struct hist *h)
 	} ps[] = {{50, "p50_ms"}, {90, "p90_ms"}, {95, "p95_ms"}, {99, "p99_ms"}, {99.9, "p99_9_ms"}};
 	for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
 		put_num(o, ps[i].k, us_to_ms(hist_percentile(h, ps[i].p)));
+hist:;
 	char *enc = hist_encode(h);
 	if (!enc) {
 		cJSON_Delete(o);
@@ -153,11 +156,11 @@ static cJSON *metric_object(const struct hist *h)
 	return o;
 }
 
-static cJSON *metrics_object(struct hist *const *h)
+static cJSON *metrics_object(struct hist *const *h, bool lean)
 {
 	cJSON *m = cJSON_CreateObject();
 	for (int k = 0; m && k < STAT_NMETRICS; k++) {
-		cJSON *mo = metric_object(h[k]);
+		cJSON *mo = metric_object(h[k], lean);
 		if (!mo) {
 			cJSON_Delete(m);
 			return NULL;
@@ -506,7 +509,10 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
 		return NULL;
-	add_vllm_keys(o, s);
+	if (s->lean)
+		put_num(o, "burstiness", s->burstiness);   /* the one root key read back */
+	else
+		add_vllm_keys(o, s);
 	put_num(o, "infertop_schema", SNAPSHOT_SCHEMA);
 	cJSON *it = cJSON_AddObjectToObject(o, "infertop");
 	if (!it)
@@ -518,6 +524,8 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 	put_str(sn, "reason", snapshot_reason_name(s->reason));
 	put_utc(sn, "taken_utc", s->taken_unix);
 	put_num(sn, "taken_unix", s->taken_unix);
+	if (s->lean && sn)
+		cJSON_AddBoolToObject(sn, "lean", true);
 
 	cJSON *run = cJSON_AddObjectToObject(it, "run");
 	put_str(run, "host", s->host);
@@ -577,7 +585,8 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 	put_u64(it, "connection_retry", s->connection_retries);
 	put_u64(it, "max_in_flight", s->max_in_flight);
 	cJSON_AddStringToObject(it, "stop_reason", s->stop_reason);
-	cJSON_AddStringToObject(it, "definitions", definitions);
+	if (!s->lean)
+		cJSON_AddStringToObject(it, "definitions", definitions);
 
 	cJSON *cn = cJSON_AddObjectToObject(it, "counters");
 	if (cn) {
@@ -604,13 +613,13 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 		cJSON_AddNullToObject(it, "goodput");
 	}
 
-	cJSON *m = metrics_object(s->run);
+	cJSON *m = metrics_object(s->run, s->lean);
 	if (!m)
 		goto oom;
 	cJSON_AddItemToObject(it, "metrics", m);
 	cJSON *win = cJSON_AddObjectToObject(it, "window");
 	put_num(win, "seconds", s->win_seconds);
-	if (!win || !(m = metrics_object(s->win)))
+	if (!win || !(m = metrics_object(s->win, s->lean)))
 		goto oom;
 	cJSON_AddItemToObject(win, "metrics", m);
 

@@ -363,11 +363,12 @@ oom:
 	return -1;
 }
 
-char *snapshot_build_sized(const struct run_view *v, int64_t now_ns, enum snapshot_reason why, size_t *size)
+static char *build(const struct run_view *v, int64_t now_ns, enum snapshot_reason why, size_t *size, bool lean)
 {
 	struct snapshot s;
 	if (snapshot_from_view(&s, v, now_ns, why) != 0)
 		return NULL;
+	s.lean = lean;
 	cJSON *j = snapshot_to_json(&s);
 	snapshot_release(&s);
 	if (!j)
@@ -385,6 +386,16 @@ char *snapshot_build_sized(const struct run_view *v, int64_t now_ns, enum snapsh
 	if (txt && size)
 		*size = strlen(txt);
 	return txt;
+}
+
+char *snapshot_build_sized(const struct run_view *v, int64_t now_ns, enum snapshot_reason why, size_t *size)
+{
+	return build(v, now_ns, why, size, false);
+}
+
+char *snapshot_build_lean(const struct run_view *v, int64_t now_ns, enum snapshot_reason why, size_t *size)
+{
+	return build(v, now_ns, why, size, true);
 }
 
 char *snapshot_build(const struct run_view *v, int64_t now_ns, enum snapshot_reason why)
