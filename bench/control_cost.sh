@@ -12,7 +12,8 @@
 # cost (the simulator's own lateness moves ITL p99 by milliseconds), so the
 # API's own account is printed too: the CPU its turns on the loop took
 # (thread CPU time around every libmicrohttpd pass) and its longest turn,
-# the most a token waited for it.
+# the most a token waited for it (the status document itself is encoded
+# on a thread of its own since; the loop only copies the figures).
 #   bench/control_cost.sh [STREAMS] [REQUESTS] [ROUNDS]   (from the build directory)
 set -eu
 bin=${INFERTOP_BIN:-./infertop}
@@ -91,6 +92,11 @@ printf '  ITL p99   without %.2f ms  with %.2f ms  change %+.2f ms   (target <= 
 printf '  CPU       without %.2f s   with %.2f s   change %+.2f s over %.1f s = %+.2f%% of a core   (target <= 1%%)\n' \
 	"$pc" "$ac" "$(awk -v a="$ac" -v b="$pc" 'BEGIN { print a - b }')" "$pw" \
 	"$(awk -v a="$ac" -v b="$pc" -v w="$pw" 'BEGIN { print 100 * (a - b) / w }')"
+# Each round's pair (with minus without, run back to back) cancels the
+# machine's drift between rounds: their median, and their spread.
+paste -d' ' "$out/api" "$out/plain" | awk '{ print $1 - $4 }' >"$out/diff"
+printf '  ITL p99 change per round (with - without, run back to back): median %+.2f ms, from %+.2f to %+.2f ms\n' \
+	"$(median <"$out/diff")" "$(sort -n "$out/diff" | head -1)" "$(sort -n "$out/diff" | tail -1)"
 # The API's own account, per round: requests, CPU ms, longest turn ms.
 ocpu=$(cut -d' ' -f2 "$out/own" | median)
 oreq=$(cut -d' ' -f1 "$out/own" | median)

@@ -15,9 +15,11 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +29,7 @@
 #include "infertop/control_req.h"
 #include "infertop/engine.h"
 #include "infertop/exporter.h"
+#include "infertop/hist.h"
 #include "infertop/mhd_ev.h"
 #include "infertop/snapshot.h"
 #include "infertop/view.h"
@@ -61,6 +64,7 @@ struct ctl_rq {
 	struct MHD_Connection *conn;
 	struct ctl_rq *next_later;   /* the requests waiting, for control_stop */
 	bool later, later_ready;
+	int status_kind;             /* waits for a status build: 1 full, 2 lean */
 	unsigned later_code;
 	char *later_json;
 	char body[CONTROL_BODY_MAX];
@@ -92,6 +96,29 @@ struct control {
 		uint64_t cmd_seq;
 		enum engine_state state;
 	} status[2];
+	/* A status document is encoded on a thread of its own, off the loop
+	 * (on a wide run it is tens of KB of encoded histograms: a millisecond
+	 * or two that every token arriving meanwhile would wait): the loop
+	 * takes the snapshot, with the histograms copied into `copies`, and
+	 * the builder turns it into text; the pollers wait, suspended. One
+	 * build at a time; `building` says which kind (0: none, 1 full,
+	 * 2 lean). */
+	int building;
+	bool wanted[2];              /* pollers of that kind wait for a build */
+	pthread_t builder;
+	ev_async built;
+	struct hist *copies[2 * STAT_NMETRICS];
+	struct status_job {
+		struct snapshot snap;
+		size_t want;            /* the last document's length */
+		char *text;             /* the builder's result; NULL: no memory */
+		size_t len;
+		int64_t at;
+		uint64_t cmd_seq;
+		enum engine_state state;
+		uint64_t run_gen;       /* a build for another run is dropped */
+	} job;
+	uint64_t run_gen;
 	/* What serving costs the run: CPU in the API's turns on the loop, the
 	 * longest turn, requests answered (said at the end). */
 	int64_t cost_cpu_ns, cost_max_turn_ns;
@@ -220,8 +247,12 @@ static int status_rebuild(struct status_doc *d, bool lean, const struct run_view
 	return 0;
 }
 
-static enum MHD_Result serve_get(struct control *c, struct MHD_Connection *conn, enum control_route route)
+static enum MHD_Result status_wait(struct control *c, struct MHD_Connection *conn, struct ctl_rq *rq,
+				   const struct run_view *v, int64_t now, bool lean);
+
+static enum MHD_Result serve_get(struct control *c, struct MHD_Connection *conn, struct ctl_rq *rq)
 {
+	enum control_route route = rq->route;
 	struct run_view v;
 	if (route != CONTROL_R_HEALTH) {
 		if (!c->e)
@@ -240,8 +271,8 @@ static enum MHD_Result serve_get(struct control *c, struct MHD_Connection *conn,
 		const char *lv = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "lean");
 		bool lean = lv && strcmp(lv, "1") == 0;
 		struct status_doc *d = &c->status[lean];
-		if (!status_fresh(c, d, &v, now) && status_rebuild(d, lean, &v, now) != 0)
-			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
+		if (!status_fresh(c, d, &v, now))
+			return status_wait(c, conn, rq, &v, now, lean);
 		if (!(text = malloc(d->len)))
 			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
 		memcpy(text, d->text, d->len);
@@ -431,7 +462,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return serve_runs(c, conn, method, url, rq);
 	bool post;
 	control_req_route(url, &post);
-	return post ? serve_post(c, conn, rq) : serve_get(c, conn, rq->route);
+	return post ? serve_post(c, conn, rq) : serve_get(c, conn, rq);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -548,6 +579,150 @@ void control_answer_later(struct control *c, struct control_later *later, unsign
 	}
 	MHD_resume_connection(rq->conn);
 	mhd_ev_arm(&c->ev, true);
+}
+
+/* ---- status documents, built off the loop ---- */
+
+static void *status_builder(void *arg)
+{
+	struct control *c = arg;
+	struct status_job *j = &c->job;
+	/* The run's loop comes first where the two share a core. */
+	setpriority(PRIO_PROCESS, 0, 10);
+	j->len = j->want;
+	j->text = snapshot_text_sized(&j->snap, &j->len);
+	snapshot_release(&j->snap);   /* its histograms are the copies: kept */
+	ev_async_send(c->loop, &c->built);
+	return NULL;
+}
+
+/* Takes the run's snapshot now, on the loop (counters, and the histograms
+ * copied: the bucket ranges they use, not the 188 KB each), and starts
+ * the builder on it. 0, or -1 (no memory, no thread): build it here. */
+static int status_start(struct control *c, const struct run_view *v, int64_t now, bool lean)
+{
+	for (int i = 0; i < 2 * STAT_NMETRICS; i++)
+		if (!c->copies[i] && !(c->copies[i] = hist_new()))
+			return -1;
+	struct status_job *j = &c->job;
+	memset(j, 0, sizeof *j);
+	if (snapshot_from_view(&j->snap, v, now, SNAPSHOT_STATUS) != 0)
+		return -1;
+	for (int m = 0; m < STAT_NMETRICS; m++) {
+		hist_copy(c->copies[m], j->snap.run[m]);
+		hist_copy(c->copies[STAT_NMETRICS + m], j->snap.win[m]);
+		j->snap.run[m] = c->copies[m];
+		j->snap.win[m] = c->copies[STAT_NMETRICS + m];
+	}
+	j->snap.owns_hists = false;
+	j->snap.lean = lean;
+	j->want = c->status[lean].len;
+	j->at = now;
+	j->cmd_seq = v->last_cmd ? v->last_cmd->seq : 0;
+	j->state = v->state;
+	j->run_gen = c->run_gen;
+	if (pthread_create(&c->builder, NULL, status_builder, c) != 0) {
+		snapshot_release(&j->snap);
+		return -1;
+	}
+	c->building = lean ? 2 : 1;
+	return 0;
+}
+
+/* A poller whose document is not built yet waits for the build of its
+ * kind, suspended; pollers meanwhile join it. */
+static enum MHD_Result status_wait(struct control *c, struct MHD_Connection *conn, struct ctl_rq *rq,
+				   const struct run_view *v, int64_t now, bool lean)
+{
+	struct status_doc *d = &c->status[lean];
+	if (!c->building && status_start(c, v, now, lean) != 0) {
+		/* No thread: the document is built here, on the loop. */
+		if (status_rebuild(d, lean, v, now) != 0)
+			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
+		char *text = malloc(d->len);
+		if (!text)
+			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
+		memcpy(text, d->text, d->len);
+		return send_text(conn, MHD_HTTP_OK, text, d->len, "application/json", NULL, NULL);
+	}
+	rq->conn = conn;
+	rq->later = true;
+	rq->status_kind = lean ? 2 : 1;
+	rq->next_later = c->laters;
+	c->laters = rq;
+	struct ctl_conn *cc = conn_of(conn);
+	if (cc)
+		cc->waiting = true;
+	MHD_suspend_connection(conn);
+	return MHD_YES;
+}
+
+/* Every poller waiting for documents of `kind`: the text (a copy each),
+ * or 500 when there is none. */
+static void status_answer(struct control *c, int kind, const char *text, size_t len)
+{
+	for (;;) {
+		struct ctl_rq *rq = c->laters;
+		while (rq && rq->status_kind != kind)
+			rq = rq->next_later;
+		if (!rq)
+			return;
+		rq->status_kind = 0;
+		char *copy = text ? malloc(len + 1) : NULL;
+		if (copy) {
+			memcpy(copy, text, len);
+			copy[len] = '\0';
+			control_answer_later(c, (struct control_later *)rq, 200, copy);
+		} else {
+			control_answer_later(c, (struct control_later *)rq, 500,
+					     strdup("{\"status\":\"failed\",\"message\":\"out of memory\"}"));
+		}
+	}
+}
+
+static bool status_waiting(const struct control *c, int kind)
+{
+	for (const struct ctl_rq *rq = c->laters; rq; rq = rq->next_later)
+		if (rq->status_kind == kind)
+			return true;
+	return false;
+}
+
+static void on_built(struct ev_loop *loop, ev_async *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct control *c = w->data;
+	if (!c->building)
+		return;
+	pthread_join(c->builder, NULL);
+	int kind = c->building;
+	c->building = 0;
+	struct status_job *j = &c->job;
+	status_answer(c, kind, j->text, j->text ? strlen(j->text) : 0);
+	if (j->text && j->run_gen == c->run_gen) {
+		struct status_doc *d = &c->status[kind - 1];
+		free(d->text);
+		d->text = j->text;
+		d->len = j->len;
+		d->at = j->at;
+		d->cmd_seq = j->cmd_seq;
+		d->state = j->state;
+	} else {
+		free(j->text);   /* another run's, or none */
+	}
+	j->text = NULL;
+	/* Pollers of the other kind came meanwhile: their build now. */
+	int other = kind == 1 ? 2 : 1;
+	if (!status_waiting(c, other))
+		return;
+	struct run_view v;
+	if (c->e) {
+		engine_view(c->e, &v);
+		if (status_start(c, &v, clock_now_ns(), other == 2) == 0)
+			return;
+	}
+	status_answer(c, other, NULL, 0);
 }
 
 /* ---- start and stop ---- */
@@ -695,6 +870,9 @@ struct control *control_start(struct engine *e, const struct control_opts *o, FI
 		free(c);
 		return NULL;
 	}
+	ev_async_init(&c->built, on_built);
+	c->built.data = c;
+	ev_async_start(c->loop, &c->built);
 	double every = (double)c->deadline_ns / 4e9;
 	ev_timer_init(&c->sweep, on_sweep, every, every);
 	c->sweep.data = c;
@@ -709,6 +887,7 @@ struct control *control_start(struct engine *e, const struct control_opts *o, FI
 void control_set_engine(struct control *c, struct engine *e)
 {
 	c->e = e;
+	c->run_gen++;       /* a build under way is another run's */
 	status_forget(c);   /* another run's document */
 }
 
@@ -741,6 +920,14 @@ void control_stop(struct control *c)
 			"longest turn %.2f ms of CPU\n",
 			(unsigned long long)c->answered, (double)c->cost_cpu_ns / 1e6,
 			(double)c->cost_max_turn_ns / 1e6);
+	/* A build under way ends first (it uses the copies). */
+	if (c->building) {
+		pthread_join(c->builder, NULL);
+		c->building = 0;
+		free(c->job.text);
+		c->job.text = NULL;
+	}
+	ev_async_stop(c->loop, &c->built);
 	/* MHD must not be stopped with suspended connections: whatever still
 	 * waits is told the server is going away. */
 	while (c->laters) {
@@ -752,6 +939,8 @@ void control_stop(struct control *c)
 	ev_timer_stop(c->loop, &c->sweep);
 	MHD_stop_daemon(c->mhd);
 	status_forget(c);
+	for (int i = 0; i < 2 * STAT_NMETRICS; i++)
+		hist_free(c->copies[i]);
 	token_free(c);
 	free(c);
 }

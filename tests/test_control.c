@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -479,6 +480,66 @@ static void test_status_shared(void **state)
 	enginefix_free(&f);
 }
 
+/* ---- many pollers of both kinds at once ---- */
+
+static int many_port;
+
+/* Twelve polls, full and lean in turn: each answered 200 with a document
+ * of its kind (they are built on a thread; pollers wait suspended). */
+static void *many_poller(void *arg)
+{
+	long id = (long)arg;
+	for (int i = 0; i < 12; i++) {
+		bool lean = (i + id) % 2 == 0;
+		struct resp r;
+		http(many_port, "GET", lean ? "/v1/status?lean=1" : "/v1/status", NULL, NULL, NULL, &r);
+		bool ok = r.code == 200 && strstr(r.body, "\"infertop_schema\"") &&
+			  (lean ? strstr(r.body, "\"lean\":true") && !strstr(r.body, "mean_ttft_ms")
+				: strstr(r.body, "mean_ttft_ms") && !strstr(r.body, "\"lean\""));
+		cJSON *j = ok ? cJSON_Parse(r.body) : NULL;
+		check(ok && j, lean ? "a lean poll gets a lean document" : "a full poll gets a full document",
+		      "poller %ld poll %d: HTTP %d, %.120s", id, i, r.code, r.body ? r.body : "");
+		cJSON_Delete(j);
+		resp_free(&r);
+	}
+	return NULL;
+}
+
+static void many_script(int port)
+{
+	many_port = port;
+	pthread_t t[6];
+	for (long i = 0; i < 6; i++)
+		pthread_create(&t[i], NULL, many_poller, (void *)i);
+	for (int i = 0; i < 6; i++)
+		pthread_join(t[i], NULL);
+	struct resp b;
+	http(port, "POST", "/v1/stop", NULL, NULL, NULL, &b);
+	expect_code("stop", &b, 200, "\"status\":\"ok\"");
+	resp_free(&b);
+}
+
+/* Status documents are built on a thread while pollers of both kinds
+ * come and go: none is lost, none gets the other kind's document. */
+static void test_status_many(void **state)
+{
+	(void)state;
+	struct enginefix f = {0};
+	const char *sim[] = {"--timing", "fixed", "--ttft", "5ms", "--itl", "5ms", NULL};
+	enginefix_sim(&f, sim);
+	const char *args[] = {"-c", "8", "-d", "60s", "--output-tokens", "40", "--metrics-url", "none", NULL};
+	enginefix_engine(&f, args);
+	FILE *log = tmpfile();
+	assert_non_null(log);
+	/* A millisecond: nearly every poll asks for a new build. */
+	struct control_opts o = {.listen = "127.0.0.1:0", .status_max_age_s = 0.001};
+	struct client c = {.script = many_script};
+	run_with_client(&f, &o, log, &c);
+	control_stop(c.ctl);
+	fclose(log);
+	enginefix_free(&f);
+}
+
 /* ---- bad input ---- */
 
 enum bad_kind { BAD_HTTP, BAD_RAW, BAD_BIG_HEADER, BAD_FLOOD, BAD_BIG_LENGTH, BAD_BIG_CHUNKED, BAD_SLOW_LORIS, BAD_DEEP };
@@ -750,6 +811,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_drive_a_run),
 		cmocka_unit_test(test_status_shared),
+		cmocka_unit_test(test_status_many),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_needs_token_off_loopback),
 	};

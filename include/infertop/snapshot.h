@@ -214,6 +214,10 @@ char *snapshot_build(const struct run_view *v, int64_t now_ns, enum snapshot_rea
  * is the last document's length (0: none yet), used to size the buffer,
  * and becomes this one's. */
 char *snapshot_build_sized(const struct run_view *v, int64_t now_ns, enum snapshot_reason why, size_t *size);
+/* s as text, as snapshot_build_sized prints it (a status document on one
+ * line, files formatted); *size as there. Reads s only: a thread may
+ * print a snapshot whose histograms are its own copies. */
+char *snapshot_text_sized(const struct snapshot *s, size_t *size);
 /* snapshot_build_sized of a lean document (struct snapshot's lean). */
 char *snapshot_build_lean(const struct run_view *v, int64_t now_ns, enum snapshot_reason why, size_t *size);
 

@@ -363,18 +363,13 @@ oom:
 	return -1;
 }
 
-static char *build(const struct run_view *v, int64_t now_ns, enum snapshot_reason why, size_t *size, bool lean)
+char *snapshot_text_sized(const struct snapshot *s, size_t *size)
 {
-	struct snapshot s;
-	if (snapshot_from_view(&s, v, now_ns, why) != 0)
-		return NULL;
-	s.lean = lean;
-	cJSON *j = snapshot_to_json(&s);
-	snapshot_release(&s);
+	cJSON *j = snapshot_to_json(s);
 	if (!j)
 		return NULL;
 	/* Files are read by people too; a status document by programs. */
-	bool fmt = why != SNAPSHOT_STATUS;
+	bool fmt = s->reason != SNAPSHOT_STATUS;
 	/* cJSON grows its buffer by doubling from 256 bytes: for a document
 	 * of encoded histograms (hundreds of KB on a wide run) that is half
 	 * the cost, in copies and fresh pages. A caller that builds the same
@@ -385,6 +380,17 @@ static char *build(const struct run_view *v, int64_t now_ns, enum snapshot_reaso
 	cJSON_Delete(j);
 	if (txt && size)
 		*size = strlen(txt);
+	return txt;
+}
+
+static char *build(const struct run_view *v, int64_t now_ns, enum snapshot_reason why, size_t *size, bool lean)
+{
+	struct snapshot s;
+	if (snapshot_from_view(&s, v, now_ns, why) != 0)
+		return NULL;
+	s.lean = lean;
+	char *txt = snapshot_text_sized(&s, size);
+	snapshot_release(&s);
 	return txt;
 }
 
