@@ -105,6 +105,12 @@ void hist_free(struct hist *h)
 	free(h);
 }
 
+void hist_touch(struct hist *h)
+{
+	memset(h->counts, 0, sizeof h->counts);
+	set_empty(h);
+}
+
 void hist_reset(struct hist *h)
 {
 	if (h->count)

@@ -451,6 +451,30 @@ static void test_add(void **state)
 	hist_free(sum);
 }
 
+/* A touched histogram (its pages written up front) is an empty one,
+ * whatever it held. */
+static void test_touch_is_empty(void **state)
+{
+	(void)state;
+	struct hist *h = hist_new(), *fresh = hist_new();
+	assert_non_null(h);
+	assert_non_null(fresh);
+	hist_record(h, 12345);
+	hist_record(h, 3);
+	hist_touch(h);
+	assert_int_equal(hist_count(h), 0);
+	hist_record(h, 77);
+	hist_record(fresh, 77);
+	char *a = hist_encode(h), *b = hist_encode(fresh);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	hist_free(h);
+	hist_free(fresh);
+}
+
 static void test_reset_clears_everything(void **state)
 {
 	(void)state;
@@ -1354,6 +1378,7 @@ int main(void)
 		cmocka_unit_test(test_single_and_extremes),
 		cmocka_unit_test(test_record_n),
 		cmocka_unit_test(test_add),
+		cmocka_unit_test(test_touch_is_empty),
 		cmocka_unit_test(test_reset_clears_everything),
 		cmocka_unit_test(test_sub),
 		cmocka_unit_test(test_sub_extremes),

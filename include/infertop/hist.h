@@ -101,6 +101,10 @@ struct hist;
 struct hist *hist_new(void);
 void hist_free(struct hist *h);
 void hist_reset(struct hist *h);
+/* Writes every bucket (they stay empty): hist_new's pages come lazily, at
+ * the first sample of each; a histogram that must not fault later, at a
+ * moment that matters, is touched once up front. */
+void hist_touch(struct hist *h);
 
 /* Negative values are recorded as 0. O(1), no allocation. */
 void hist_record(struct hist *h, int64_t us);
