@@ -47,15 +47,8 @@ run() { # COLS ROWS
 	cols=$1
 	lines=$2
 	T kill-session -t tui 2>/dev/null
-	for try in 1 2 3; do
-		T new-session -d -s tui -x "$cols" -y "$lines" -c "$tmp" \
-			"env TERM=screen-256color INFERTOP_THEMES_DIR=$INFERTOP_SRCDIR/themes $INFERTOP_BIN -c 8 --output-tokens 4000 --metrics-url none -d 600s http://127.0.0.1:$port; echo \$? >$tmp/status" &&
-			break
-		T kill-server 2>/dev/null
-		rm -f "$tmp/tmux.sock"
-	done
-	T set-option -t tui remain-on-exit on >/dev/null
-	T set-option -t tui window-size manual >/dev/null 2>&1
+	tmux_session "$cols" "$lines" "$tmp" \
+		"env TERM=screen-256color INFERTOP_THEMES_DIR=$INFERTOP_SRCDIR/themes $INFERTOP_BIN -c 8 --output-tokens 4000 --metrics-url none -d 600s http://127.0.0.1:$port; echo \$? >$tmp/status"
 	wait_for "${cols}x$lines: dashboard shows up" "Latency" 20 || return 1
 	T send-keys -t tui R
 	wait_for "${cols}x$lines: R opens the requests view, in-flight list" "in flight 8 " || return 1

@@ -284,23 +284,6 @@ static void test_live(void **state)
 	reqtrack_free(t);
 }
 
-static int teardown(void **state)
-{
-	struct enginefix *f = *state;
-	enginefix_free(f);
-	free(f);
-	return 0;
-}
-
-static int setup(void **state)
-{
-	struct enginefix *f = calloc(1, sizeof *f);
-	if (!f)
-		return -1;
-	*state = f;
-	return 0;
-}
-
 /* The engine feeds it: 550-token streams flush their ITL buffer twice
  * (549 gaps: 256 + 256 + 37 left in the buffer), so a record's 64 gaps
  * are 27 kept at the last flush and the buffer's 37; faults land in
@@ -370,7 +353,7 @@ int main(void)
 		cmocka_unit_test(test_gaps),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_live),
-		cmocka_unit_test_setup_teardown(test_engine_feeds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_engine_feeds, enginefix_setup, enginefix_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
