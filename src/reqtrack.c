@@ -135,7 +135,9 @@ void reqtrack_done(struct reqtrack *t, const struct request *r, const struct req
 		for (int i = 0; i < 3; i++)
 			slow_insert(t, i, rec);
 	} else {
-		rec->e2e_ns = -1;
+		/* How long it took to fail: until the last bytes read (the stamp
+		 * request.c took for them; no clock read here). */
+		rec->e2e_ns = r->now > r->t_send ? r->now - r->t_send : 0;
 	}
 }
 

@@ -36,6 +36,7 @@ static void fake_fill(struct fake *f, struct reqtrack *t, const char *model, int
 	f->r.t_first_event = f->r.t_send + ttft / 2;
 	f->r.t_first_token = f->r.t_send + ttft;
 	f->r.t_last_token = f->r.t_send + e2e;
+	f->r.now = f->r.t_last_token;   /* the stamp of the last bytes read */
 	f->r.chunks = 20;
 	f->r.prompt_estimate = 100;
 	f->r.status = ok ? 200 : 503;
@@ -147,6 +148,8 @@ static void test_record(void **state)
 	assert_int_equal(rec->err, ERR_HTTP);
 	assert_int_equal(rec->http, 503);
 	assert_string_equal(rec->msg, "HTTP 503: overloaded");
+	/* A failure's E2E: until its last bytes, not -1. */
+	assert_int_equal(rec->e2e_ns, 900 * MS);
 	assert_string_equal(rec->model, "llama-3-70b");
 
 	fake_fill(f, t, "llama-3-70b", 300 * MS, 900 * MS, 45000, true);
@@ -320,6 +323,7 @@ static void test_engine_feeds(void **state)
 			nfail++;
 			assert_int_equal(rec->err, ERR_HTTP);
 			assert_non_null(strstr(rec->msg, "HTTP 500"));
+			assert_true(rec->e2e_ns > 0 && rec->e2e_ns < 10000 * MS);
 			continue;
 		}
 		assert_int_equal(rec->phase, RT_OK);

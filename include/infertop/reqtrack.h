@@ -42,7 +42,8 @@ struct reqtrack_rec {
 	char msg[STATS_MSG_MAX];      /* the error as recorded (scrubbed), "" if none */
 	int64_t t_send;               /* clock_now_ns() time of the send */
 	int64_t ttfb_ns, ttft_ns;
-	int64_t e2e_ns;               /* in flight: time since the send */
+	int64_t e2e_ns;               /* in flight: time since the send; failed:
+	                               * until its last bytes arrived */
 	int64_t tokens_in, tokens_out;
 	uint64_t chunks;
 	uint32_t worst_gap_us;        /* 0: fewer than two chunks */

@@ -221,7 +221,7 @@ static void cell(WINDOW *w, const struct rect *r, int y, int x, int width, bool 
 }
 
 static void draw_row(WINDOW *w, const struct rect *r, int y, const struct row *rw, const int *x, const int *cw,
-		     bool selected, bool in_flight, const struct dash *d)
+		     bool selected, const struct dash *d)
 {
 	unsigned long sel = selected ? A_REVERSE : 0;
 	unsigned long val = wd_attr(d, THEME_R_VALUE) | sel, nor = wd_attr(d, THEME_R_NORMAL) | sel;
@@ -250,10 +250,8 @@ static void draw_row(WINDOW *w, const struct rect *r, int y, const struct row *r
 	cell(w, r, y, x[C_GAP], cw[C_GAP], true, val, b, d->ascii);
 	if (rw->phase == RT_FAILED)
 		snprintf(b, sizeof b, "%s: %s", stats_err_name(rw->err), rw->msg && *rw->msg ? rw->msg : "-");
-	else if (in_flight || !rw->http)
-		b[0] = '\0';
 	else
-		snprintf(b, sizeof b, "http %d", rw->http);
+		b[0] = '\0';
 	cell(w, r, y, x[C_ERROR], cw[C_ERROR], false, rw->phase == RT_FAILED ? st : nor, b, d->ascii);
 }
 
@@ -304,7 +302,7 @@ static void draw_table(WINDOW *w, const struct rect *r, const struct req_ui *q, 
 	/* The selection stays in sight: the page scrolls under it. */
 	size_t first = body > 0 && si >= (size_t)body ? si - (size_t)body + 1 : 0;
 	for (int i = 0; body > 0 && i < body && first + (size_t)i < n; i++)
-		draw_row(w, r, 2 + i, &rows[first + (size_t)i], x, cw, first + (size_t)i == si, q->list == RT_INFLIGHT, d);
+		draw_row(w, r, 2 + i, &rows[first + (size_t)i], x, cw, first + (size_t)i == si, d);
 	if (n == 0)
 		wd_put(w, r, 2, 1, dim,
 		       total ? "no request matches the filter"
