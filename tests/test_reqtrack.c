@@ -13,12 +13,19 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <curses.h>
+#include <locale.h>
+#include <wchar.h>
 
+#include "infertop/layout.h"
 #include "infertop/reqtrack.h"
 #include "infertop/rng.h"
+#include "infertop/theme.h"
+#include "infertop/widget.h"
 #include "enginefix.h"
 
 #define MS 1000000LL
+#define S_NS (1000 * MS)
 
 /* A finished request as the engine hands it over: the request with its
  * stamps and gaps, and its result. */
@@ -349,6 +356,163 @@ static void test_engine_feeds(void **state)
 		assert_true(reqtrack_get(t, RT_SLOW_E2E, i)->e2e_ns >= reqtrack_get(t, RT_SLOW_E2E, i + 1)->e2e_ns);
 }
 
+/* Row y of the screen as UTF-8. */
+static void row_text(int y, char *buf, size_t cap)
+{
+	wchar_t wb[512];
+	int cols = getmaxx(stdscr);
+	int n = mvwinnwstr(stdscr, y, 0, wb, cols < 511 ? cols : 511);
+	if (n < 0)
+		n = 0;
+	wb[n] = 0;
+	size_t m = wcstombs(buf, wb, cap - 1);
+	buf[m == (size_t)-1 ? 0 : m] = '\0';
+}
+
+static int screen_count(int rows, const char *needle)
+{
+	int n = 0;
+	char line[2048];
+	for (int y = 0; y < rows; y++) {
+		row_text(y, line, sizeof line);
+		n += strstr(line, needle) != NULL;
+	}
+	return n;
+}
+
+/* The requests panel where the layout puts it, drawn alone (the run here
+ * has no stats for the header) the way widgets_render draws it. */
+static struct panel draw_requests(int rows, int cols, const struct dash *d)
+{
+	struct layout full, l;
+	layout_compute(rows, cols, VIEW_REQUESTS, 0, &full);
+	const struct panel *p = layout_find(&full, PANEL_REQUESTS, -1);
+	assert_non_null(p);
+	memset(&l, 0, sizeof l);
+	l.rows = rows;
+	l.cols = cols;
+	l.focus = -1;
+	l.n = 1;
+	l.p[0] = *p;
+	resize_term(rows, cols);
+	widgets_render(stdscr, &l, d);
+	return *p;
+}
+
+/* The whole requests view drawn into a real ncurses screen (on /dev/null)
+ * at 80x24, 120x40 and 250x70 over 1,000 requests in flight with a long
+ * model name, and over kept failures with a long message: every table row
+ * ends at the panel's right border (columns cut, never run over), as many
+ * rows as fit are drawn, the selection scrolls into sight, and the detail
+ * reads a live request's chunk count. */
+static void test_widget_fits(void **state)
+{
+	(void)state;
+	if (!setlocale(LC_ALL, "C.UTF-8"))
+		setlocale(LC_ALL, "");
+	FILE *fout = fopen("/dev/null", "w"), *fin = fopen("/dev/null", "r");
+	SCREEN *scr = newterm("xterm-256color", fout, fin);
+	assert_non_null(scr);
+	set_term(scr);
+	unsigned long attr[THEME_NROLES];
+	struct theme th;
+	theme_default(&th);
+	theme_apply(&th, false, attr);
+
+	enum { NLIVE = 1000 };
+	struct request *live = NULL;
+	struct reqtrack *t = reqtrack_new(&live);
+	struct request *rs = calloc(NLIVE, sizeof *rs);
+	assert_non_null(rs);
+	static const char model[] = "meta-llama/Llama-3.1-405B-Instruct-FP8-with-a-very-long-name";
+	/* rs[i] is request i + 1 with i chunks. */
+	for (int i = 0; i < NLIVE; i++) {
+		reqtrack_start(t, &rs[i], model);
+		rs[i].t_send = 10 * S_NS;
+		rs[i].t_first_event = rs[i].t_first_token = rs[i].t_send + (int64_t)(i + 1) * MS;
+		rs[i].chunks = (uint64_t)i;
+		rs[i].next = i + 1 < NLIVE ? &rs[i + 1] : NULL;
+	}
+	live = &rs[0];
+	struct fake *f = malloc(sizeof *f);
+	assert_non_null(f);
+	for (int i = 0; i < 40; i++) {
+		fake_fill(f, t, model, (i + 1) * MS, (i + 100) * MS, 2000, i % 3 != 0);
+		f->res.msg = "HTTP 503: the server is overloaded and asks to come back later, with a long text after it";
+		reqtrack_done(t, &f->r, &f->res);
+	}
+	struct run_view v = {.requests = t, .state = ENGINE_RUNNING};
+	struct req_ui q = {.sort = -1};
+	struct dash d = {.v = &v, .attr = attr, .now = 20 * S_NS, .view = VIEW_REQUESTS, .rq = &q};
+	static const int sizes[][2] = {{24, 80}, {40, 120}, {70, 250}};
+	for (size_t s = 0; s < 3; s++) {
+		int rows = sizes[s][0], cols = sizes[s][1];
+		for (int list = RT_INFLIGHT; list < RT_LIST_N; list++) {
+			q.list = list;
+			struct panel pp = draw_requests(rows, cols, &d);
+			const struct panel *p = &pp;
+			int drawn = 0;
+			char line[2048];
+			for (int y = p->r.y + 2; y < p->r.y + p->r.h - 2; y++) {
+				row_text(y, line, sizeof line);
+				if (!strstr(line, " meta-"))
+					continue;
+				drawn++;
+				size_t n = strlen(line), e = n >= 6 ? n - 3 : 0;
+				/* The last cell is the border (3 bytes of UTF-8). */
+				assert_true(e > 0 && strcmp(line + e, "\xe2\x94\x82") == 0);
+				/* Cut by the columns (an ellipsis, or room to spare), not
+				 * by the border. */
+				line[e] = '\0';
+				bool spare = e > 0 && line[e - 1] == ' ';
+				bool cut = e >= 3 && strcmp(line + e - 3, "\xe2\x80\xa6") == 0;
+				if (!spare && !cut)
+					fail_msg("%dx%d list %d: a row runs into the border: %s", cols, rows, list, line);
+				assert_null(strstr(line, "with-a-very-long-name"));
+			}
+			size_t want = list == RT_INFLIGHT ? NLIVE : reqtrack_count(t, (enum reqtrack_list)list);
+			size_t body = (size_t)p->r.h - 4;
+			if (drawn != (int)(want < body ? want : body))
+				fail_msg("%dx%d list %d: %d rows drawn, %zu wanted", cols, rows, list, drawn,
+					 want < body ? want : body);
+			assert_int_equal(screen_count(rows, "STATUS"), 1);
+			/* Every column head shows, the error's from 120 columns. */
+			row_text(p->r.y + 1, line, sizeof line);
+			assert_non_null(strstr(line, "MODEL"));
+			assert_non_null(strstr(line, "TTFT ms"));
+			assert_non_null(strstr(line, "GAP ms"));
+			assert_true(cols < 120 || strstr(line, "ERROR"));
+		}
+	}
+	/* Down past the page: the selection scrolls into sight. */
+	q.list = RT_INFLIGHT;
+	for (int i = 0; i < 30; i++)
+		w_requests_key(&q, KEY_DOWN, &v, d.now);
+	assert_int_equal(q.sel, 31);
+	draw_requests(24, 80, &d);
+	assert_int_equal(screen_count(24, "     31 meta"), 1);
+	assert_int_equal(screen_count(24, "      1 meta"), 0);
+	/* Enter: the request alone, read live; more chunks show at once. */
+	w_requests_key(&q, '\r', &v, d.now);
+	assert_true(q.detail);
+	draw_requests(24, 80, &d);
+	assert_int_equal(screen_count(24, "chunks 30"), 1);
+	rs[30].chunks = 31;
+	draw_requests(24, 80, &d);
+	assert_int_equal(screen_count(24, "chunks 31"), 1);
+	/* Gone from the live list and not kept: said so. */
+	live = NULL;
+	draw_requests(24, 80, &d);
+	assert_int_equal(screen_count(24, "no longer kept"), 1);
+	free(f);
+	free(rs);
+	reqtrack_free(t);
+	endwin();
+	delscreen(scr);
+	fclose(fout);
+	fclose(fin);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -357,6 +521,7 @@ int main(void)
 		cmocka_unit_test(test_gaps),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_live),
+		cmocka_unit_test(test_widget_fits),
 		cmocka_unit_test_setup_teardown(test_engine_feeds, enginefix_setup, enginefix_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
