@@ -12,7 +12,6 @@
 #include "config.h"
 
 #include <curses.h>
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +26,7 @@
 #include "infertop/sim.h"
 #include "infertop/theme.h"
 #include "infertop/widget.h"
+#include "../tests/screenfix.h"
 
 enum { CASE_BY_NUMBER, CASE_BY_TTFT, CASE_FILTERED, CASE_DETAIL, NCASES };
 static const char *const case_names[NCASES] = {
@@ -140,8 +140,6 @@ int main(int argc, char **argv)
 		b.streams = 1000;
 	if (b.frames <= 0)
 		b.frames = 40;
-	if (!setlocale(LC_ALL, "C.UTF-8"))
-		setlocale(LC_ALL, "");
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
@@ -173,27 +171,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
-	SCREEN *scr = out && in ? newterm("xterm-256color", out, in) : NULL;
-	if (!scr) {
+	struct screenfix sf;
+	if (screenfix_open(&sf, true, b.attr) != 0) {
 		fprintf(stderr, "cannot set up a screen on /dev/null\n");
 		return 1;
 	}
-	set_term(scr);
 	resize_term(70, 250);
-	start_color();
-	use_default_colors();
-	struct theme th;
-	theme_default(&th);
-	theme_apply(&th, true, b.attr);
-	b.theme_name = th.name;
+	b.theme_name = sf.theme.name;
 
 	engine_set_on_tick(e, on_tick, &b);
 	engine_run(e);
-	endwin();
-	delscreen(scr);
-	fclose(out);
-	fclose(in);
+	screenfix_close(&sf);
 
 	printf("requests view at 250x70, %ld streams in flight, %d frames per case at the engine's 4 Hz tick\n",
 	       b.streams, b.frames);

@@ -14,8 +14,6 @@
 
 #include <cmocka.h>
 #include <curses.h>
-#include <locale.h>
-#include <wchar.h>
 
 #include "infertop/layout.h"
 #include "infertop/reqtrack.h"
@@ -23,6 +21,7 @@
 #include "infertop/theme.h"
 #include "infertop/widget.h"
 #include "enginefix.h"
+#include "screenfix.h"
 
 #define MS 1000000LL
 #define S_NS (1000 * MS)
@@ -356,18 +355,7 @@ static void test_engine_feeds(void **state)
 		assert_true(reqtrack_get(t, RT_SLOW_E2E, i)->e2e_ns >= reqtrack_get(t, RT_SLOW_E2E, i + 1)->e2e_ns);
 }
 
-/* Row y of the screen as UTF-8. */
-static void row_text(int y, char *buf, size_t cap)
-{
-	wchar_t wb[512];
-	int cols = getmaxx(stdscr);
-	int n = mvwinnwstr(stdscr, y, 0, wb, cols < 511 ? cols : 511);
-	if (n < 0)
-		n = 0;
-	wb[n] = 0;
-	size_t m = wcstombs(buf, wb, cap - 1);
-	buf[m == (size_t)-1 ? 0 : m] = '\0';
-}
+#define row_text screenfix_row
 
 static int screen_count(int rows, const char *needle)
 {
@@ -408,16 +396,9 @@ static struct panel draw_requests(int rows, int cols, const struct dash *d)
 static void test_widget_fits(void **state)
 {
 	(void)state;
-	if (!setlocale(LC_ALL, "C.UTF-8"))
-		setlocale(LC_ALL, "");
-	FILE *fout = fopen("/dev/null", "w"), *fin = fopen("/dev/null", "r");
-	SCREEN *scr = newterm("xterm-256color", fout, fin);
-	assert_non_null(scr);
-	set_term(scr);
+	struct screenfix sf;
 	unsigned long attr[THEME_NROLES];
-	struct theme th;
-	theme_default(&th);
-	theme_apply(&th, false, attr);
+	assert_int_equal(screenfix_open(&sf, false, attr), 0);
 
 	enum { NLIVE = 1000 };
 	struct request *live = NULL;
@@ -507,10 +488,7 @@ static void test_widget_fits(void **state)
 	free(f);
 	free(rs);
 	reqtrack_free(t);
-	endwin();
-	delscreen(scr);
-	fclose(fout);
-	fclose(fin);
+	screenfix_close(&sf);
 }
 
 int main(void)
