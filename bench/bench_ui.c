@@ -23,6 +23,7 @@
 #include "infertop/stats.h"
 #include "infertop/theme.h"
 #include "infertop/widget.h"
+#include "../tests/screenfix.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
@@ -193,19 +194,13 @@ int main(int argc, char **argv)
 		}
 	}
 
-	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
-	SCREEN *scr = out && in ? newterm("xterm-256color", out, in) : NULL;
-	if (!scr) {
+	struct screenfix sf;
+	unsigned long attr[THEME_NROLES];
+	if (screenfix_open(&sf, true, attr) != 0) {
 		fprintf(stderr, "cannot set up a screen on /dev/null\n");
 		return 1;
 	}
-	set_term(scr);
-	start_color();
-	use_default_colors();
-	struct theme th;
-	theme_default(&th);
-	unsigned long attr[THEME_NROLES];
-	theme_apply(&th, true, attr);
+	const struct theme th = sf.theme;
 
 	struct run_view v;
 	engine_view(&e, &v);
@@ -245,10 +240,7 @@ int main(int argc, char **argv)
 		worst = us;
 	printf("worst case %.1f us/frame: %.3f%% CPU at 4 Hz, %.2f%% at 60 Hz\n", worst, worst * 4 / 1e6 * 100,
 	       worst * 60 / 1e6 * 100);
-	endwin();
-	delscreen(scr);
-	fclose(out);
-	fclose(in);
+	screenfix_close(&sf);
 	series_free(e.series);
 	stats_free(e.stats);
 	free(gh);

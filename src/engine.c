@@ -18,6 +18,7 @@
 #include "infertop/loop.h"
 #include "infertop/redact.h"
 #include "infertop/reqlog.h"
+#include "infertop/reqtrack.h"
 #include "infertop/sampler.h"
 #include "infertop/scrape.h"
 #include "infertop/snapshot.h"
@@ -139,6 +140,7 @@ static void engine_on_request_done(void *ud, struct request *r, const struct req
 {
 	struct engine *e = ud;
 	int model = (int)(intptr_t)r->owner_data;
+	reqtrack_done(e->rt, r, res);
 	reqlog_request(e->reqlog, r, res, e->t_start);
 	list_unlink(&e->live, r);
 	list_push(&e->spare, r);
@@ -196,6 +198,7 @@ static int engine_start_request(void *ud, int64_t t_intended)
 	}
 	r->prompt_estimate = in;
 	r->owner_data = (void *)(intptr_t)model;
+	reqtrack_start(e->rt, r, o.model);
 	if (request_start(r, body, len, t_intended) != 0) {
 		list_push(&e->spare, r);
 		return -1;
@@ -407,7 +410,8 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	e->series = series_new();
 	e->snap = snapshot_writer_new(loop, cfg, engine_view_for_writer, e);
 	e->secrets = url_secrets(cfg->url);
-	if (!e->endpoint || !e->http || !e->stats || !e->series || !e->snap || !e->secrets ||
+	e->rt = reqtrack_new(&e->live);
+	if (!e->endpoint || !e->http || !e->stats || !e->series || !e->snap || !e->secrets || !e->rt ||
 	    engine_build_headers(e) != 0) {
 		snprintf(err, errcap, "out of memory while setting up");
 		engine_free(e);
@@ -511,6 +515,7 @@ void engine_free(struct engine *e)
 		list_unlink(&e->spare, r);
 		request_free(r);
 	}
+	reqtrack_free(e->rt);
 	scrape_free(e->scrape);
 	free(e->server);
 	plan_free(e->plan);
@@ -713,6 +718,7 @@ void engine_view(const struct engine *e, struct run_view *v)
 		.dataset = e->dataset,
 		.reqlog = e->reqlog,
 		.last_cmd = &e->last_cmd,
+		.requests = e->rt,
 	};
 }
 

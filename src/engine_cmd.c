@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include "infertop/clock.h"
+#include "infertop/reqtrack.h"
 #include "infertop/engine_internal.h"
 #include "infertop/load.h"
 #include "infertop/plan.h"
@@ -185,7 +186,10 @@ enum cmd_status engine_cmd_window_reset(struct engine *e, enum cmd_source src, s
 	int64_t now = clock_now_ns();
 	stats_window_reset(e->stats, now);
 	plan_window_reset(e->plan, now);
-	return finish(e, src, out, CMD_OK, "sliding window emptied; whole-run figures kept");
+	/* The slowest requests are the window's too: a warm-up's outliers
+	 * would otherwise head those lists for the rest of the run. */
+	reqtrack_clear(e->rt);
+	return finish(e, src, out, CMD_OK, "sliding window emptied (and the slowest requests); whole-run figures kept");
 }
 
 enum cmd_status engine_cmd_plan_resume(struct engine *e, enum cmd_source src, struct cmd_result *out)

@@ -34,6 +34,17 @@ static void request_failf(struct request *r, enum err_kind kind, const char *msg
 	request_fail(r, kind, msg, strlen(msg));
 }
 
+/* Once per full ITL buffer, never per chunk: what the requests view needs
+ * of the gaps about to be dropped (their worst, the last few). */
+static void request_keep_gaps(struct request *r)
+{
+	for (size_t i = 0; i < r->n_itl; i++)
+		if (r->itl[i] > r->itl_worst)
+			r->itl_worst = r->itl[i];
+	memcpy(r->itl_keep, r->itl + REQUEST_ITL_BUF - REQUEST_ITL_KEEP, sizeof r->itl_keep);
+	r->n_keep = REQUEST_ITL_KEEP;
+}
+
 static void request_on_output(struct request *r)
 {
 	int64_t now = r->now;
@@ -45,6 +56,7 @@ static void request_on_output(struct request *r)
 			if (r->ctx->on_itl)
 				r->ctx->on_itl(r->ctx->detail_ud, r, r->itl, r->n_itl);
 			stats_record_itl_us(r->ctx->stats, r->itl, r->n_itl);
+			request_keep_gaps(r);
 			r->n_itl = 0;
 		}
 		r->itl[r->n_itl++] = gap_us > UINT32_MAX ? UINT32_MAX : (uint32_t)gap_us;
@@ -262,7 +274,8 @@ static void request_finish(struct request *r, CURLcode rc)
 			ctx->on_itl(ctx->detail_ud, r, r->itl, r->n_itl);
 		stats_record_itl_us(ctx->stats, r->itl, r->n_itl);
 	}
-	r->n_itl = 0;
+	/* The gaps stay in itl until the next start: the owner's on_done
+	 * keeps the last of them for the requests view (reqtrack.h). */
 	free(r->body);
 	r->body = NULL;
 	stats_request_done(ctx->stats, &res);
@@ -347,6 +360,8 @@ int request_start(struct request *r, char *body, size_t len, int64_t t_intended)
 	r->msg[0] = '\0';
 	r->curl_err[0] = '\0';
 	r->n_itl = 0;
+	r->n_keep = 0;
+	r->itl_worst = 0;
 	r->errbody_len = 0;
 	sse_reset(&r->sse);
 	r->body_off = 0;

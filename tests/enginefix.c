@@ -39,6 +39,23 @@ void enginefix_engine(struct enginefix *f, const char *const *tail)
 		fail_msg("engine_probe: %s", err);
 }
 
+int enginefix_setup(void **state)
+{
+	struct enginefix *f = calloc(1, sizeof *f);
+	if (!f)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+int enginefix_teardown(void **state)
+{
+	struct enginefix *f = *state;
+	enginefix_free(f);
+	free(f);
+	return 0;
+}
+
 void enginefix_free(struct enginefix *f)
 {
 	engine_free(f->e);

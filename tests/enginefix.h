@@ -24,5 +24,9 @@ void enginefix_sim(struct enginefix *f, const char *const *args);
  * and probed exactly as main() would; fails the test on any error. */
 void enginefix_engine(struct enginefix *f, const char *const *tail);
 void enginefix_free(struct enginefix *f);
+/* cmocka setup and teardown: *state is a zeroed struct enginefix, freed
+ * with all it started. */
+int enginefix_setup(void **state);
+int enginefix_teardown(void **state);
 
 #endif

@@ -138,6 +138,12 @@ static void check_one(int rows, int cols, enum ui_view view, unsigned flags)
 		CHECK(layout_find(&l, PANEL_CHART, CHART_TOK));
 		break;
 	}
+	case VIEW_REQUESTS: {
+		/* The table across the screen: tabs, heads, rows and a footer. */
+		const struct panel *rq = layout_find(&l, PANEL_REQUESTS, -1);
+		CHECK(rq && rq->r.h >= 12 && rq->r.w == cols);
+		break;
+	}
 	default:
 		fail();
 	}

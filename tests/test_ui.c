@@ -30,53 +30,28 @@
 #include "infertop/theme.h"
 #include "infertop/view.h"
 #include "infertop/widget.h"
+#include "screenfix.h"
 
 #define S CLOCK_NS_PER_S
 static const int64_t T0 = 1000 * S;
 
-static SCREEN *scr;
-static FILE *fout, *fin;
+static struct screenfix sf;
 static unsigned long attr[THEME_NROLES];
 
 static int setup(void **state)
 {
 	(void)state;
-	if (!setlocale(LC_ALL, "C.UTF-8"))
-		setlocale(LC_ALL, "");
-	fout = fopen("/dev/null", "w");
-	fin = fopen("/dev/null", "r");
-	scr = newterm("xterm-256color", fout, fin);
-	if (!scr)
-		return -1;
-	set_term(scr);
-	struct theme th;
-	theme_default(&th);
-	theme_apply(&th, false, attr);
-	return 0;
+	return screenfix_open(&sf, false, attr);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	endwin();
-	delscreen(scr);
-	fclose(fout);
-	fclose(fin);
+	screenfix_close(&sf);
 	return 0;
 }
 
-/* Row y of the screen as UTF-8. */
-static void row_text(int y, char *buf, size_t cap)
-{
-	wchar_t wb[512];
-	int cols = getmaxx(stdscr);
-	int n = mvwinnwstr(stdscr, y, 0, wb, cols < 511 ? cols : 511);
-	if (n < 0)
-		n = 0;
-	wb[n] = 0;
-	size_t m = wcstombs(buf, wb, cap - 1);
-	buf[m == (size_t)-1 ? 0 : m] = '\0';
-}
+#define row_text screenfix_row
 
 struct fixture {
 	struct config cfg;

@@ -23,3 +23,16 @@ wait_for() {
 	echo "----"
 	return 1
 }
+# tmux_session COLS ROWS DIR COMMAND: the pane "tui", that size, running
+# COMMAND in DIR and kept on screen after it ends. The previous session's
+# server may still be exiting when this one connects ("server exited
+# unexpectedly"): tried again on a new server.
+tmux_session() {
+	for try in 1 2 3; do
+		T new-session -d -s tui -x "$1" -y "$2" -c "$3" "$4" && break
+		T kill-server 2>/dev/null
+		rm -f "$tmp/tmux.sock"
+	done
+	T set-option -t tui remain-on-exit on >/dev/null
+	T set-option -t tui window-size manual >/dev/null 2>&1
+}

@@ -70,17 +70,8 @@ start() { # COLS ROWS ENV-AND-ARGS...
 	rows=$2
 	shift 2
 	rm -f "$tmp/status"
-	# The previous session's server may still be exiting when this one
-	# connects ("server exited unexpectedly"): try again on a new server.
-	for try in 1 2 3; do
-		T new-session -d -s tui -x "$cols" -y "$rows" -c "$tmp/run" \
-			"env XDG_CONFIG_HOME=$tmp/xdg INFERTOP_THEMES_DIR=$INFERTOP_SRCDIR/themes $*; echo \$? >$tmp/status.new; mv $tmp/status.new $tmp/status" &&
-			break
-		T kill-server 2>/dev/null
-		rm -f "$tmp/tmux.sock"
-	done
-	T set-option -t tui remain-on-exit on >/dev/null
-	T set-option -t tui window-size manual >/dev/null 2>&1
+	tmux_session "$cols" "$rows" "$tmp/run" \
+		"env XDG_CONFIG_HOME=$tmp/xdg INFERTOP_THEMES_DIR=$INFERTOP_SRCDIR/themes $*; echo \$? >$tmp/status.new; mv $tmp/status.new $tmp/status"
 }
 finish() { # kill what is left of a session
 	T kill-session -t tui 2>/dev/null

@@ -24,6 +24,7 @@
 
 struct dataset;
 struct reqlog;
+struct reqtrack;
 struct scrape;
 struct snapshot_writer;
 
@@ -43,6 +44,7 @@ struct engine {
 	struct plan *plan;          /* stages, sweeps, warmup, SLOs, models */
 	struct request_ctx rctx;
 	struct request *live;       /* in-flight requests */
+	struct reqtrack *rt;        /* the requests view's lists (reads live) */
 	struct request *spare;      /* finished, ready for reuse */
 	uint64_t pool_size;
 	long cache_size;            /* connections curl keeps for reuse */

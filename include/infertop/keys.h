@@ -48,6 +48,14 @@
 	X(MAXIMISE, "maximise", 'F', KEYC_ENTER, "F", "max",                                       \
 	  "maximise the focused panel, or back to the view (a click on a panel does the same)")    \
 	X(THEME, "theme", 't', 0, "t", "theme", "next colour theme")                                 \
+	X(REQUESTS, "requests", 'R', 0, "R", "reqs",                                                 \
+	  "requests view (R again goes back): in-flight and slowest requests; Up/Down select, Enter opens one, Esc closes it") \
+	X(REQ_LIST, "requests-list", 'l', 0, NULL, NULL,                                             \
+	  "requests view: next list (in flight, slowest by TTFT, by E2E, by worst gap, recent)")   \
+	X(REQ_SORT, "requests-sort", 'o', 0, NULL, NULL, "requests view: sort by the next column (named in the heading)") \
+	X(REQ_SORT_REV, "requests-sort-reverse", 'O', 0, NULL, NULL, "requests view: reverse the sort order") \
+	X(REQ_FILTER, "requests-filter", '/', 0, NULL, NULL,                                         \
+	  "requests view: filter by model, status or error kind; Enter keeps it, Esc clears it")   \
 	X(REDRAW, "redraw", KEYC_CTRL_L, 0, NULL, NULL, "redraw the whole screen")                  \
 	X(HELP, "help", '?', KEYC_F1, "?", "help", "show or hide this help")                         \
 	X(QUIT, "quit", 'q', 'Q', "q", "quit",                                                       \

@@ -10,7 +10,11 @@
 #define LAYOUT_MIN_ROWS 24
 #define LAYOUT_MIN_COLS 80
 
-enum ui_view { VIEW_OVERVIEW, VIEW_LATENCY, VIEW_HIST, VIEW_SERVER, VIEW_GPU, VIEW_ERRORS, VIEW_PLAN, VIEW_N };
+enum ui_view { VIEW_OVERVIEW, VIEW_LATENCY, VIEW_HIST, VIEW_SERVER, VIEW_GPU, VIEW_ERRORS, VIEW_PLAN,
+	       VIEW_REQUESTS, VIEW_N };
+/* The views v and Tab step through; the requests view has a key of its own
+ * (R) and goes back to the view it was opened from. */
+#define VIEW_CYCLE_N VIEW_REQUESTS
 
 enum panel_kind {
 	PANEL_HEADER,
@@ -24,6 +28,7 @@ enum panel_kind {
 	PANEL_STEPS,      /* the plan's steps, growing as they end */
 	PANEL_HIST,       /* a latency distribution (arg: enum hist_id) */
 	PANEL_GPU_HIST,   /* per-GPU utilisation, memory and power over time */
+	PANEL_REQUESTS,   /* in-flight and slowest requests, k9s-style */
 	PANEL_HELP,       /* overlay: drawn over the others */
 	PANEL_TOO_SMALL,  /* the only panel below LAYOUT_MIN_ROWS x LAYOUT_MIN_COLS */
 	PANEL_KIND_N

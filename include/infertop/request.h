@@ -14,6 +14,9 @@
  * than this flushes early; see the man page for the consequence. */
 #define REQUEST_ITL_BUF 256
 #define REQUEST_ERRBODY_MAX 512
+/* Gaps kept across a flush of the ITL buffer, for the requests view's
+ * strip chart (reqtrack.h). */
+#define REQUEST_ITL_KEEP 64
 
 struct request;
 
@@ -67,6 +70,14 @@ struct request {
 	char msg[STATS_MSG_MAX];
 	size_t n_itl;
 	uint32_t itl[REQUEST_ITL_BUF];
+	/* Set at each flush of itl (not per chunk): the worst gap flushed and
+	 * the last gaps flushed, so the requests view shows a long stream's
+	 * worst gap and last REQUEST_ITL_KEEP gaps (reqtrack.h). */
+	uint32_t itl_worst;
+	uint32_t n_keep;
+	uint32_t itl_keep[REQUEST_ITL_KEEP];
+	uint64_t seq;                  /* start order, for the requests view */
+	const char *model;             /* the model asked for (owned by the run) */
 	size_t errbody_len;
 	char errbody[REQUEST_ERRBODY_MAX];
 	char curl_err[CURL_ERROR_SIZE];

@@ -24,6 +24,7 @@ struct load;
 struct plan;
 struct plan_step_result;
 struct reqlog;
+struct reqtrack;
 struct series;
 struct server_state;
 struct stats;
@@ -61,6 +62,8 @@ struct run_view {
 	const struct dataset *dataset;       /* the prompt source */
 	const struct reqlog *reqlog;         /* NULL: no --request-log */
 	const struct cmd_record *last_cmd;   /* seq 0: none yet */
+	/* In flight, slowest and recent requests (reqtrack.h); NULL: none. */
+	const struct reqtrack *requests;
 };
 
 /* Time the run has lasted at now_ns (its whole length once it is done). */

@@ -18,6 +18,18 @@
 
 struct run_view;
 
+/* The requests view's own state: the UI's, never the run's. */
+#define REQ_UI_FILTER_MAX 48
+struct req_ui {
+	int list;                 /* enum reqtrack_list */
+	int sort;                 /* column, -1: the list's own order */
+	bool reverse;
+	char filter[REQ_UI_FILTER_MAX];
+	bool filtering;           /* the filter is being typed */
+	uint64_t sel;             /* the selected request (its number), 0: the first row */
+	bool detail;              /* Enter: the selected request alone */
+};
+
 struct dash {
 	const struct run_view *v;        /* the run: read-only */
 	const unsigned long *attr;        /* per theme role */
@@ -34,6 +46,7 @@ struct dash {
 	enum theme_role status_role;
 	const char *done_hint;            /* shown in the header once the run is over */
 	unsigned layout_flags;
+	const struct req_ui *rq;          /* the requests view's state */
 };
 
 struct widget {
@@ -68,6 +81,11 @@ void w_help_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 void w_too_small_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
 void w_hist_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
 void w_gpu_hist_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+void w_requests_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+/* A key in the requests view: moves the selection, opens a request,
+ * changes the list, sort or filter (UI state only). Returns whether the
+ * key was the view's; now_ns is the time the rows are taken at. */
+bool w_requests_key(struct req_ui *q, int ch, const struct run_view *v, int64_t now_ns);
 /* A chart's filled area (braille, or # and . in ASCII) in rows 1.. of r,
  * from npts values (2 per column, 1 in ASCII), 0 at the bottom, top at
  * the top row. */

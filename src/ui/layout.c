@@ -16,6 +16,7 @@ static const char *const view_names[VIEW_N] = {
 	[VIEW_GPU] = "GPU",
 	[VIEW_ERRORS] = "errors",
 	[VIEW_PLAN] = "plan",
+	[VIEW_REQUESTS] = "requests",
 };
 
 static const char *const panel_names[PANEL_KIND_N] = {
@@ -30,6 +31,7 @@ static const char *const panel_names[PANEL_KIND_N] = {
 	[PANEL_STEPS] = "steps",
 	[PANEL_HIST] = "histogram",
 	[PANEL_GPU_HIST] = "gpu-history",
+	[PANEL_REQUESTS] = "requests",
 	[PANEL_HELP] = "help",
 	[PANEL_TOO_SMALL] = "too-small",
 };
@@ -232,6 +234,9 @@ void layout_compute(int rows, int cols, enum ui_view view, unsigned flags, struc
 	case VIEW_PLAN:
 		plan_view(out, top, bottom);
 		break;
+	case VIEW_REQUESTS:
+		add(out, PANEL_REQUESTS, 0, top, 0, bottom - top, cols);
+		break;
 	case VIEW_OVERVIEW:
 	default:
 		overview(out, top, bottom, flags);
@@ -266,6 +271,7 @@ bool layout_focusable(enum panel_kind k)
 	case PANEL_STEPS:
 	case PANEL_HIST:
 	case PANEL_GPU_HIST:
+	case PANEL_REQUESTS:
 		return true;
 	default:
 		return false;

@@ -62,6 +62,8 @@ struct ui {
 	unsigned long attr[THEME_NROLES];
 
 	enum ui_view view;
+	enum ui_view back_view;   /* where R leaves the requests view for */
+	struct req_ui rq;         /* the requests view's selection, sort, filter */
 	int zoom;
 	bool help;
 	/* The focused panel by what it shows (kind and arg), so it stays the
@@ -131,6 +133,7 @@ struct ui *ui_new_target(const struct cmd_target *t, const struct config *cfg, c
 	u->loop = t->loop;
 	u->zoom = ZOOM_DEFAULT;
 	u->view = VIEW_OVERVIEW;
+	u->rq.sort = -1;
 	char msg[1024];
 	if (theme_load(&u->theme, cfg->theme ? cfg->theme : "default", msg, sizeof msg) != 0) {
 		/* Before the screen is up, so it stays readable after the run. */
@@ -302,6 +305,8 @@ static void draw(struct ui *u, int64_t now)
 	if (u->entering)
 		snprintf(prompt, sizeof prompt, "%s: %s", v.load->mode == LOAD_OPEN ? "set rate (req/s)" : "set concurrency",
 			 u->entry);
+	else if (u->rq.filtering)
+		snprintf(prompt, sizeof prompt, "filter requests (model, status, error kind): %s", u->rq.filter);
 	struct dash d = {
 		.v = &v,
 		.attr = u->attr,
@@ -311,11 +316,12 @@ static void draw(struct ui *u, int64_t now)
 		.view = u->view,
 		.ascii = u->ascii,
 		.theme_name = u->theme.name,
-		.prompt = u->entering ? prompt : NULL,
+		.prompt = u->entering || u->rq.filtering ? prompt : NULL,
 		.status = u->status[0] ? u->status : NULL,
 		.status_role = u->status_role,
 		.done_hint = u->quit_requested ? NULL : "q quits",
 		.layout_flags = flags,
+		.rq = &u->rq,
 	};
 	widgets_render(stdscr, &l, &d);
 	if (u->t.draw_extra && !l.too_small && !u->help)
@@ -442,6 +448,13 @@ static void key(struct ui *u, int ch, int64_t now)
 		number_key(u, ch, now);
 		return;
 	}
+	/* The requests view's own keys first (Esc closes the help before). */
+	if (u->view == VIEW_REQUESTS && !(u->help && ch == 27)) {
+		struct run_view v;
+		cmd_target_view(&u->t, &v);
+		if (w_requests_key(&u->rq, ch, &v, now))
+			return;
+	}
 	if (ch == 27) {
 		u->help = false;
 		u->status[0] = '\0';
@@ -489,12 +502,28 @@ static void key(struct ui *u, int ch, int64_t now)
 		set_status(u, THEME_R_NORMAL, now, "%s", msg);
 		break;
 	case KEY_ACT_VIEW_NEXT:
-		u->view = (enum ui_view)((u->view + 1) % VIEW_N);
+		u->view = (enum ui_view)(((u->view == VIEW_REQUESTS ? u->back_view : u->view) + 1) % VIEW_CYCLE_N);
 		u->maximised = false;
 		break;
 	case KEY_ACT_VIEW_PREV:
-		u->view = (enum ui_view)((u->view + VIEW_N - 1) % VIEW_N);
+		u->view = (enum ui_view)(((u->view == VIEW_REQUESTS ? u->back_view : u->view) + VIEW_CYCLE_N - 1) %
+					 VIEW_CYCLE_N);
 		u->maximised = false;
+		break;
+	case KEY_ACT_REQUESTS:
+		if (u->view == VIEW_REQUESTS) {
+			u->view = u->back_view;
+		} else {
+			u->back_view = u->view;
+			u->view = VIEW_REQUESTS;
+		}
+		u->maximised = false;
+		break;
+	case KEY_ACT_REQ_LIST:
+	case KEY_ACT_REQ_SORT:
+	case KEY_ACT_REQ_SORT_REV:
+	case KEY_ACT_REQ_FILTER:
+		set_status(u, THEME_R_NORMAL, now, "%s: R opens the requests view", keys_def(a)->name);
 		break;
 	case KEY_ACT_ZOOM_OUT:
 		zoom_by(u, 1, now);

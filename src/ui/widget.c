@@ -26,6 +26,7 @@ const struct widget widgets[PANEL_KIND_N] = {
 	[PANEL_STEPS] = {"steps", w_steps_draw, true},
 	[PANEL_HIST] = {"histogram", w_hist_draw, true},
 	[PANEL_GPU_HIST] = {"gpu-history", w_gpu_hist_draw, true},
+	[PANEL_REQUESTS] = {"requests", w_requests_draw, true},
 	[PANEL_HELP] = {"help", w_help_draw, true},
 	[PANEL_TOO_SMALL] = {"too-small", w_too_small_draw, false},
 };
