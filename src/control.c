@@ -16,6 +16,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,22 +193,28 @@ static struct ctl_conn *conn_of(struct MHD_Connection *conn)
 	return ci ? ci->socket_context : NULL;
 }
 
+
+/* rq is answered later (control_answer_later): its connection waits,
+ * suspended, with no deadline. */
+static enum MHD_Result suspend_later(struct control *c, struct MHD_Connection *conn, struct ctl_rq *rq)
+{
+	rq->conn = conn;
+	rq->later = true;
+	rq->next_later = c->laters;
+	c->laters = rq;
+	struct ctl_conn *cc = conn_of(conn);
+	if (cc)
+		cc->waiting = true;
+	MHD_suspend_connection(conn);
+	return MHD_YES;
+}
 static enum MHD_Result serve_runs(struct control *c, struct MHD_Connection *conn, const char *method,
 				  const char *url, struct ctl_rq *rq)
 {
 	char *json = NULL;
 	unsigned code = c->runs(c->runs_ud, method, url, rq->body, rq->len, &json, (struct control_later *)rq);
-	if (code == CONTROL_LATER) {
-		rq->conn = conn;
-		rq->later = true;
-		rq->next_later = c->laters;
-		c->laters = rq;
-		struct ctl_conn *cc = conn_of(conn);
-		if (cc)
-			cc->waiting = true;
-		MHD_suspend_connection(conn);
-		return MHD_YES;
-	}
+	if (code == CONTROL_LATER)
+		return suspend_later(c, conn, rq);
 	if (!json)
 		return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
 	return send_text(conn, code, json, strlen(json), "application/json", NULL, NULL);
@@ -250,6 +257,16 @@ static int status_rebuild(struct status_doc *d, bool lean, const struct run_view
 static enum MHD_Result status_wait(struct control *c, struct MHD_Connection *conn, struct ctl_rq *rq,
 				   const struct run_view *v, int64_t now, bool lean);
 
+/* A copy of a status document, the answer. */
+static enum MHD_Result send_doc(struct MHD_Connection *conn, const struct status_doc *d)
+{
+	char *text = malloc(d->len);
+	if (!text)
+		return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
+	memcpy(text, d->text, d->len);
+	return send_text(conn, MHD_HTTP_OK, text, d->len, "application/json", NULL, NULL);
+}
+
 static enum MHD_Result serve_get(struct control *c, struct MHD_Connection *conn, struct ctl_rq *rq)
 {
 	enum control_route route = rq->route;
@@ -273,10 +290,7 @@ static enum MHD_Result serve_get(struct control *c, struct MHD_Connection *conn,
 		struct status_doc *d = &c->status[lean];
 		if (!status_fresh(c, d, &v, now))
 			return status_wait(c, conn, rq, &v, now, lean);
-		if (!(text = malloc(d->len)))
-			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
-		memcpy(text, d->text, d->len);
-		return send_text(conn, MHD_HTTP_OK, text, d->len, "application/json", NULL, NULL);
+		return send_doc(conn, d);
 	}
 	case CONTROL_R_METRICS:
 		text = exporter_text(&v, c->id, now, &len);
@@ -587,8 +601,13 @@ static void *status_builder(void *arg)
 {
 	struct control *c = arg;
 	struct status_job *j = &c->job;
-	/* The run's loop comes first where the two share a core. */
-	setpriority(PRIO_PROCESS, 0, 10);
+	/* The run's loop comes first where the two share a core: an idle-
+	 * policy thread runs only when nothing else wants the CPU, and a
+	 * waking loop takes the CPU from it at once (a lower nice value alone
+	 * can leave the loop waiting a scheduler slice). */
+	struct sched_param sp = {.sched_priority = 0};
+	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) != 0)
+		setpriority(PRIO_PROCESS, 0, 19);
 	j->len = j->want;
 	j->text = snapshot_text_sized(&j->snap, &j->len);
 	snapshot_release(&j->snap);   /* its histograms are the copies: kept */
@@ -639,22 +658,10 @@ static enum MHD_Result status_wait(struct control *c, struct MHD_Connection *con
 		/* No thread: the document is built here, on the loop. */
 		if (status_rebuild(d, lean, v, now) != 0)
 			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
-		char *text = malloc(d->len);
-		if (!text)
-			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
-		memcpy(text, d->text, d->len);
-		return send_text(conn, MHD_HTTP_OK, text, d->len, "application/json", NULL, NULL);
+		return send_doc(conn, d);
 	}
-	rq->conn = conn;
-	rq->later = true;
 	rq->status_kind = lean ? 2 : 1;
-	rq->next_later = c->laters;
-	c->laters = rq;
-	struct ctl_conn *cc = conn_of(conn);
-	if (cc)
-		cc->waiting = true;
-	MHD_suspend_connection(conn);
-	return MHD_YES;
+	return suspend_later(c, conn, rq);
 }
 
 /* Every poller waiting for documents of `kind`: the text (a copy each),
