@@ -40,6 +40,7 @@ struct fleet_start {
 	bool open_loop;
 	long concurrency;
 	double rate;
+	long max_concurrency;        /* the open loop's cap, 0: none */
 	long requests;               /* 0: none */
 	uint64_t seed;
 	bool slice_ok;               /* this build knows --slice */
@@ -160,6 +161,7 @@ struct fleet_start *fleet_start_new(struct fleet *f, int argc, char **argv, char
 	s->open_loop = c.rate > 0;
 	s->concurrency = c.concurrency;
 	s->rate = c.rate;
+	s->max_concurrency = c.max_concurrency;
 	s->requests = c.requests;
 	s->seed = c.seed;
 	cli_free(&c);
@@ -187,6 +189,12 @@ char *fleet_start_spec(const struct fleet_start *s, size_t i, size_t k, double s
 	if (s->open_loop) {
 		snprintf(buf, sizeof buf, "%.17g", s->rate / (double)k);
 		set_value(o, "rate", cJSON_CreateString(buf));
+		/* The cap is the fleet's too; a generator's share is at least
+		 * one (0 would mean no cap at all). */
+		if (s->max_concurrency > 0) {
+			long m = fleet_split_long(s->max_concurrency, k, i);
+			set_value(o, "max-concurrency", cJSON_CreateNumber((double)(m > 0 ? m : 1)));
+		}
 	} else {
 		set_value(o, "concurrency", cJSON_CreateNumber((double)fleet_split_long(s->concurrency, k, i)));
 	}

@@ -175,12 +175,22 @@ static void test_start_spec(void **state)
 	}
 	fleet_start_free(s);
 
-	char *open[] = {"--rate", "10", "http://h:8000"};
-	s = fleet_start_new(x->f, 3, open, err, sizeof err);
+	char *open[] = {"--rate", "10", "--max-concurrency", "7", "http://h:8000"};
+	s = fleet_start_new(x->f, 5, open, err, sizeof err);
 	assert_non_null(s);
 	cJSON *j = spec_of(s, 1, 3);
 	assert_true(strtod(str(j, "rate"), NULL) * 3 == 10.0);
 	assert_null(cJSON_GetObjectItemCaseSensitive(j, "concurrency"));
+	cJSON_Delete(j);
+	/* The cap is a fleet total too: 7 = 3 + 2 + 2; never 0 (no cap). */
+	static const long caps[] = {3, 2, 2};
+	for (size_t i = 0; i < 3; i++) {
+		j = spec_of(s, i, 3);
+		assert_int_equal(cJSON_GetObjectItemCaseSensitive(j, "max-concurrency")->valuedouble, caps[i]);
+		cJSON_Delete(j);
+	}
+	j = spec_of(s, 9, 10);
+	assert_int_equal(cJSON_GetObjectItemCaseSensitive(j, "max-concurrency")->valuedouble, 1);
 	cJSON_Delete(j);
 	fleet_start_free(s);
 }
