@@ -105,7 +105,6 @@ struct control {
 	 * build at a time; `building` says which kind (0: none, 1 full,
 	 * 2 lean). */
 	int building;
-	bool wanted[2];              /* pollers of that kind wait for a build */
 	pthread_t builder;
 	ev_async built;
 	struct hist *copies[2 * STAT_NMETRICS];

@@ -21,9 +21,6 @@ trap cleanup EXIT
 # check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-LANG=C.UTF-8
-LC_ALL=C.UTF-8
-export LANG LC_ALL
 tok="fleet-tui-token-77c2a1"
 export INFERTOP_FLEET_TUI_TOKEN="$tok"
 

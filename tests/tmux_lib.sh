@@ -1,7 +1,11 @@
 #!/bin/sh
-# Shared by the tmux tests (tui.sh, fleet_tui.sh), sourced after $tmp and
-# check() exist: a private tmux server, the pane's text, and a wait that
-# polls the pane with a deadline (never a blind sleep).
+# Shared by the tmux tests (tui.sh, fleet_tui.sh, requests_tui.sh), sourced
+# after $tmp and check() exist: a UTF-8 locale (the dashboard's box
+# drawing), a private tmux server, the pane's text, and a wait that polls
+# the pane with a deadline (never a blind sleep).
+LANG=C.UTF-8
+LC_ALL=C.UTF-8
+export LANG LC_ALL
 # A private tmux server whose socket goes away with $tmp.
 T() { tmux -S "$tmp/tmux.sock" -f /dev/null "$@"; }
 screen() { T capture-pane -p -t tui; }

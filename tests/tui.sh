@@ -18,9 +18,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-LANG=C.UTF-8
-LC_ALL=C.UTF-8
-export LANG LC_ALL
 # Sanitizer reports must not vanish with the alternate screen.
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$tmp/asan"
 UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$tmp/ubsan:print_stacktrace=1"
