@@ -1,0 +1,88 @@
+#ifndef INFERTOP_H1_H
+#define INFERTOP_H1_H
+
+/* Incremental HTTP/1.x response reader: bytes in, the status, header lines
+ * and body bytes out. Pure: no I/O, no clock, no allocation. Feed whatever
+ * recv() returned; anything may be split anywhere.
+ *
+ * The body is framed as RFC 9112 says: "Transfer-Encoding: chunked" (chunk
+ * extensions and trailers read and dropped), else Content-Length, else
+ * until the connection closes (h1_eof). 1xx answers other than 101 are
+ * read and skipped; 204 and 304 have no body. Body bytes are handed over
+ * by pointing into the fed buffer (a token's chunk is one call, no copy).
+ *
+ * Bounds: a status or header line of H1_LINE_MAX bytes or more, headers
+ * over H1_HEADERS_MAX bytes in all, a chunk size over 2^40, conflicting
+ * Content-Length values, or bytes that are not HTTP are errors: h1_feed
+ * returns H1_ERROR and h1_error() says why; the parser then stays in error
+ * until h1_reset. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define H1_LINE_MAX 8192
+#define H1_HEADERS_MAX 65536
+
+enum h1_result {
+	H1_ERROR = -1,
+	H1_MORE = 0,     /* every byte taken, the answer goes on */
+	H1_COMPLETE = 1, /* the answer ended; *used says where */
+	H1_STOPPED = 2,  /* a callback returned nonzero; *used says where */
+};
+
+struct h1_callbacks {
+	/* A header line without its line end ("Name: value"). */
+	int (*on_header)(void *ud, const char *line, size_t len);
+	/* The status line was read (p->status is set), before its headers. */
+	int (*on_status)(void *ud, int status);
+	/* Body bytes, de-chunked. */
+	int (*on_body)(void *ud, const char *data, size_t len);
+};
+
+struct h1_parser {
+	int status;               /* of the final answer, 0 until read */
+	int minor;                /* HTTP/1.<minor> */
+	bool keep_alive;          /* the connection may carry another request */
+	bool chunked;
+	bool headers_done;        /* the final answer's headers were read */
+	int64_t content_length;   /* -1: not sent */
+	uint64_t header_bytes;    /* status and header bytes read, 1xx included */
+	uint64_t body_bytes;      /* body bytes handed over */
+
+	/* The parser's own. */
+	int state;
+	const char *err;
+	uint64_t chunk_left;      /* body bytes left in this chunk (or of the length) */
+	unsigned chunk_digits;
+	bool chunk_ext;           /* in a chunk extension, up to the line end */
+	bool head_only;           /* the request was HEAD: no body */
+	bool saw_close, saw_keep_alive;
+	size_t llen;              /* bytes of the line being read */
+	char line[H1_LINE_MAX];
+};
+
+/* Before each answer (a new request on the same connection too). head:
+ * the request was HEAD, so no body follows whatever the headers say. */
+void h1_reset(struct h1_parser *p, bool head);
+
+/* Feeds n bytes. Returns H1_MORE when all were taken and more are
+ * expected, H1_COMPLETE when the answer ended at *used bytes (bytes after
+ * it belong to no request: a server that sends them is broken),
+ * H1_STOPPED when a callback returned nonzero after *used bytes, or
+ * H1_ERROR. */
+int h1_feed(struct h1_parser *p, const char *buf, size_t n, const struct h1_callbacks *cb,
+	    void *ud, size_t *used);
+
+/* The connection closed. Returns H1_COMPLETE if that ends the answer (a
+ * body read until close), else H1_ERROR (the answer was cut short; see
+ * h1_started to tell "nothing came" from "cut"). */
+int h1_eof(struct h1_parser *p);
+
+/* Any byte of an answer read yet. */
+bool h1_started(const struct h1_parser *p);
+
+/* Why the last H1_ERROR. */
+const char *h1_error(const struct h1_parser *p);
+
+#endif

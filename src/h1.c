@@ -1,0 +1,344 @@
+#include "config.h"
+
+#include "infertop/h1.h"
+
+#include <string.h>
+#include <strings.h>
+
+enum {
+	S_STATUS,
+	S_HEADER,
+	S_BODY_LEN,
+	S_BODY_CLOSE,
+	S_CHUNK_SIZE,
+	S_CHUNK_DATA,
+	S_CHUNK_END,   /* the CRLF after a chunk's data */
+	S_TRAILER,
+	S_DONE,
+	S_ERROR,
+};
+
+/* 2^40 bytes: no answer of ours comes near, and the sum cannot overflow. */
+#define H1_CHUNK_DIGITS_MAX 10
+
+void h1_reset(struct h1_parser *p, bool head)
+{
+	p->status = 0;
+	p->minor = 1;
+	p->keep_alive = false;
+	p->chunked = false;
+	p->headers_done = false;
+	p->content_length = -1;
+	p->header_bytes = 0;
+	p->body_bytes = 0;
+	p->state = S_STATUS;
+	p->err = NULL;
+	p->chunk_left = 0;
+	p->chunk_digits = 0;
+	p->chunk_ext = false;
+	p->head_only = head;
+	p->saw_close = p->saw_keep_alive = false;
+	p->llen = 0;
+}
+
+static int h1_fail(struct h1_parser *p, const char *why)
+{
+	p->state = S_ERROR;
+	p->err = why;
+	return H1_ERROR;
+}
+
+/* Takes bytes up to a line end into p->line. 1: a whole line is there
+ * (its "\r\n" or "\n" not kept), 0: all bytes taken, -1: too long. */
+static int h1_take_line(struct h1_parser *p, const char *buf, size_t n, size_t *i)
+{
+	const char *start = buf + *i;
+	size_t avail = n - *i;
+	const char *nl = memchr(start, '\n', avail);
+	size_t take = nl ? (size_t)(nl - start) : avail;
+	if (p->llen + take >= H1_LINE_MAX)
+		return -1;
+	memcpy(p->line + p->llen, start, take);
+	p->llen += take;
+	*i += take + (nl ? 1 : 0);
+	if (!nl)
+		return 0;
+	if (p->llen && p->line[p->llen - 1] == '\r')
+		p->llen--;
+	return 1;
+}
+
+static bool h1_token_in(const char *v, size_t len, const char *tok)
+{
+	size_t tl = strlen(tok);
+	size_t i = 0;
+	while (i < len) {
+		while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+			i++;
+		size_t s = i;
+		while (i < len && v[i] != ',')
+			i++;
+		size_t e = i;
+		while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
+			e--;
+		if (e - s == tl && strncasecmp(v + s, tok, tl) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int h1_status_line(struct h1_parser *p)
+{
+	const char *l = p->line;
+	if (p->llen < 12 || memcmp(l, "HTTP/1.", 7) != 0 || l[7] < '0' || l[7] > '9' ||
+	    l[8] != ' ')
+		return h1_fail(p, "the answer is not HTTP/1.x");
+	if (l[9] < '1' || l[9] > '9' || l[10] < '0' || l[10] > '9' || l[11] < '0' || l[11] > '9' ||
+	    (p->llen > 12 && l[12] != ' '))
+		return h1_fail(p, "bad status code");
+	p->minor = l[7] - '0';
+	p->status = (l[9] - '0') * 100 + (l[10] - '0') * 10 + (l[11] - '0');
+	return 0;
+}
+
+static int h1_header_line(struct h1_parser *p)
+{
+	const char *l = p->line;
+	size_t len = p->llen;
+	if (l[0] == ' ' || l[0] == '\t')
+		return h1_fail(p, "folded header line");
+	const char *colon = memchr(l, ':', len);
+	if (!colon || colon == l)
+		return h1_fail(p, "header line without a name");
+	size_t nlen = (size_t)(colon - l);
+	const char *v = colon + 1;
+	size_t vlen = len - nlen - 1;
+	while (vlen && (*v == ' ' || *v == '\t')) {
+		v++;
+		vlen--;
+	}
+	while (vlen && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
+		vlen--;
+	if (nlen == 14 && strncasecmp(l, "content-length", 14) == 0) {
+		if (!vlen || vlen > 15)
+			return h1_fail(p, "bad Content-Length");
+		int64_t cl = 0;
+		for (size_t i = 0; i < vlen; i++) {
+			if (v[i] < '0' || v[i] > '9')
+				return h1_fail(p, "bad Content-Length");
+			cl = cl * 10 + (v[i] - '0');
+		}
+		if (p->content_length >= 0 && p->content_length != cl)
+			return h1_fail(p, "two different Content-Length headers");
+		p->content_length = cl;
+	} else if (nlen == 17 && strncasecmp(l, "transfer-encoding", 17) == 0) {
+		/* Chunked only when it is the last coding; any other framing
+		 * runs to the close (RFC 9112 6.3). */
+		p->chunked = vlen >= 7 && strncasecmp(v + vlen - 7, "chunked", 7) == 0 &&
+			     (vlen == 7 || v[vlen - 8] == ',' || v[vlen - 8] == ' ' || v[vlen - 8] == '\t');
+		if (!p->chunked)
+			p->content_length = -2;
+	} else if (nlen == 10 && strncasecmp(l, "connection", 10) == 0) {
+		if (h1_token_in(v, vlen, "close"))
+			p->saw_close = true;
+		if (h1_token_in(v, vlen, "keep-alive"))
+			p->saw_keep_alive = true;
+	}
+	return 0;
+}
+
+/* The blank line after the headers: what frames the body. */
+static int h1_headers_end(struct h1_parser *p)
+{
+	if (p->status == 101)
+		return h1_fail(p, "the server switched protocols unasked");
+	if (p->status < 200) {
+		/* An interim answer (100 Continue, 103 Early Hints): the final
+		 * one follows with headers of its own. */
+		p->content_length = -1;
+		p->chunked = p->saw_close = p->saw_keep_alive = false;
+		p->state = S_STATUS;
+		return 0;
+	}
+	p->headers_done = true;
+	p->keep_alive = p->minor >= 1 ? !p->saw_close : (p->saw_keep_alive && !p->saw_close);
+	if (p->head_only || p->status == 204 || p->status == 304) {
+		p->state = S_DONE;
+	} else if (p->chunked) {
+		p->content_length = -1;
+		p->state = S_CHUNK_SIZE;
+	} else if (p->content_length >= 0) {
+		p->chunk_left = (uint64_t)p->content_length;
+		p->state = p->chunk_left ? S_BODY_LEN : S_DONE;
+	} else {
+		p->content_length = -1;
+		p->keep_alive = false;
+		p->state = S_BODY_CLOSE;
+	}
+	return 0;
+}
+
+static int h1_hex(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int h1_feed(struct h1_parser *p, const char *buf, size_t n, const struct h1_callbacks *cb,
+	    void *ud, size_t *used)
+{
+	size_t i = 0;
+	int rc = H1_MORE;
+	while (i < n || p->state == S_DONE) {
+		switch (p->state) {
+		case S_STATUS:
+		case S_HEADER:
+		case S_TRAILER: {
+			size_t before = i;
+			int got = h1_take_line(p, buf, n, &i);
+			if (p->state != S_TRAILER) {
+				p->header_bytes += i - before;
+				if (p->header_bytes > H1_HEADERS_MAX) {
+					rc = h1_fail(p, "headers larger than 64 KiB");
+					goto out;
+				}
+			}
+			if (got < 0) {
+				rc = h1_fail(p, "header line longer than 8 KiB");
+				goto out;
+			}
+			if (got == 0)
+				break;
+			size_t len = p->llen;
+			p->llen = 0;
+			if (p->state == S_STATUS) {
+				if (len == 0 && p->header_bytes <= 2)
+					break; /* a stray line end before the answer */
+				if (h1_status_line(p) < 0) {
+					rc = H1_ERROR;
+					goto out;
+				}
+				p->state = S_HEADER;
+				if (p->status >= 200 && cb->on_status && cb->on_status(ud, p->status)) {
+					rc = H1_STOPPED;
+					goto out;
+				}
+			} else if (p->state == S_HEADER) {
+				if (len == 0) {
+					if (h1_headers_end(p) < 0) {
+						rc = H1_ERROR;
+						goto out;
+					}
+					break;
+				}
+				p->llen = len;
+				int hr = h1_header_line(p);
+				p->llen = 0;
+				if (hr < 0) {
+					rc = H1_ERROR;
+					goto out;
+				}
+				if (p->status >= 200 && cb->on_header && cb->on_header(ud, p->line, len)) {
+					rc = H1_STOPPED;
+					goto out;
+				}
+			} else if (len == 0) {
+				p->state = S_DONE;
+			}
+			break;
+		}
+		case S_CHUNK_SIZE: {
+			char c = buf[i++];
+			if (c == '\n') {
+				if (!p->chunk_digits) {
+					rc = h1_fail(p, "chunk without a size");
+					goto out;
+				}
+				p->chunk_digits = 0;
+				p->chunk_ext = false;
+				p->state = p->chunk_left ? S_CHUNK_DATA : S_TRAILER;
+			} else if (p->chunk_ext || c == '\r') {
+				/* an extension or the line end: read and dropped */
+			} else if (c == ';' || c == ' ' || c == '\t') {
+				p->chunk_ext = true;
+			} else {
+				int d = h1_hex(c);
+				if (d < 0 || p->chunk_digits >= H1_CHUNK_DIGITS_MAX) {
+					rc = h1_fail(p, "bad chunk size");
+					goto out;
+				}
+				p->chunk_left = p->chunk_left * 16 + (uint64_t)d;
+				p->chunk_digits++;
+			}
+			break;
+		}
+		case S_CHUNK_DATA:
+		case S_BODY_LEN:
+		case S_BODY_CLOSE: {
+			size_t take = n - i;
+			if (p->state != S_BODY_CLOSE && take > p->chunk_left)
+				take = (size_t)p->chunk_left;
+			p->body_bytes += take;
+			const char *at = buf + i;
+			i += take;
+			if (p->state != S_BODY_CLOSE) {
+				p->chunk_left -= take;
+				if (!p->chunk_left)
+					p->state = p->state == S_CHUNK_DATA ? S_CHUNK_END : S_DONE;
+			}
+			if (cb->on_body && cb->on_body(ud, at, take)) {
+				rc = H1_STOPPED;
+				goto out;
+			}
+			break;
+		}
+		case S_CHUNK_END: {
+			char c = buf[i++];
+			if (c == '\n') {
+				p->state = S_CHUNK_SIZE;
+			} else if (c != '\r') {
+				rc = h1_fail(p, "chunk data longer than its size");
+				goto out;
+			}
+			break;
+		}
+		case S_DONE:
+			rc = H1_COMPLETE;
+			goto out;
+		default:
+			rc = H1_ERROR;
+			goto out;
+		}
+	}
+out:
+	if (used)
+		*used = i;
+	return rc;
+}
+
+int h1_eof(struct h1_parser *p)
+{
+	if (p->state == S_BODY_CLOSE || p->state == S_DONE) {
+		p->state = S_DONE;
+		return H1_COMPLETE;
+	}
+	if (p->state != S_ERROR)
+		h1_fail(p, p->headers_done ? "the connection closed inside the body"
+					   : "the connection closed before the headers ended");
+	return H1_ERROR;
+}
+
+bool h1_started(const struct h1_parser *p)
+{
+	return p->header_bytes > 0 || p->llen > 0;
+}
+
+const char *h1_error(const struct h1_parser *p)
+{
+	return p->err ? p->err : "no error";
+}
