@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 /* Transfers are spread over several curl multi handles ("shards") of at
@@ -75,6 +76,13 @@ static void http_drain(struct http_shard *sh)
 		CURLcode rc = msg->data.result;
 		struct http_xfer *x = NULL;
 		curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+		if (x && x->take_socket) {
+			curl_socket_t fd = CURL_SOCKET_BAD;
+			x->taken_fd = -1;
+			if (rc == CURLE_OK && curl_easy_getinfo(easy, CURLINFO_ACTIVESOCKET, &fd) == CURLE_OK &&
+			    fd != CURL_SOCKET_BAD)
+				x->taken_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		}
 		/* Removed first so done() may reuse the handle at once. */
 		http_forget(sh, easy);
 		if (x && x->done)
@@ -336,6 +344,11 @@ void http_set_cache(struct http *h, long connections)
 long http_sockets(const struct http *h)
 {
 	return h->sockets;
+}
+
+struct ev_loop *http_loop(const struct http *h)
+{
+	return h->loop;
 }
 
 long http_keepalive_parse(const char *value, size_t len)

@@ -20,6 +20,12 @@ struct http_xfer {
 	 * it has not opened yet. */
 	struct http_shard *shard;
 	bool awaiting_socket;
+	/* A CONNECT_ONLY transfer whose owner reads and writes the socket
+	 * itself: set take_socket, and done() finds its own copy of the
+	 * connected socket in taken_fd (-1 if none). A copy, because
+	 * removing the handle from the multi makes curl close its own. */
+	bool take_socket;
+	int taken_fd;
 };
 
 struct http;
@@ -44,6 +50,7 @@ long http_shards(const struct http *h);
  * the load so steady-state requests never reconnect. */
 void http_set_cache(struct http *h, long connections);
 long http_sockets(const struct http *h);
+struct ev_loop *http_loop(const struct http *h);
 
 /* Keep-alive: servers close idle connections on their own schedule
  * (uvicorn and llama.cpp after 5 s) and a request sent on one just closed

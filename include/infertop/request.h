@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "infertop/h1.h"
 #include "infertop/http.h"
 #include "infertop/sse.h"
 #include "infertop/stats.h"
@@ -81,6 +82,23 @@ struct request {
 	size_t errbody_len;
 	char errbody[REQUEST_ERRBODY_MAX];
 	char curl_err[CURL_ERROR_SIZE];
+
+	/* The direct path, on plain http:// (request.c says when): curl only
+	 * makes the connection (CONNECT_ONLY); the request writes its
+	 * HTTP/1.1 request and reads the answer on its own copy of the
+	 * socket, one recv() per wake-up and nothing between it and the SSE
+	 * parser, and keeps the connection for its next request. */
+	bool direct;
+	bool connecting;               /* curl is connecting for it */
+	int fd;                        /* its connection, -1 none */
+	ev_io io;
+	ev_timer deadline;             /* --timeout, from the start */
+	int64_t conn_idle_since;       /* when its connection's last answer ended */
+	char *head;                    /* request line and headers */
+	size_t head_prefix;            /* of which the same for every request */
+	size_t head_len, head_cap;
+	size_t out_off;                /* bytes of head + body written */
+	struct h1_parser *h1;
 
 	struct request *prev, *next;   /* owner's list (live or free) */
 	void *owner_data;
