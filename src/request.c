@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "infertop/clock.h"
 #include "infertop/openai.h"
@@ -395,18 +396,82 @@ static int direct_on_status(void *ud, int status)
 	struct request *r = ud;
 	r->status = status;
 	r->status_known = true;
+	r->z_on = false;
 	return 0;
+}
+
+/* A Content-Encoding the request did not ask for: gzip and deflate are
+ * decoded (zlib finds which from the stream's own header), anything
+ * else fails the request by name. */
+static void direct_encoding(struct request *r, const char *v, size_t len)
+{
+	while (len && (*v == ' ' || *v == '\t')) {
+		v++;
+		len--;
+	}
+	while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+		len--;
+	if (!len || (len == 8 && strncasecmp(v, "identity", 8) == 0))
+		return;
+	bool zlib_can = (len == 4 && strncasecmp(v, "gzip", 4) == 0) ||
+			(len == 6 && strncasecmp(v, "x-gzip", 6) == 0) ||
+			(len == 7 && strncasecmp(v, "deflate", 7) == 0);
+	if (!zlib_can) {
+		char m[STATS_MSG_MAX];
+		int n = snprintf(m, sizeof m, "unasked Content-Encoding: %.*s", (int)(len > 40 ? 40 : len), v);
+		request_fail(r, ERR_OTHER, m, n > 0 ? (size_t)n : 0);
+		return;
+	}
+	if (!r->z) {
+		if (!(r->z = calloc(1, sizeof *r->z)) || inflateInit2(r->z, 15 + 32) != Z_OK) {
+			free(r->z);
+			r->z = NULL;
+			request_failf(r, ERR_OTHER, "out of memory for a compressed answer");
+			return;
+		}
+	} else {
+		inflateReset(r->z);
+	}
+	r->z_on = true;
 }
 
 static int direct_on_header(void *ud, const char *line, size_t len)
 {
-	request_header(ud, line, len);
+	struct request *r = ud;
+	if (len > 17 && strncasecmp(line, "content-encoding:", 17) == 0)
+		direct_encoding(r, line + 17, len - 17);
+	else
+		request_header(r, line, len);
 	return 0;
 }
 
 static int direct_on_body(void *ud, const char *data, size_t len)
 {
-	request_body(ud, data, len);
+	struct request *r = ud;
+	if (!r->z_on) {
+		request_body(r, data, len);
+		return 0;
+	}
+	char out[16384];
+	r->z->next_in = (Bytef *)(uintptr_t)data;
+	r->z->avail_in = (uInt)len;
+	while (r->z->avail_in) {
+		r->z->next_out = (Bytef *)out;
+		r->z->avail_out = sizeof out;
+		int zr = inflate(r->z, Z_NO_FLUSH);
+		size_t got = sizeof out - r->z->avail_out;
+		if (got)
+			request_body(r, out, got);
+		if (zr == Z_STREAM_END)
+			break;
+		if (zr != Z_OK && zr != Z_BUF_ERROR) {
+			request_failf(r, ERR_OTHER, "the compressed answer does not decode");
+			r->z_on = false;
+			break;
+		}
+		if (zr == Z_BUF_ERROR && !got)
+			break;
+	}
 	return 0;
 }
 
@@ -490,6 +555,7 @@ static int direct_start(struct request *r, bool fresh)
 		direct_close(r);
 	r->out_off = 0;
 	h1_reset(r->h1, false);
+	r->z_on = false;
 	ev_timer_stop(loop, &r->deadline);
 	if (r->ctx->timeout_ms > 0) {
 		ev_timer_set(&r->deadline, (double)r->ctx->timeout_ms / 1000.0, 0.);
@@ -703,6 +769,10 @@ void request_free(struct request *r)
 		memset(r->head, 0, r->head_cap);
 	free(r->head);
 	free(r->h1);
+	if (r->z) {
+		inflateEnd(r->z);
+		free(r->z);
+	}
 	free(r);
 }
 

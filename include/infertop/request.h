@@ -99,6 +99,10 @@ struct request {
 	size_t head_len, head_cap;
 	size_t out_off;                /* bytes of head + body written */
 	struct h1_parser *h1;
+	/* An answer compressed though identity was asked for, decoded as
+	 * curl would (gzip, deflate). */
+	struct z_stream_s *z;
+	bool z_on;                     /* this answer is compressed */
 
 	struct request *prev, *next;   /* owner's list (live or free) */
 	void *owner_data;
