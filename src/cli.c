@@ -19,6 +19,7 @@
 #include "infertop/plan.h"
 #include "infertop/profile.h"
 #include "infertop/redact.h"
+#include "infertop/request.h"
 #include "infertop/units.h"
 #include "infertop/url.h"
 
@@ -76,6 +77,13 @@ static const char *arrival_value(int i, char *note, size_t cap)
 	if (i == LOAD_POISSON)
 		snprintf(note, cap, "(default)");
 	return load_arrival_name((enum load_arrival)i);
+}
+
+static const char *http_client_value(int i, char *note, size_t cap)
+{
+	if (i == REQUEST_CLIENT_DIRECT)
+		snprintf(note, cap, "(default)");
+	return request_client_name(i);
 }
 
 static const char *scenario_value(int i, char *note, size_t cap)
@@ -284,6 +292,12 @@ static int set_arrival(struct config *cfg, const struct cli_opt *o, const char *
 {
 	enum load_arrival a;
 	return set_owned(cfg, o, arg, name, load_arrival_parse(arg, &a) == 0);
+}
+
+static int set_http_client(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	enum request_client c;
+	return set_owned(cfg, o, arg, name, request_client_parse(arg, &c) == 0);
 }
 
 static int set_scenario(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
@@ -559,6 +573,8 @@ static const struct cli_opt opts[] = {
 	{ "timeout", 0, "TIME", G_TARGET, set_duration, F(timeout_ns), NS_MS, 0, "expected a duration >= 1ms",
 	  .help = "per-request timeout (default 10m)" },
 	{ "new-connection", 0, NULL, G_TARGET, set_true, F(new_connection), .help = "open a new connection for every request" },
+	{ "http-client", 0, "KIND", G_TARGET, set_http_client, F(http_client), .values = http_client_value,
+	  .help = "how requests go out: %s" },
 	{ "demo", 0, NULL, G_TARGET, set_true, F(demo), .help = "start the built-in simulator and run against it" },
 	{ "sim-arg", 0, "ARG", G_TARGET, add_sim_arg, .help = "pass ARG to the --demo simulator (repeatable)" },
 
@@ -1120,6 +1136,7 @@ void cli_free(struct config *cfg)
 	free(cfg->theme);
 	free(cfg->dataset);
 	free(cfg->arrival);
+	free(cfg->http_client);
 	free(cfg->stages);
 	free(cfg->sweep);
 	free(cfg->warmup);

@@ -467,6 +467,9 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	e->rctx.timeout_ms = (long)(cfg->timeout_ns / CLOCK_NS_PER_MS);
 	e->rctx.insecure = cfg->insecure;
 	e->rctx.new_connection = cfg->new_connection;
+	/* Checked when parsed: an unknown name cannot get here. */
+	if (cfg->http_client)
+		request_client_parse(cfg->http_client, &e->rctx.client);
 	e->rctx.on_done = engine_on_request_done;
 	reqlog_hook(e->reqlog, &e->rctx);
 	e->rctx.ud = e;

@@ -249,6 +249,23 @@ int h1_feed(struct h1_parser *p, const char *buf, size_t n, const struct h1_call
 			break;
 		}
 		case S_CHUNK_SIZE: {
+			/* The common case, a whole "hex\r\n" in this read, in one go:
+			 * every token of a stream is a chunk of its own. */
+			if (!p->chunk_digits && !p->chunk_ext) {
+				size_t j = i;
+				uint64_t v = 0;
+				int d;
+				while (j < n && j - i < H1_CHUNK_DIGITS_MAX && (d = h1_hex(buf[j])) >= 0) {
+					v = v * 16 + (uint64_t)d;
+					j++;
+				}
+				if (j > i && j + 1 < n && buf[j] == '\r' && buf[j + 1] == '\n') {
+					i = j + 2;
+					p->chunk_left = v;
+					p->state = v ? S_CHUNK_DATA : S_TRAILER;
+					break;
+				}
+			}
 			char c = buf[i++];
 			if (c == '\n') {
 				if (!p->chunk_digits) {
@@ -294,6 +311,11 @@ int h1_feed(struct h1_parser *p, const char *buf, size_t n, const struct h1_call
 			break;
 		}
 		case S_CHUNK_END: {
+			if (i + 1 < n && buf[i] == '\r' && buf[i + 1] == '\n') {
+				i += 2;
+				p->state = S_CHUNK_SIZE;
+				break;
+			}
 			char c = buf[i++];
 			if (c == '\n') {
 				p->state = S_CHUNK_SIZE;

@@ -41,6 +41,14 @@ struct h1_callbacks {
 };
 
 struct h1_parser {
+	/* The parser's own, what a body chunk touches first (one cache line). */
+	int state;
+	unsigned chunk_digits;
+	uint64_t chunk_left;      /* body bytes left in this chunk (or of the length) */
+	uint64_t body_bytes;      /* body bytes handed over */
+	size_t llen;              /* bytes of the line being read */
+	bool chunk_ext;           /* in a chunk extension, up to the line end */
+
 	int status;               /* of the final answer, 0 until read */
 	int minor;                /* HTTP/1.<minor> */
 	bool keep_alive;          /* the connection may carry another request */
@@ -48,17 +56,11 @@ struct h1_parser {
 	bool headers_done;        /* the final answer's headers were read */
 	int64_t content_length;   /* -1: not sent */
 	uint64_t header_bytes;    /* status and header bytes read, 1xx included */
-	uint64_t body_bytes;      /* body bytes handed over */
 
 	/* The parser's own. */
-	int state;
 	const char *err;
-	uint64_t chunk_left;      /* body bytes left in this chunk (or of the length) */
-	unsigned chunk_digits;
-	bool chunk_ext;           /* in a chunk extension, up to the line end */
 	bool head_only;           /* the request was HEAD: no body */
 	bool saw_close, saw_keep_alive;
-	size_t llen;              /* bytes of the line being read */
 	char line[H1_LINE_MAX];
 };
 

@@ -43,6 +43,7 @@ struct config {
 	bool insecure;
 	int64_t timeout_ns;
 	bool new_connection;
+	char *http_client;      /* direct (default) or curl (request.h) */
 	bool no_tui;
 	bool demo;
 	int64_t interval_ns;    /* headless progress line period */

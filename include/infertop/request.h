@@ -21,6 +21,15 @@
 
 struct request;
 
+/* How requests go out (--http-client). direct: on plain http:// without a
+ * proxy, libcurl makes the connection and the request speaks HTTP/1.1 on
+ * it itself (request.c, "The direct path"); elsewhere, and with curl,
+ * libcurl carries the whole transfer. */
+enum request_client { REQUEST_CLIENT_DIRECT, REQUEST_CLIENT_CURL, REQUEST_CLIENT_N };
+int request_client_parse(const char *name, enum request_client *out);
+/* NULL past the last. */
+const char *request_client_name(int i);
+
 /* Shared by every request of a run. */
 struct request_ctx {
 	struct http *http;
@@ -31,6 +40,7 @@ struct request_ctx {
 	long timeout_ms;
 	bool insecure;
 	bool new_connection;
+	enum request_client client;
 	/* Called once per request, after stats were updated. */
 	void (*on_done)(void *ud, struct request *r, const struct req_result *res);
 	void *ud;
@@ -43,34 +53,43 @@ struct request_ctx {
 };
 
 struct request {
-	struct http_xfer xfer;
+	/* What every token touches comes first, in as few cache lines as
+	 * can hold it: between two tokens of a stream the kernel's work for
+	 * a thousand others has evicted it, so each line is a miss. */
+	ev_io io;                      /* the direct path's socket watcher */
+	int fd;                        /* its connection, -1 none */
+	bool direct;                   /* see "The direct path" below */
+	bool failed;
+	bool z_on;                     /* this answer is compressed */
+	bool status_known;
+	long status;
+	struct h1_parser *h1;
 	const struct request_ctx *ctx;
-	CURL *easy;
+	int64_t now;                   /* arrival time of the bytes being parsed */
+	int64_t t_first_event;
+	int64_t t_first_token;
+	int64_t t_last_token;
+	size_t n_itl;
+	uint64_t chunks;
 	struct sse_parser sse;
+	uint32_t itl[REQUEST_ITL_BUF];
+
+	struct http_xfer xfer;
+	CURL *easy;
 	char *body;
 	size_t body_len;
 	size_t body_off;               /* how much curl has read for sending */
 
 	int64_t t_intended;
-	int64_t t_send;                /* when curl read the body to write it */
-	int64_t t_first_event;
-	int64_t t_first_token;
-	int64_t t_last_token;
-	int64_t now;                   /* arrival time of the bytes being parsed */
-	uint64_t chunks;
+	int64_t t_send;                /* when the request's first byte was sent */
 	int64_t usage_completion;
 	int64_t usage_prompt;
 	int64_t prompt_estimate;       /* input tokens if usage does not say */
-	long status;
-	bool status_known;
 	bool done_seen;
-	bool failed;
 	bool retried;                  /* resent once on a fresh connection */
 	int64_t retry_after_ns;        /* Retry-After of the answer, -1 if none */
 	enum err_kind err;
 	char msg[STATS_MSG_MAX];
-	size_t n_itl;
-	uint32_t itl[REQUEST_ITL_BUF];
 	/* Set at each flush of itl (not per chunk): the worst gap flushed and
 	 * the last gaps flushed, so the requests view shows a long stream's
 	 * worst gap and last REQUEST_ITL_KEEP gaps (reqtrack.h). */
@@ -88,21 +107,16 @@ struct request {
 	 * HTTP/1.1 request and reads the answer on its own copy of the
 	 * socket, one recv() per wake-up and nothing between it and the SSE
 	 * parser, and keeps the connection for its next request. */
-	bool direct;
 	bool connecting;               /* curl is connecting for it */
-	int fd;                        /* its connection, -1 none */
-	ev_io io;
 	ev_timer deadline;             /* --timeout, from the start */
 	int64_t conn_idle_since;       /* when its connection's last answer ended */
 	char *head;                    /* request line and headers */
 	size_t head_prefix;            /* of which the same for every request */
 	size_t head_len, head_cap;
 	size_t out_off;                /* bytes of head + body written */
-	struct h1_parser *h1;
 	/* An answer compressed though identity was asked for, decoded as
 	 * curl would (gzip, deflate). */
 	struct z_stream_s *z;
-	bool z_on;                     /* this answer is compressed */
 
 	struct request *prev, *next;   /* owner's list (live or free) */
 	void *owner_data;

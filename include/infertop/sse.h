@@ -49,15 +49,12 @@ struct sse_event {
 /* A nonzero return stops feeding; sse_feed() returns it. */
 typedef int (*sse_event_fn)(void *ud, const struct sse_event *ev);
 
-/* Public so it can be embedded in a request struct; the fields below the
+/* Public so it can be embedded in a request struct; the fields but the
  * counters are the parser's own. */
 struct sse_parser {
+	/* What each event touches first (one cache line), then the rest. */
 	uint64_t events;   /* SSE_DATA and SSE_DONE events reported */
-	uint64_t comments; /* comment lines seen */
-	uint64_t oversize; /* events dropped for exceeding max_event_bytes */
-
 	char *buf;    /* [joined data of the current event][partial line] */
-	size_t cap;   /* allocated size of buf: grows on demand, kept on reset */
 	size_t max;   /* max_event_bytes */
 	size_t dlen;  /* bytes of joined data at buf */
 	size_t llen;  /* bytes of an unfinished line at buf + dlen */
@@ -66,6 +63,10 @@ struct sse_parser {
 	bool skipping;      /* dropping an oversize event up to a blank line */
 	bool skip_mid_line; /* while skipping: the current line is not empty */
 	bool cr_pending;    /* the last byte fed was a '\r' line end */
+
+	uint64_t comments; /* comment lines seen */
+	uint64_t oversize; /* events dropped for exceeding max_event_bytes */
+	size_t cap;   /* allocated size of buf: grows on demand, kept on reset */
 	char name[SSE_NAME_MAX];
 };
 

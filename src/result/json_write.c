@@ -882,6 +882,7 @@ cJSON *result_json_options(const struct config *c, const char *model)
 	cJSON_AddBoolToObject(o, "insecure", c->insecure);
 	put_num(o, "timeout_s", (double)c->timeout_ns / 1e9);
 	cJSON_AddBoolToObject(o, "new_connection", c->new_connection);
+	put_str(o, "http_client", c->http_client ? c->http_client : "direct");
 	cJSON_AddBoolToObject(o, "no_tui", c->no_tui);
 	cJSON_AddBoolToObject(o, "demo", c->demo);
 	add_str_array(o, "sim_args", c->demo_args, c->ndemo_args);
