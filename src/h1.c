@@ -87,14 +87,14 @@ static bool h1_token_in(const char *v, size_t len, const char *tok)
 	return false;
 }
 
-static int h1_status_line(struct h1_parser *p)
+static int h1_status_line(struct h1_parser *p, size_t len)
 {
 	const char *l = p->line;
-	if (p->llen < 12 || memcmp(l, "HTTP/1.", 7) != 0 || l[7] < '0' || l[7] > '9' ||
+	if (len < 12 || memcmp(l, "HTTP/1.", 7) != 0 || l[7] < '0' || l[7] > '9' ||
 	    l[8] != ' ')
 		return h1_fail(p, "the answer is not HTTP/1.x");
 	if (l[9] < '1' || l[9] > '9' || l[10] < '0' || l[10] > '9' || l[11] < '0' || l[11] > '9' ||
-	    (p->llen > 12 && l[12] != ' '))
+	    (len > 12 && l[12] != ' '))
 		return h1_fail(p, "bad status code");
 	p->minor = l[7] - '0';
 	p->status = (l[9] - '0') * 100 + (l[10] - '0') * 10 + (l[11] - '0');
@@ -219,7 +219,7 @@ int h1_feed(struct h1_parser *p, const char *buf, size_t n, const struct h1_call
 			if (p->state == S_STATUS) {
 				if (len == 0 && p->header_bytes <= 2)
 					break; /* a stray line end before the answer */
-				if (h1_status_line(p) < 0) {
+				if (h1_status_line(p, len) < 0) {
 					rc = H1_ERROR;
 					goto out;
 				}
