@@ -209,6 +209,10 @@ int h1_feed(struct h1_parser *p, const char *buf, size_t n, const struct h1_call
 				}
 			}
 			if (got < 0) {
+				/* Bytes came, though none was kept: h1_started
+				 * must not say "nothing came". */
+				if (p->state != S_TRAILER)
+					p->header_bytes += n - i;
 				rc = h1_fail(p, "header line longer than 8 KiB");
 				goto out;
 			}

@@ -29,10 +29,31 @@ static void test_status_line(void **state)
 	free(p);
 }
 
+/* A first line too long, fed at once, is an error with bytes read: the
+ * caller must not take it for a connection that closed unanswered. */
+static void test_started_after_long_line(void **state)
+{
+	(void)state;
+	static const struct h1_callbacks none = { 0 };
+	struct h1_parser *p = malloc(sizeof *p);
+	char *in = malloc(H1_LINE_MAX + 2);
+	assert_non_null(p);
+	assert_non_null(in);
+	memset(in, 'x', H1_LINE_MAX);
+	memcpy(in + H1_LINE_MAX, "\r\n", 2);
+	h1_reset(p, false);
+	assert_int_equal(h1_feed(p, in, H1_LINE_MAX + 2, &none, NULL, NULL), H1_ERROR);
+	assert_string_equal(h1_error(p), "header line longer than 8 KiB");
+	assert_true(h1_started(p));
+	free(in);
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_status_line),
+		cmocka_unit_test(test_started_after_long_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
