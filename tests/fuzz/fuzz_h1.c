@@ -221,10 +221,10 @@ static void log_free(struct log *l)
 	memset(l, 0, sizeof *l);
 }
 
-/* memcmp, but a log with nothing in it has no buffer at all. */
-static bool eq(const char *a, const char *b, size_t n)
+/* memcmp, but a log with nothing in it has no buffer to point into. */
+static bool eq(const char *a, size_t a_off, const char *b, size_t b_off, size_t n)
 {
-	return n == 0 || memcmp(a, b, n) == 0;
+	return n == 0 || memcmp(a + a_off, b + b_off, n) == 0;
 }
 
 static void same(const struct log *a, const struct log *b, const char *how)
@@ -235,9 +235,9 @@ static void same(const struct log *a, const struct log *b, const char *how)
 		ok = x->rc == y->rc && x->status == y->status && x->minor == y->minor &&
 		     x->started == y->started && x->headers_done == y->headers_done &&
 		     x->body_len == y->body_len &&
-		     eq(a->body + x->body_off, b->body + y->body_off, x->body_len) &&
+		     eq(a->body, x->body_off, b->body, y->body_off, x->body_len) &&
 		     x->hdr_len == y->hdr_len &&
-		     eq(a->hdrs + x->hdr_off, b->hdrs + y->hdr_off, x->hdr_len);
+		     eq(a->hdrs, x->hdr_off, b->hdrs, y->hdr_off, x->hdr_len);
 		/* How much of a too-long line was taken before the error
 		 * depends on the cuts; nothing else does. */
 		if (ok && x->rc != H1_ERROR)
