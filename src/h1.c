@@ -192,6 +192,13 @@ static int h1_hex(char c)
 int h1_feed(struct h1_parser *p, const char *buf, size_t n, const struct h1_callbacks *cb,
 	    void *ud, size_t *used)
 {
+	/* Before the loop, which runs only on bytes: an empty feed must still
+	 * say error. */
+	if (p->state == S_ERROR) {
+		if (used)
+			*used = 0;
+		return H1_ERROR;
+	}
 	size_t i = 0;
 	int rc = H1_MORE;
 	while (i < n || p->state == S_DONE) {

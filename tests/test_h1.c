@@ -816,6 +816,11 @@ static void test_error_sticks(void **state)
 	s.lo = good;
 	s.hi = good + sizeof good - 1;
 	assert_int_equal(h1_feed(p, good, sizeof good - 1, &cbs, &s, &used), H1_ERROR);
+	assert_int_equal(used, 0);
+	/* Nor does an empty feed (a caller's "anything pending?"). */
+	used = 1;
+	assert_int_equal(h1_feed(p, good, 0, &cbs, &s, &used), H1_ERROR);
+	assert_int_equal(used, 0);
 	assert_int_equal(h1_eof(p), H1_ERROR);
 	assert_string_equal(h1_error(p), "bad chunk size");
 	assert_int_equal(s.blen, 0);
