@@ -130,7 +130,10 @@ static int h1_header_line(struct h1_parser *p)
 		}
 		if (p->content_length >= 0 && p->content_length != cl)
 			return h1_fail(p, "two different Content-Length headers");
-		p->content_length = cl;
+		/* After a Transfer-Encoding other than chunked (-2) the
+		 * length is the close's, whichever header came first. */
+		if (p->content_length != -2)
+			p->content_length = cl;
 	} else if (nlen == 17 && strncasecmp(l, "transfer-encoding", 17) == 0) {
 		/* Chunked only when it is the last coding; any other framing
 		 * runs to the close (RFC 9112 6.3). */

@@ -240,6 +240,16 @@ static const struct h1_case cases[] = {
 	  .in = OK_HEAD "Transfer-Encoding: chunked, gzip\r\n\r\n3\r\nabc\r\n0\r\n\r\n", .eof = true,
 	  .rc = H1_COMPLETE, .status = 200, .keep_alive = false, .chunked = false, .cl = -1,
 	  .headers_done = true, .body = "3\r\nabc\r\n0\r\n\r\n" },
+	/* Another coding last: the length is the close's, whatever the
+	 * order of the headers (RFC 9112 6.3). */
+	{ .name = "a coding, then content-length",
+	  .in = OK_HEAD "Transfer-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabcdef", .eof = true,
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = false, .cl = -1, .headers_done = true,
+	  .body = "abcdef" },
+	{ .name = "content-length, then a coding",
+	  .in = OK_HEAD "Content-Length: 3\r\nTransfer-Encoding: gzip\r\n\r\nabcdef", .eof = true,
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = false, .cl = -1, .headers_done = true,
+	  .body = "abcdef" },
 	{ .name = "ten hex digits are allowed", .in = CHUNKED_HEAD "FFFFFFFFFF\r\nabc",
 	  .rc = H1_MORE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
 	  .headers_done = true, .body = "abc" },
