@@ -56,7 +56,12 @@ static int h1_take_line(struct h1_parser *p, const char *buf, size_t n, size_t *
 	size_t avail = n - *i;
 	const char *nl = memchr(start, '\n', avail);
 	size_t take = nl ? (size_t)(nl - start) : avail;
-	if (p->llen + take >= H1_LINE_MAX)
+	/* A line of H1_LINE_MAX bytes is too long, its line end not counted:
+	 * the buffer's last place may hold only the "\r" of a CRLF. Whether
+	 * it is one shows when the next byte comes. */
+	size_t end = p->llen + take;
+	if (end > H1_LINE_MAX ||
+	    (end == H1_LINE_MAX && (take ? start[take - 1] : p->line[end - 1]) != '\r'))
 		return -1;
 	memcpy(p->line + p->llen, start, take);
 	p->llen += take;

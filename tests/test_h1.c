@@ -601,6 +601,23 @@ static void test_line_bound(void **state)
 	check_all_ways(&c, 61);
 	free(in);
 
+	/* The same with CRLF: the "\r" is the line end's, not the line's. */
+	in = big_line(H1_LINE_MAX - 1, "\r\n", &len);
+	c.in = in;
+	c.len = len;
+	c.name = "a header line just under 8 KiB, CRLF";
+	check_all_ways(&c, 61);
+	free(in);
+
+	/* But a "\r" in the line's last place that is not its end is a byte
+	 * too many. */
+	in = big_line(H1_LINE_MAX - 1, "\rx\r\n", &len);
+	c = (struct h1_case){ .name = "a header line of 8 KiB, ending in a CR", .in = in,
+			      .len = len, .rc = H1_ERROR, .status = 200,
+			      .err = "longer than 8 KiB", .started = true };
+	check_all_ways(&c, 61);
+	free(in);
+
 	/* A status line too. */
 	char *st = malloc(H1_LINE_MAX + 16);
 	assert_non_null(st);

@@ -131,7 +131,7 @@ static void answer_done(struct log *l, const struct h1_parser *p, int rc, size_t
 	a->hdr_len = l->hlen - l->hdr_start;
 	a->status_calls = l->status_calls;
 
-	if (p->body_bytes != l->handed || p->llen >= H1_LINE_MAX)
+	if (p->body_bytes != l->handed || p->llen > H1_LINE_MAX)
 		abort();
 	if (a->status_calls != (p->status >= 200))
 		abort();
