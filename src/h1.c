@@ -162,7 +162,10 @@ static int h1_headers_end(struct h1_parser *p)
 		return h1_fail(p, "the server switched protocols unasked");
 	if (p->status < 200) {
 		/* An interim answer (100 Continue, 103 Early Hints): the final
-		 * one follows with headers of its own. */
+		 * one follows with headers of its own. status is that one's
+		 * (h1.h: 0 until read), so an answer cut after the interim
+		 * one has none. */
+		p->status = 0;
 		p->content_length = -1;
 		p->chunked = p->saw_close = p->saw_keep_alive = false;
 		p->state = S_STATUS;

@@ -254,6 +254,10 @@ static const struct h1_case cases[] = {
 	  .rc = H1_MORE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
 	  .headers_done = true, .body = "abc" },
 	{ .name = "nothing yet", .in = "", .rc = H1_MORE },
+	/* status is the final answer's: 0 until that is read. */
+	{ .name = "100 Continue, the final answer not yet",
+	  .in = "HTTP/1.1 100 Continue\r\nX-I: 1\r\n\r\nHTTP/1.1 2", .rc = H1_MORE, .status = 0,
+	  .hdrs = "" },
 	{ .name = "half a status line", .in = "HTTP/1.1 2", .rc = H1_MORE },
 
 	/* Errors. */
@@ -325,7 +329,7 @@ static const struct h1_case cases[] = {
 	{ .name = "EOF before the blank line", .in = OK_HEAD "Content-Length: 1\r\n", .eof = true,
 	  .rc = H1_ERROR, .status = 200, .err = "before the headers ended", .started = true },
 	{ .name = "EOF after 100 Continue", .in = "HTTP/1.1 100 Continue\r\n\r\n", .eof = true,
-	  .rc = H1_ERROR, .status = 100, .err = "before the headers ended", .started = true },
+	  .rc = H1_ERROR, .status = 0, .err = "before the headers ended", .started = true },
 	{ .name = "EOF inside a content-length body",
 	  .in = OK_HEAD "Content-Length: 10\r\n\r\nabc", .eof = true, .rc = H1_ERROR,
 	  .status = 200, .headers_done = true, .body = "abc", .err = "inside the body",
