@@ -284,9 +284,11 @@ int h1_feed(struct h1_parser *p, const char *buf, size_t n, const struct h1_call
 				p->chunk_digits = 0;
 				p->chunk_ext = false;
 				p->state = p->chunk_left ? S_CHUNK_DATA : S_TRAILER;
-			} else if (p->chunk_ext || c == '\r') {
+			} else if (p->chunk_ext) {
 				/* an extension or the line end: read and dropped */
-			} else if (c == ';' || c == ' ' || c == '\t') {
+			} else if (c == ';' || c == ' ' || c == '\t' || c == '\r') {
+				/* A bare CR counts as a space (RFC 9112 2.2): it
+				 * ends the size, "1\r0" is not 0x10. */
 				p->chunk_ext = true;
 			} else {
 				int d = h1_hex(c);

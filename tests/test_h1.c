@@ -250,6 +250,10 @@ static const struct h1_case cases[] = {
 	  .in = OK_HEAD "Content-Length: 3\r\nTransfer-Encoding: gzip\r\n\r\nabcdef", .eof = true,
 	  .rc = H1_COMPLETE, .status = 200, .keep_alive = false, .cl = -1, .headers_done = true,
 	  .body = "abcdef" },
+	/* RFC 9112 2.2: a bare CR counts as a space, which ends the size. */
+	{ .name = "a bare CR inside a chunk size", .in = CHUNKED_HEAD "1\r0\r\nx\r\n0\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
+	  .headers_done = true, .body = "x" },
 	{ .name = "ten hex digits are allowed", .in = CHUNKED_HEAD "FFFFFFFFFF\r\nabc",
 	  .rc = H1_MORE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
 	  .headers_done = true, .body = "abc" },
