@@ -56,7 +56,12 @@ static int h1_take_line(struct h1_parser *p, const char *buf, size_t n, size_t *
 	size_t avail = n - *i;
 	const char *nl = memchr(start, '\n', avail);
 	size_t take = nl ? (size_t)(nl - start) : avail;
-	if (p->llen + take >= H1_LINE_MAX)
+	/* A line of H1_LINE_MAX bytes is too long, its line end not counted:
+	 * the buffer's last place may hold only the "\r" of a CRLF. Whether
+	 * it is one shows when the next byte comes. */
+	size_t end = p->llen + take;
+	if (end > H1_LINE_MAX ||
+	    (end == H1_LINE_MAX && (take ? start[take - 1] : p->line[end - 1]) != '\r'))
 		return -1;
 	memcpy(p->line + p->llen, start, take);
 	p->llen += take;
@@ -129,7 +134,10 @@ static int h1_header_line(struct h1_parser *p, size_t len)
 		}
 		if (p->content_length >= 0 && p->content_length != cl)
 			return h1_fail(p, "two different Content-Length headers");
-		p->content_length = cl;
+		/* After a Transfer-Encoding other than chunked (-2) the
+		 * length is the close's, whichever header came first. */
+		if (p->content_length != -2)
+			p->content_length = cl;
 	} else if (nlen == 17 && strncasecmp(l, "transfer-encoding", 17) == 0) {
 		/* Chunked only when it is the last coding; any other framing
 		 * runs to the close (RFC 9112 6.3). */
@@ -153,7 +161,10 @@ static int h1_headers_end(struct h1_parser *p)
 		return h1_fail(p, "the server switched protocols unasked");
 	if (p->status < 200) {
 		/* An interim answer (100 Continue, 103 Early Hints): the final
-		 * one follows with headers of its own. */
+		 * one follows with headers of its own. status is that one's
+		 * (h1.h: 0 until read), so an answer cut after the interim
+		 * one has none. */
+		p->status = 0;
 		p->content_length = -1;
 		p->chunked = p->saw_close = p->saw_keep_alive = false;
 		p->state = S_STATUS;
@@ -191,6 +202,13 @@ static int h1_hex(char c)
 int h1_feed(struct h1_parser *p, const char *buf, size_t n, const struct h1_callbacks *cb,
 	    void *ud, size_t *used)
 {
+	/* Before the loop, which runs only on bytes: an empty feed must still
+	 * say error. */
+	if (p->state == S_ERROR) {
+		if (used)
+			*used = 0;
+		return H1_ERROR;
+	}
 	size_t i = 0;
 	int rc = H1_MORE;
 	while (i < n || p->state == S_DONE) {
@@ -208,6 +226,10 @@ int h1_feed(struct h1_parser *p, const char *buf, size_t n, const struct h1_call
 				}
 			}
 			if (got < 0) {
+				/* Bytes came, though none was kept: h1_started
+				 * must not say "nothing came". */
+				if (p->state != S_TRAILER)
+					p->header_bytes += n - i;
 				rc = h1_fail(p, "header line longer than 8 KiB");
 				goto out;
 			}
@@ -275,9 +297,11 @@ int h1_feed(struct h1_parser *p, const char *buf, size_t n, const struct h1_call
 				p->chunk_digits = 0;
 				p->chunk_ext = false;
 				p->state = p->chunk_left ? S_CHUNK_DATA : S_TRAILER;
-			} else if (p->chunk_ext || c == '\r') {
+			} else if (p->chunk_ext) {
 				/* an extension or the line end: read and dropped */
-			} else if (c == ';' || c == ' ' || c == '\t') {
+			} else if (c == ';' || c == ' ' || c == '\t' || c == '\r') {
+				/* A bare CR counts as a space (RFC 9112 2.2): it
+				 * ends the size, "1\r0" is not 0x10. */
 				p->chunk_ext = true;
 			} else {
 				int d = h1_hex(c);

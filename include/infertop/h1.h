@@ -72,7 +72,8 @@ void h1_reset(struct h1_parser *p, bool head);
  * expected, H1_COMPLETE when the answer ended at *used bytes (bytes after
  * it belong to no request: a server that sends them is broken),
  * H1_STOPPED when a callback returned nonzero after *used bytes, or
- * H1_ERROR. */
+ * H1_ERROR. After H1_STOPPED feed the rest, even none: a stop on the last
+ * body byte leaves the H1_COMPLETE to that next feed. */
 int h1_feed(struct h1_parser *p, const char *buf, size_t n, const struct h1_callbacks *cb,
 	    void *ud, size_t *used);
 

@@ -1,0 +1,906 @@
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infertop/h1.h"
+#include "testutil.h"
+
+/* ---- what the callbacks saw ---- */
+
+struct seen {
+	char *body;
+	size_t blen, bcap;
+	char *hdrs; /* each header line followed by "\n" */
+	size_t hlen, hcap;
+	int status_calls, header_calls, body_calls;
+	int cb_status;
+	/* The piece being fed: body bytes must point into it (no copy). */
+	const char *lo, *hi;
+	int foreign;
+	/* Return nonzero from the nth call of that kind (0: never). */
+	int stop_status, stop_header, stop_body;
+};
+
+static void append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		while (*len + n + 1 > *cap)
+			*cap = *cap ? *cap * 2 : 256;
+		*buf = realloc(*buf, *cap);
+		assert_non_null(*buf);
+	}
+	if (n)
+		memcpy(*buf + *len, s, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+}
+
+static int on_status(void *ud, int status)
+{
+	struct seen *s = ud;
+	s->cb_status = status;
+	return ++s->status_calls == s->stop_status;
+}
+
+static int on_header(void *ud, const char *line, size_t len)
+{
+	struct seen *s = ud;
+	append(&s->hdrs, &s->hlen, &s->hcap, line, len);
+	append(&s->hdrs, &s->hlen, &s->hcap, "\n", 1);
+	return ++s->header_calls == s->stop_header;
+}
+
+static int on_body(void *ud, const char *data, size_t len)
+{
+	struct seen *s = ud;
+	if (len && (data < s->lo || data + len > s->hi))
+		s->foreign++;
+	append(&s->body, &s->blen, &s->bcap, data, len);
+	return ++s->body_calls == s->stop_body;
+}
+
+static const struct h1_callbacks cbs = { on_header, on_status, on_body };
+
+static void seen_free(struct seen *s)
+{
+	free(s->body);
+	free(s->hdrs);
+	memset(s, 0, sizeof *s);
+}
+
+static const char *seen_body(const struct seen *s)
+{
+	return s->body ? s->body : "";
+}
+
+static const char *seen_hdrs(const struct seen *s)
+{
+	return s->hdrs ? s->hdrs : "";
+}
+
+/* ---- table-driven answers ---- */
+
+struct h1_case {
+	const char *name;
+	const char *in;
+	size_t len;       /* 0: strlen(in) */
+	bool head;        /* the request was HEAD */
+	bool eof;         /* the connection closes after the input */
+	int rc;           /* the last h1_feed's result, or h1_eof's with .eof */
+	int status;
+	bool http10;      /* HTTP/1.0 */
+	bool keep_alive;
+	bool chunked;
+	int64_t cl;       /* content_length, checked unless the answer failed */
+	bool headers_done;
+	const char *body; /* NULL: none */
+	const char *hdrs; /* NULL: not checked */
+	size_t used;      /* H1_COMPLETE: where the answer ended; 0: at the end */
+	const char *err;  /* H1_ERROR: a part of h1_error() */
+	bool started;     /* checked with H1_ERROR */
+};
+
+#define OK_HEAD "HTTP/1.1 200 OK\r\n"
+#define CHUNKED_HEAD OK_HEAD "Transfer-Encoding: chunked\r\n\r\n"
+
+static const struct h1_case cases[] = {
+	{ .name = "content-length",
+	  .in = OK_HEAD "Content-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"ok\":true}",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 11, .headers_done = true,
+	  .body = "{\"ok\":true}", .hdrs = "Content-Type: application/json\nContent-Length: 11\n" },
+	{ .name = "content-length zero", .in = OK_HEAD "Content-Length: 0\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 0, .headers_done = true,
+	  .hdrs = "Content-Length: 0\n" },
+	{ .name = "content-length, blanks around the value",
+	  .in = OK_HEAD "content-LENGTH: \t 4 \t\r\n\r\nabcd",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 4, .headers_done = true,
+	  .body = "abcd", .hdrs = "content-LENGTH: \t 4 \t\n" },
+	{ .name = "the same content-length twice",
+	  .in = OK_HEAD "Content-Length: 3\r\nContent-Length: 3\r\n\r\nabc",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 3, .headers_done = true,
+	  .body = "abc" },
+	{ .name = "bytes after a content-length body",
+	  .in = OK_HEAD "Content-Length: 3\r\n\r\nabcHTTP/1.1 200 OK\r\n",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 3, .headers_done = true,
+	  .body = "abc", .used = sizeof(OK_HEAD "Content-Length: 3\r\n\r\nabc") - 1 },
+	{ .name = "until close", .in = OK_HEAD "Content-Type: text/plain\r\n\r\nall of it\r\n0\r\n\r\n",
+	  .eof = true, .rc = H1_COMPLETE, .status = 200, .keep_alive = false, .cl = -1,
+	  .headers_done = true, .body = "all of it\r\n0\r\n\r\n" },
+	{ .name = "until close, not yet closed", .in = OK_HEAD "\r\nsome",
+	  .rc = H1_MORE, .status = 200, .keep_alive = false, .cl = -1, .headers_done = true,
+	  .body = "some" },
+	{ .name = "until close, empty body", .in = OK_HEAD "\r\n",
+	  .eof = true, .rc = H1_COMPLETE, .status = 200, .cl = -1, .headers_done = true },
+	{ .name = "HTTP/1.0 closes", .in = "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nhi",
+	  .rc = H1_COMPLETE, .status = 200, .http10 = true, .keep_alive = false, .cl = 2,
+	  .headers_done = true, .body = "hi" },
+	{ .name = "HTTP/1.0 keep-alive",
+	  .in = "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nhi",
+	  .rc = H1_COMPLETE, .status = 200, .http10 = true, .keep_alive = true, .cl = 2,
+	  .headers_done = true, .body = "hi" },
+	{ .name = "HTTP/1.0 keep-alive but no length",
+	  .in = "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n\r\nto the end", .eof = true,
+	  .rc = H1_COMPLETE, .status = 200, .http10 = true, .keep_alive = false, .cl = -1,
+	  .headers_done = true, .body = "to the end" },
+	{ .name = "HTTP/1.0 keep-alive and close",
+	  .in = "HTTP/1.0 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 0\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 200, .http10 = true, .keep_alive = false, .cl = 0,
+	  .headers_done = true },
+	{ .name = "HTTP/1.1 close", .in = OK_HEAD "Connection: close\r\nContent-Length: 2\r\n\r\nhi",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = false, .cl = 2, .headers_done = true,
+	  .body = "hi" },
+	{ .name = "HTTP/1.1 close in a list",
+	  .in = OK_HEAD "Connection: Upgrade ,\tCLOSE \r\nContent-Length: 2\r\n\r\nhi",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = false, .cl = 2, .headers_done = true,
+	  .body = "hi" },
+	{ .name = "HTTP/1.1 a token that only contains close",
+	  .in = OK_HEAD "Connection: closed, x-close\r\nContent-Length: 2\r\n\r\nhi",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 2, .headers_done = true,
+	  .body = "hi" },
+	{ .name = "100 Continue then 200",
+	  .in = "HTTP/1.1 100 Continue\r\n\r\n" OK_HEAD "Content-Length: 3\r\n\r\nabc",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 3, .headers_done = true,
+	  .body = "abc", .hdrs = "Content-Length: 3\n" },
+	{ .name = "103 with headers of its own, then 200",
+	  .in = "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\nContent-Length: 99\r\n"
+		"Connection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"HTTP/1.1 100 Continue\r\n\r\n" OK_HEAD "Content-Length: 3\r\n\r\nabc",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 3, .headers_done = true,
+	  .body = "abc", .hdrs = "Content-Length: 3\n" },
+	{ .name = "204 with a content-length",
+	  .in = "HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\nHTTP/1.1 200 OK\r\n",
+	  .rc = H1_COMPLETE, .status = 204, .keep_alive = true, .cl = 5, .headers_done = true,
+	  .used = sizeof("HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n") - 1 },
+	{ .name = "304 chunked", .in = "HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 304, .keep_alive = true, .chunked = true, .cl = -1,
+	  .headers_done = true },
+	{ .name = "HEAD with a content-length", .in = OK_HEAD "Content-Length: 1234\r\n\r\n",
+	  .head = true, .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 1234,
+	  .headers_done = true },
+	{ .name = "HEAD chunked, then more bytes",
+	  .in = CHUNKED_HEAD "5\r\nhello\r\n", .head = true, .rc = H1_COMPLETE, .status = 200,
+	  .keep_alive = true, .chunked = true, .cl = -1, .headers_done = true,
+	  .used = sizeof(CHUNKED_HEAD) - 1 },
+	{ .name = "HEAD without any length", .in = OK_HEAD "\r\n", .head = true,
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = -1, .headers_done = true },
+	{ .name = "chunked", .in = CHUNKED_HEAD "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
+	  .headers_done = true, .body = "hello world", .hdrs = "Transfer-Encoding: chunked\n" },
+	{ .name = "chunk extensions and trailers",
+	  .in = CHUNKED_HEAD "5;name=value\r\nhello\r\n6 ; a=\"b;c\r\"\r\n world\r\n"
+		"0;last\r\nExpires: never\r\nX-Trailer: 1\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
+	  .headers_done = true, .body = "hello world", .hdrs = "Transfer-Encoding: chunked\n" },
+	{ .name = "uppercase and padded hex sizes",
+	  .in = CHUNKED_HEAD "1A\r\nabcdefghijklmnopqrstuvwxyz\r\n000000000B\r\n0123456789A\r\n"
+		"aF\r\n" "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+		"0123456789abcdef0123456789abcdef0123456789abcde\r\n0\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
+	  .headers_done = true,
+	  .body = "abcdefghijklmnopqrstuvwxyz0123456789A"
+		  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+		  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+		  "0123456789abcdef0123456789abcdef0123456789abcde" },
+	{ .name = "bare LF line ends",
+	  .in = "HTTP/1.1 200 OK\nX-A: 1\nTransfer-Encoding: chunked\n\n5\nhello\n1;x\n!\n0\nT: 1\n\n",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
+	  .headers_done = true, .body = "hello!", .hdrs = "X-A: 1\nTransfer-Encoding: chunked\n" },
+	{ .name = "bare LF, content-length", .in = "HTTP/1.1 200 OK\nContent-Length: 2\n\nhi",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 2, .headers_done = true,
+	  .body = "hi" },
+	{ .name = "a stray line end before the answer", .in = "\r\n" OK_HEAD "Content-Length: 1\r\n\r\nx",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 1, .headers_done = true,
+	  .body = "x" },
+	{ .name = "status line without a reason", .in = "HTTP/1.1 200\r\nContent-Length: 1\r\n\r\nx",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 1, .headers_done = true,
+	  .body = "x" },
+	{ .name = "an empty header value", .in = OK_HEAD "Access-Control-Allow-Origin: \r\n"
+		"Content-Length: 1\r\n\r\nx",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 1, .headers_done = true,
+	  .body = "x", .hdrs = "Access-Control-Allow-Origin: \nContent-Length: 1\n" },
+	{ .name = "chunked wins over content-length",
+	  .in = OK_HEAD "Content-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
+	  .headers_done = true, .body = "abc" },
+	{ .name = "chunked last of the codings",
+	  .in = OK_HEAD "Transfer-Encoding: gzip, Chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
+	  .headers_done = true, .body = "abc" },
+	{ .name = "chunked not last: until close",
+	  .in = OK_HEAD "Transfer-Encoding: chunked, gzip\r\n\r\n3\r\nabc\r\n0\r\n\r\n", .eof = true,
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = false, .chunked = false, .cl = -1,
+	  .headers_done = true, .body = "3\r\nabc\r\n0\r\n\r\n" },
+	/* Another coding last: the length is the close's, whatever the
+	 * order of the headers (RFC 9112 6.3). */
+	{ .name = "a coding, then content-length",
+	  .in = OK_HEAD "Transfer-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabcdef", .eof = true,
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = false, .cl = -1, .headers_done = true,
+	  .body = "abcdef" },
+	{ .name = "content-length, then a coding",
+	  .in = OK_HEAD "Content-Length: 3\r\nTransfer-Encoding: gzip\r\n\r\nabcdef", .eof = true,
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = false, .cl = -1, .headers_done = true,
+	  .body = "abcdef" },
+	/* RFC 9112 2.2: a bare CR counts as a space, which ends the size. */
+	{ .name = "a bare CR inside a chunk size", .in = CHUNKED_HEAD "1\r0\r\nx\r\n0\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
+	  .headers_done = true, .body = "x" },
+	{ .name = "ten hex digits are allowed", .in = CHUNKED_HEAD "FFFFFFFFFF\r\nabc",
+	  .rc = H1_MORE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
+	  .headers_done = true, .body = "abc" },
+	{ .name = "nothing yet", .in = "", .rc = H1_MORE },
+	/* status is the final answer's: 0 until that is read. */
+	{ .name = "100 Continue, the final answer not yet",
+	  .in = "HTTP/1.1 100 Continue\r\nX-I: 1\r\n\r\nHTTP/1.1 2", .rc = H1_MORE, .status = 0,
+	  .hdrs = "" },
+	{ .name = "half a status line", .in = "HTTP/1.1 2", .rc = H1_MORE },
+
+	/* Errors. */
+	{ .name = "not HTTP", .in = "SSH-2.0-OpenSSH_9.2\r\n", .rc = H1_ERROR,
+	  .err = "not HTTP", .started = true },
+	{ .name = "HTTP/2", .in = "HTTP/2 200\r\n\r\n", .rc = H1_ERROR, .err = "not HTTP",
+	  .started = true },
+	{ .name = "a short status line", .in = "HTTP/1.1 20\r\n", .rc = H1_ERROR, .err = "not HTTP",
+	  .started = true },
+	{ .name = "two line ends before the answer", .in = "\r\n\r\n" OK_HEAD "\r\n", .rc = H1_ERROR,
+	  .err = "not HTTP", .started = true },
+	{ .name = "status with four digits", .in = "HTTP/1.1 2000 OK\r\n\r\n", .rc = H1_ERROR,
+	  .err = "bad status code", .started = true },
+	{ .name = "status below 100", .in = "HTTP/1.1 099 Low\r\n\r\n", .rc = H1_ERROR,
+	  .err = "bad status code", .started = true },
+	{ .name = "status not digits", .in = "HTTP/1.1 2x0 OK\r\n\r\n", .rc = H1_ERROR,
+	  .err = "bad status code", .started = true },
+	{ .name = "header line without a colon",
+	  .in = OK_HEAD "Content-Type: text/plain\r\nContent-Length 5\r\n\r\nhello", .rc = H1_ERROR,
+	  .status = 200, .hdrs = "Content-Type: text/plain\n", .err = "header line without a name",
+	  .started = true },
+	{ .name = "header line without a name", .in = OK_HEAD ": x\r\n\r\n", .rc = H1_ERROR,
+	  .status = 200, .hdrs = "", .err = "header line without a name", .started = true },
+	{ .name = "folded header", .in = OK_HEAD "X-A: 1\r\n 2\r\nContent-Length: 0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .hdrs = "X-A: 1\n", .err = "folded", .started = true },
+	{ .name = "folded header, tab", .in = OK_HEAD "X-A: 1\r\n\t2\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .err = "folded", .started = true },
+	{ .name = "two different content-lengths",
+	  .in = OK_HEAD "Content-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", .rc = H1_ERROR,
+	  .status = 200, .err = "two different Content-Length", .started = true },
+	{ .name = "negative content-length", .in = OK_HEAD "Content-Length: -1\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .err = "bad Content-Length", .started = true },
+	{ .name = "content-length with junk", .in = OK_HEAD "Content-Length: 3x\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .err = "bad Content-Length", .started = true },
+	{ .name = "empty content-length", .in = OK_HEAD "Content-Length:  \r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .err = "bad Content-Length", .started = true },
+	{ .name = "content-length of 16 digits", .in = OK_HEAD "Content-Length: 1000000000000000\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .err = "bad Content-Length", .started = true },
+	{ .name = "101 unasked", .in = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n",
+	  .rc = H1_ERROR, .status = 101, .err = "switched protocols", .started = true },
+	{ .name = "bad chunk size", .in = CHUNKED_HEAD "5\r\nhello\r\nzz\r\n", .rc = H1_ERROR,
+	  .status = 200, .headers_done = true, .body = "hello", .err = "bad chunk size",
+	  .started = true },
+	{ .name = "chunk size with a sign", .in = CHUNKED_HEAD "+5\r\nhello\r\n", .rc = H1_ERROR,
+	  .status = 200, .headers_done = true, .err = "bad chunk size", .started = true },
+	{ .name = "chunk without a size", .in = CHUNKED_HEAD "\r\nhello\r\n", .rc = H1_ERROR,
+	  .status = 200, .headers_done = true, .err = "chunk without a size", .started = true },
+	{ .name = "chunk with only an extension", .in = CHUNKED_HEAD ";a=b\r\nhello\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "chunk without a size",
+	  .started = true },
+	{ .name = "eleven hex digits", .in = CHUNKED_HEAD "10000000000\r\n", .rc = H1_ERROR,
+	  .status = 200, .headers_done = true, .err = "bad chunk size", .started = true },
+	{ .name = "eleven hex digits, leading zeros", .in = CHUNKED_HEAD "00000000001\r\nx\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "bad chunk size",
+	  .started = true },
+	{ .name = "chunk data longer than its size",
+	  .in = CHUNKED_HEAD "5\r\nhello!\r\n0\r\n\r\n", .rc = H1_ERROR, .status = 200,
+	  .headers_done = true, .body = "hello", .err = "chunk data longer than its size",
+	  .started = true },
+	{ .name = "chunk data without its line end", .in = CHUNKED_HEAD "3\r\nabc0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .body = "abc",
+	  .err = "chunk data longer than its size", .started = true },
+	{ .name = "EOF before anything", .in = "", .eof = true, .rc = H1_ERROR,
+	  .err = "before the headers ended", .started = false },
+	{ .name = "EOF inside the status line", .in = "HTT", .eof = true, .rc = H1_ERROR,
+	  .err = "before the headers ended", .started = true },
+	{ .name = "EOF before the headers end", .in = OK_HEAD "Content-Le", .eof = true,
+	  .rc = H1_ERROR, .status = 200, .err = "before the headers ended", .started = true },
+	{ .name = "EOF before the blank line", .in = OK_HEAD "Content-Length: 1\r\n", .eof = true,
+	  .rc = H1_ERROR, .status = 200, .err = "before the headers ended", .started = true },
+	{ .name = "EOF after 100 Continue", .in = "HTTP/1.1 100 Continue\r\n\r\n", .eof = true,
+	  .rc = H1_ERROR, .status = 0, .err = "before the headers ended", .started = true },
+	{ .name = "EOF inside a content-length body",
+	  .in = OK_HEAD "Content-Length: 10\r\n\r\nabc", .eof = true, .rc = H1_ERROR,
+	  .status = 200, .headers_done = true, .body = "abc", .err = "inside the body",
+	  .started = true },
+	{ .name = "EOF inside a chunk", .in = CHUNKED_HEAD "5\r\nhel", .eof = true,
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .body = "hel",
+	  .err = "inside the body", .started = true },
+	{ .name = "EOF after the last chunk", .in = CHUNKED_HEAD "2\r\nhi\r\n0\r\n", .eof = true,
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .body = "hi",
+	  .err = "inside the body", .started = true },
+	{ .name = "EOF inside a trailer", .in = CHUNKED_HEAD "0\r\nX-T: 1", .eof = true,
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "inside the body",
+	  .started = true },
+	{ .name = "EOF after a chunk's data", .in = CHUNKED_HEAD "2\r\nhi", .eof = true,
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .body = "hi",
+	  .err = "inside the body", .started = true },
+};
+#define N_CASES (sizeof cases / sizeof cases[0])
+
+struct outcome {
+	int rc;
+	size_t used; /* bytes of the input taken in all */
+	struct seen s;
+	struct h1_parser p;
+};
+
+static size_t case_len(const struct h1_case *c)
+{
+	return c->len ? c->len : strlen(c->in);
+}
+
+/* Feeds the case's input: first `at` bytes, then the rest in pieces of
+ * `step` bytes (0: all at once). Each piece is an exact-size heap copy so
+ * ASan sees a read past its end. Stops at the first result other than
+ * H1_MORE; h1_eof follows when the case says the connection closes. */
+static void run(const struct h1_case *c, size_t at, size_t step, struct outcome *o)
+{
+	size_t len = case_len(c);
+	memset(&o->s, 0, sizeof o->s);
+	h1_reset(&o->p, c->head);
+	o->rc = H1_MORE;
+	size_t pos = 0;
+	while (pos < len) {
+		size_t n = len - pos;
+		if (pos < at)
+			n = at - pos;
+		else if (step && step < n)
+			n = step;
+		char *piece = malloc(n);
+		assert_non_null(piece);
+		memcpy(piece, c->in + pos, n);
+		o->s.lo = piece;
+		o->s.hi = piece + n;
+		size_t used = n + 1;
+		o->rc = h1_feed(&o->p, piece, n, &cbs, &o->s, &used);
+		free(piece);
+		if (used > n)
+			fail_msg("%s: *used %zu of %zu bytes fed", c->name, used, n);
+		if (o->rc == H1_MORE && used != n)
+			fail_msg("%s: H1_MORE but *used %zu of %zu", c->name, used, n);
+		pos += used;
+		if (o->rc != H1_MORE)
+			break;
+	}
+	o->used = pos;
+	if (o->rc == H1_MORE && c->eof)
+		o->rc = h1_eof(&o->p);
+}
+
+#define CHECK(cond, ...)                                                                    \
+	do {                                                                                \
+		if (!(cond)) {                                                              \
+			print_error("%s (%s, split at %zu, step %zu): ", c->name, how, at, step); \
+			print_error(__VA_ARGS__);                                           \
+			fail_msg("%s failed", #cond);                                      \
+		}                                                                           \
+	} while (0)
+
+static void check(const struct h1_case *c, const struct outcome *o, const char *how, size_t at,
+		  size_t step)
+{
+	size_t len = case_len(c);
+	CHECK(o->rc == c->rc, "rc %d, want %d (%s)\n", o->rc, c->rc, h1_error(&o->p));
+	CHECK(o->p.status == c->status, "status %d, want %d\n", o->p.status, c->status);
+	CHECK(o->p.headers_done == c->headers_done, "headers_done %d\n", o->p.headers_done);
+	const char *want_body = c->body ? c->body : "";
+	CHECK(o->s.blen == strlen(want_body) && memcmp(seen_body(&o->s), want_body, o->s.blen) == 0,
+	      "body \"%s\", want \"%s\"\n", seen_body(&o->s), want_body);
+	CHECK(o->p.body_bytes == o->s.blen, "body_bytes %llu, handed over %zu\n",
+	      (unsigned long long)o->p.body_bytes, o->s.blen);
+	CHECK(o->s.foreign == 0, "%d body calls point outside the fed piece\n", o->s.foreign);
+	if (c->hdrs)
+		CHECK(strcmp(seen_hdrs(&o->s), c->hdrs) == 0, "headers \"%s\", want \"%s\"\n",
+		      seen_hdrs(&o->s), c->hdrs);
+	/* on_status: once, for the final answer only. */
+	CHECK(o->s.status_calls == (o->p.status >= 200), "%d status calls\n", o->s.status_calls);
+	if (o->s.status_calls)
+		CHECK(o->s.cb_status == o->p.status, "on_status got %d\n", o->s.cb_status);
+	if (o->rc == H1_ERROR) {
+		CHECK(c->err != NULL, "an error case needs .err\n");
+		CHECK(strstr(h1_error(&o->p), c->err) != NULL, "error \"%s\", want \"%s\"\n",
+		      h1_error(&o->p), c->err);
+		CHECK(h1_started(&o->p) == c->started, "started %d\n", h1_started(&o->p));
+		return;
+	}
+	CHECK(h1_started(&o->p) == (len > 0), "started %d\n", h1_started(&o->p));
+	CHECK(o->p.minor == (c->http10 ? 0 : 1), "minor %d\n", o->p.minor);
+	if (!o->p.headers_done)
+		return;
+	CHECK(o->p.keep_alive == c->keep_alive, "keep_alive %d\n", o->p.keep_alive);
+	CHECK(o->p.chunked == c->chunked, "chunked %d\n", o->p.chunked);
+	CHECK(o->p.content_length == c->cl, "content_length %lld, want %lld\n",
+	      (long long)o->p.content_length, (long long)c->cl);
+	if (o->rc == H1_COMPLETE) {
+		size_t want = c->used ? c->used : len;
+		CHECK(o->used == want, "answer ended at %zu, want %zu\n", o->used, want);
+	}
+}
+
+/* Whole, byte by byte, and split in two at every position (every
+ * `stride`th for big inputs): the same answer each way. */
+static void check_all_ways(const struct h1_case *c, size_t stride)
+{
+	struct outcome *whole = calloc(1, sizeof *whole), *o = calloc(1, sizeof *o);
+	assert_non_null(whole);
+	assert_non_null(o);
+	size_t len = case_len(c);
+	const char *how = "whole";
+	size_t at = 0, step = 0;
+	run(c, at, step, whole);
+	check(c, whole, how, at, step);
+
+	how = "byte by byte";
+	step = 1;
+	run(c, at, step, o);
+	check(c, o, how, at, step);
+	seen_free(&o->s);
+
+	how = "two pieces";
+	step = 0;
+	for (at = 1; at < len; at += at + stride < len ? stride : 1) {
+		run(c, at, step, o);
+		check(c, o, how, at, step);
+		/* A line too long may be taken in part before it is seen to be. */
+		if (o->rc != H1_ERROR)
+			CHECK(o->p.header_bytes == whole->p.header_bytes, "header_bytes %llu, whole %llu\n",
+		      (unsigned long long)o->p.header_bytes,
+		      (unsigned long long)whole->p.header_bytes);
+		seen_free(&o->s);
+	}
+	seen_free(&whole->s);
+	free(whole);
+	free(o);
+}
+
+static void test_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < N_CASES; i++)
+		check_all_ways(&cases[i], 1);
+}
+
+/* ---- a streamed answer as llama.cpp sends it ---- */
+
+#define LLAMA_HEAD                                                                    \
+	"HTTP/1.1 200 OK\r\n"                                                         \
+	"Keep-Alive: timeout=5, max=100\r\n"                                          \
+	"Content-Type: text/event-stream\r\n"                                         \
+	"Server: llama.cpp\r\n"                                                       \
+	"Transfer-Encoding: chunked\r\n"                                              \
+	"Access-Control-Allow-Origin: \r\n"                                           \
+	"\r\n"
+
+/* The SSE capture as a chunked answer: one chunk per event, as the server
+ * writes one per token. */
+static char *chunk_events(const char *sse, size_t len, size_t *out_len)
+{
+	size_t cap = sizeof LLAMA_HEAD + len * 2 + 64, n = 0;
+	char *o = malloc(cap);
+	assert_non_null(o);
+	memcpy(o, LLAMA_HEAD, sizeof LLAMA_HEAD - 1);
+	n = sizeof LLAMA_HEAD - 1;
+	size_t chunks = 0;
+	for (size_t i = 0; i < len;) {
+		const char *end = strstr(sse + i, "\n\n");
+		size_t ev = end ? (size_t)(end - (sse + i)) + 2 : len - i;
+		assert_true(n + ev + 32 < cap);
+		n += (size_t)sprintf(o + n, "%zx\r\n", ev);
+		memcpy(o + n, sse + i, ev);
+		n += ev;
+		memcpy(o + n, "\r\n", 2);
+		n += 2;
+		i += ev;
+		chunks++;
+	}
+	assert_true(chunks > 10);
+	memcpy(o + n, "0\r\n\r\n", 5);
+	n += 5;
+	*out_len = n;
+	return o;
+}
+
+static void test_streamed_answer(void **state)
+{
+	(void)state;
+	size_t slen, len;
+	char *sse = testutil_fixture("llamacpp", "clean_chat_stream.txt", &slen);
+	char *in = chunk_events(sse, slen, &len);
+	const struct h1_case c = {
+		.name = "llama.cpp stream", .in = in, .len = len, .rc = H1_COMPLETE, .status = 200,
+		.keep_alive = true, .chunked = true, .cl = -1, .headers_done = true, .body = sse,
+		.hdrs = "Keep-Alive: timeout=5, max=100\nContent-Type: text/event-stream\n"
+			"Server: llama.cpp\nTransfer-Encoding: chunked\nAccess-Control-Allow-Origin: \n",
+	};
+	check_all_ways(&c, 1);
+
+	/* The counters of a whole feed. */
+	struct outcome *o = calloc(1, sizeof *o);
+	assert_non_null(o);
+	run(&c, 0, 0, o);
+	assert_int_equal(o->p.header_bytes, sizeof LLAMA_HEAD - 1);
+	assert_int_equal(o->p.body_bytes, slen);
+	/* One chunk, one body call: the hot path hands each token over once. */
+	size_t events = 0;
+	for (const char *p = sse; (p = strstr(p, "\n\n")) != NULL; p += 2)
+		events++;
+	assert_int_equal((size_t)o->s.body_calls, events);
+	seen_free(&o->s);
+	free(o);
+	free(in);
+	free(sse);
+}
+
+/* ---- bounds ---- */
+
+/* An answer with one header "X-Big: aaa..." whose line (without its line
+ * end) is `line` bytes, ended by `eol`. */
+static char *big_line(size_t line, const char *eol, size_t *len)
+{
+	size_t cap = line + 128;
+	char *b = malloc(cap);
+	assert_non_null(b);
+	size_t n = (size_t)sprintf(b, "%s", OK_HEAD "X-Big: ");
+	memset(b + n, 'a', line - 7);
+	n += line - 7;
+	n += (size_t)sprintf(b + n, "%sContent-Length: 1%s%sx", eol, eol, eol);
+	*len = n;
+	return b;
+}
+
+static void test_line_bound(void **state)
+{
+	(void)state;
+	size_t len;
+	char *in = big_line(H1_LINE_MAX, "\r\n", &len);
+	struct h1_case c = { .name = "a header line of 8 KiB", .in = in, .len = len,
+			     .rc = H1_ERROR, .status = 200, .err = "longer than 8 KiB",
+			     .started = true };
+	check_all_ways(&c, 61);
+	free(in);
+
+	in = big_line(H1_LINE_MAX, "\n", &len);
+	c.in = in;
+	c.len = len;
+	c.name = "a header line of 8 KiB, LF";
+	check_all_ways(&c, 61);
+	free(in);
+
+	in = big_line(H1_LINE_MAX - 1, "\n", &len);
+	c = (struct h1_case){ .name = "a header line just under 8 KiB, LF", .in = in, .len = len,
+			      .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 1,
+			      .headers_done = true, .body = "x" };
+	check_all_ways(&c, 61);
+	free(in);
+
+	/* The same with CRLF: the "\r" is the line end's, not the line's. */
+	in = big_line(H1_LINE_MAX - 1, "\r\n", &len);
+	c.in = in;
+	c.len = len;
+	c.name = "a header line just under 8 KiB, CRLF";
+	check_all_ways(&c, 61);
+	free(in);
+
+	/* But a "\r" in the line's last place that is not its end is a byte
+	 * too many. */
+	in = big_line(H1_LINE_MAX - 1, "\rx\r\n", &len);
+	c = (struct h1_case){ .name = "a header line of 8 KiB, ending in a CR", .in = in,
+			      .len = len, .rc = H1_ERROR, .status = 200,
+			      .err = "longer than 8 KiB", .started = true };
+	check_all_ways(&c, 61);
+	free(in);
+
+	/* A status line too. */
+	char *st = malloc(H1_LINE_MAX + 16);
+	assert_non_null(st);
+	memcpy(st, "HTTP/1.1 200 ", 13);
+	memset(st + 13, 'R', H1_LINE_MAX - 13);
+	memcpy(st + H1_LINE_MAX, "\r\n\r\n", 4);
+	c = (struct h1_case){ .name = "a status line of 8 KiB", .in = st, .len = H1_LINE_MAX + 4,
+			      .rc = H1_ERROR, .err = "longer than 8 KiB", .started = true };
+	check_all_ways(&c, 61);
+	free(st);
+}
+
+/* Headers of `lines` lines "X-Hnnnn: vvv..." of `each` bytes (the last
+ * `extra` more) with CRLF, after the status line, then a Content-Length
+ * and a body. */
+static char *many_headers(size_t lines, size_t each, size_t extra, size_t *len, size_t *head_len)
+{
+	size_t cap = 64 + lines * (each + 2) + extra + 64;
+	char *b = malloc(cap);
+	assert_non_null(b);
+	size_t n = (size_t)sprintf(b, "%s", OK_HEAD);
+	for (size_t i = 0; i < lines; i++) {
+		n += (size_t)sprintf(b + n, "X-H%04zu: ", i);
+		size_t v = each - 9 + (i == lines - 1 ? extra : 0);
+		memset(b + n, 'v', v);
+		n += v;
+		memcpy(b + n, "\r\n", 2);
+		n += 2;
+	}
+	n += (size_t)sprintf(b + n, "Content-Length: 2\r\n\r\n");
+	*head_len = n;
+	n += (size_t)sprintf(b + n, "ok");
+	*len = n;
+	assert_true(n < cap);
+	return b;
+}
+
+static void test_headers_bound(void **state)
+{
+	(void)state;
+	size_t len, head;
+	/* 17 + 20 * 4002 + 21: over 64 KiB with every line well under 8 KiB. */
+	char *in = many_headers(20, 4000, 0, &len, &head);
+	assert_true(head > H1_HEADERS_MAX);
+	struct h1_case c = { .name = "headers over 64 KiB", .in = in, .len = len, .rc = H1_ERROR,
+			     .status = 200, .err = "larger than 64 KiB", .started = true };
+	check_all_ways(&c, 997);
+	free(in);
+
+	/* Status line (17), 16 lines and "Content-Length: 2\r\n\r\n" (21) of
+	 * exactly 64 KiB in all are still fine, one byte more is not. */
+	size_t each = (H1_HEADERS_MAX - 17 - 21) / 16 - 2;
+	size_t extra = H1_HEADERS_MAX - 17 - 21 - 16 * (each + 2);
+	in = many_headers(16, each, extra, &len, &head);
+	assert_int_equal(head, H1_HEADERS_MAX);
+	c = (struct h1_case){ .name = "headers of exactly 64 KiB", .in = in, .len = len,
+			      .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 2,
+			      .headers_done = true, .body = "ok" };
+	check_all_ways(&c, 997);
+	struct outcome *o = calloc(1, sizeof *o);
+	assert_non_null(o);
+	run(&c, 0, 0, o);
+	assert_int_equal(o->p.header_bytes, H1_HEADERS_MAX);
+	seen_free(&o->s);
+	free(o);
+	free(in);
+
+	in = many_headers(16, each, extra + 1, &len, &head);
+	c = (struct h1_case){ .name = "headers of 64 KiB + 1", .in = in, .len = len,
+			      .rc = H1_ERROR, .status = 200, .err = "larger than 64 KiB",
+			      .started = true };
+	check_all_ways(&c, 997);
+	free(in);
+}
+
+/* ---- two answers on one connection ---- */
+
+static void test_back_to_back(void **state)
+{
+	(void)state;
+	const char first[] = CHUNKED_HEAD "4\r\ndata\r\n2\r\n: \r\n0\r\n\r\n";
+	const char second[] = "HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found";
+	char in[sizeof first + sizeof second];
+	size_t n1 = sizeof first - 1, len = n1 + sizeof second - 1;
+	memcpy(in, first, n1);
+	memcpy(in + n1, second, sizeof second);
+	struct h1_parser *p = malloc(sizeof *p);
+	assert_non_null(p);
+	/* Split in two at every position; the second feed starts where the
+	 * first left off, the answer boundary falls in either. */
+	for (size_t at = 0; at <= len; at++) {
+		struct seen s[2] = { 0 };
+		int k = 0; /* which answer */
+		h1_reset(p, false);
+		size_t pos = 0;
+		int rc = H1_MORE;
+		while (pos < len) {
+			size_t end = pos < at ? at : len;
+			size_t used = 0;
+			s[k].lo = in + pos;
+			s[k].hi = in + end;
+			rc = h1_feed(p, in + pos, end - pos, &cbs, &s[k], &used);
+			pos += used;
+			if (rc == H1_COMPLETE && k == 0) {
+				assert_int_equal(pos, n1);
+				assert_int_equal(p->status, 200);
+				assert_true(p->keep_alive);
+				k = 1;
+				h1_reset(p, false);
+				continue;
+			}
+			if (rc != H1_MORE)
+				break;
+		}
+		if (rc != H1_COMPLETE || k != 1)
+			fail_msg("split at %zu: rc %d after answer %d", at, rc, k + 1);
+		assert_int_equal(pos, len);
+		assert_int_equal(p->status, 404);
+		assert_int_equal(p->content_length, 9);
+		assert_string_equal(seen_body(&s[0]), "data: ");
+		assert_string_equal(seen_body(&s[1]), "not found");
+		assert_string_equal(seen_hdrs(&s[1]), "Content-Length: 9\n");
+		assert_int_equal(s[1].cb_status, 404);
+		assert_int_equal(s[0].foreign + s[1].foreign, 0);
+		seen_free(&s[0]);
+		seen_free(&s[1]);
+	}
+	free(p);
+}
+
+/* ---- callbacks that stop ---- */
+
+struct stop_case {
+	const char *name;
+	const char *in;
+	int stop_status, stop_header, stop_body;
+	size_t used; /* where the stop leaves *used */
+};
+
+static const char stop_in[] = OK_HEAD "X-A: 1\r\nTransfer-Encoding: chunked\r\n\r\n"
+			      "5\r\nhello\r\n1;e\r\n!\r\n0\r\nT: 1\r\n\r\n";
+
+static void test_stops(void **state)
+{
+	(void)state;
+	const size_t status_end = sizeof OK_HEAD - 1;
+	const size_t hdr2_end = status_end + sizeof "X-A: 1\r\nTransfer-Encoding: chunked\r\n" - 1;
+	const size_t body1_end = hdr2_end + sizeof "\r\n5\r\nhello" - 1;
+	const size_t body2_end = body1_end + sizeof "\r\n1;e\r\n!" - 1;
+	const struct stop_case sc[] = {
+		{ "on_status", stop_in, 1, 0, 0, status_end },
+		{ "on_header, the second", stop_in, 0, 2, 0, hdr2_end },
+		{ "on_body, the first", stop_in, 0, 0, 1, body1_end },
+		{ "on_body, the second", stop_in, 0, 0, 2, body2_end },
+	};
+	struct h1_parser *p = malloc(sizeof *p);
+	assert_non_null(p);
+	const size_t len = sizeof stop_in - 1;
+	for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) {
+		struct seen s = { .stop_status = sc[i].stop_status,
+				  .stop_header = sc[i].stop_header,
+				  .stop_body = sc[i].stop_body,
+				  .lo = stop_in, .hi = stop_in + len };
+		h1_reset(p, false);
+		size_t used = 0;
+		int rc = h1_feed(p, stop_in, len, &cbs, &s, &used);
+		if (rc != H1_STOPPED || used != sc[i].used)
+			fail_msg("%s: rc %d used %zu, want %d at %zu", sc[i].name, rc, used,
+				 H1_STOPPED, sc[i].used);
+		/* Resuming where it stopped reads the rest of the answer. */
+		size_t more = 0;
+		rc = h1_feed(p, stop_in + used, len - used, &cbs, &s, &more);
+		assert_int_equal(rc, H1_COMPLETE);
+		assert_int_equal(used + more, len);
+		assert_string_equal(seen_body(&s), "hello!");
+		assert_string_equal(seen_hdrs(&s), "X-A: 1\nTransfer-Encoding: chunked\n");
+		assert_int_equal(s.status_calls, 1);
+		assert_int_equal(p->body_bytes, 6);
+		seen_free(&s);
+	}
+
+	/* A stop on the last body byte: the answer is over, the next feed
+	 * (of nothing) says so. */
+	const char cl[] = OK_HEAD "Content-Length: 3\r\n\r\nabc";
+	struct seen s = { .stop_body = 1, .lo = cl, .hi = cl + sizeof cl - 1 };
+	h1_reset(p, false);
+	size_t used = 0;
+	assert_int_equal(h1_feed(p, cl, sizeof cl - 1, &cbs, &s, &used), H1_STOPPED);
+	assert_int_equal(used, sizeof cl - 1);
+	assert_int_equal(h1_feed(p, cl + used, 0, &cbs, &s, &used), H1_COMPLETE);
+	assert_int_equal(used, 0);
+	assert_string_equal(seen_body(&s), "abc");
+	seen_free(&s);
+
+	/* Stops on interim answers' headers do not happen: they are not
+	 * handed over. */
+	const char cont[] = "HTTP/1.1 100 Continue\r\nX-I: 1\r\n\r\n" OK_HEAD "X-F: 2\r\n\r\n";
+	s = (struct seen){ .stop_header = 1, .stop_status = 1 };
+	h1_reset(p, false);
+	assert_int_equal(h1_feed(p, cont, sizeof cont - 1, &cbs, &s, &used), H1_STOPPED);
+	assert_int_equal(used, sizeof "HTTP/1.1 100 Continue\r\nX-I: 1\r\n\r\n" OK_HEAD - 1);
+	assert_int_equal(s.cb_status, 200);
+	assert_int_equal(s.header_calls, 0);
+	seen_free(&s);
+	free(p);
+}
+
+/* ---- an error stays until h1_reset ---- */
+
+static void test_error_sticks(void **state)
+{
+	(void)state;
+	struct h1_parser *p = malloc(sizeof *p);
+	assert_non_null(p);
+	struct seen s = { 0 };
+	const char bad[] = CHUNKED_HEAD "g\r\n";
+	const char good[] = OK_HEAD "Content-Length: 2\r\n\r\nhi";
+	size_t used = 0;
+	h1_reset(p, false);
+	assert_int_equal(h1_feed(p, bad, sizeof bad - 1, &cbs, &s, &used), H1_ERROR);
+	assert_string_equal(h1_error(p), "bad chunk size");
+	/* More bytes, even a good answer, change nothing. */
+	s.lo = good;
+	s.hi = good + sizeof good - 1;
+	assert_int_equal(h1_feed(p, good, sizeof good - 1, &cbs, &s, &used), H1_ERROR);
+	assert_int_equal(used, 0);
+	/* Nor does an empty feed (a caller's "anything pending?"). */
+	used = 1;
+	assert_int_equal(h1_feed(p, good, 0, &cbs, &s, &used), H1_ERROR);
+	assert_int_equal(used, 0);
+	assert_int_equal(h1_eof(p), H1_ERROR);
+	assert_string_equal(h1_error(p), "bad chunk size");
+	assert_int_equal(s.blen, 0);
+	/* After a reset the parser reads an answer again. */
+	h1_reset(p, false);
+	assert_false(h1_started(p));
+	assert_int_equal(h1_feed(p, good, sizeof good - 1, &cbs, &s, &used), H1_COMPLETE);
+	assert_int_equal(used, sizeof good - 1);
+	assert_string_equal(seen_body(&s), "hi");
+	assert_string_equal(h1_error(p), "no error");
+	seen_free(&s);
+	free(p);
+}
+
+/* No callbacks at all: the counters still move. */
+static void test_no_callbacks(void **state)
+{
+	(void)state;
+	static const struct h1_callbacks none = { 0 };
+	struct h1_parser *p = malloc(sizeof *p);
+	assert_non_null(p);
+	const char in[] = CHUNKED_HEAD "3\r\nabc\r\n0\r\n\r\n";
+	size_t used = 0;
+	h1_reset(p, false);
+	assert_int_equal(h1_feed(p, in, sizeof in - 1, &none, NULL, &used), H1_COMPLETE);
+	assert_int_equal(used, sizeof in - 1);
+	assert_int_equal(p->body_bytes, 3);
+	assert_int_equal(p->header_bytes, sizeof CHUNKED_HEAD - 1);
+	/* A NULL used is allowed. */
+	h1_reset(p, false);
+	assert_int_equal(h1_feed(p, in, sizeof in - 1, &none, NULL, NULL), H1_COMPLETE);
+	free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_streamed_answer),
+		cmocka_unit_test(test_line_bound),
+		cmocka_unit_test(test_headers_bound),
+		cmocka_unit_test(test_back_to_back),
+		cmocka_unit_test(test_stops),
+		cmocka_unit_test(test_error_sticks),
+		cmocka_unit_test(test_no_callbacks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
