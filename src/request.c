@@ -378,6 +378,9 @@ static void direct_arm(struct request *r, int events)
 	ev_io_start(loop, &r->io);
 }
 
+static int direct_connect(struct request *r);
+static bool direct_conn_dead(int fd);
+
 static void direct_write(struct request *r)
 {
 	struct iovec iov[2];
@@ -394,8 +397,15 @@ static void direct_write(struct request *r)
 		iov[n_iov].iov_base = r->body + off;
 		iov[n_iov++].iov_len = r->body_len - off;
 	}
-	if (r->out_off == 0)
+	if (r->out_off == 0) {
+		if (direct_conn_dead(r->fd)) {
+			direct_close(r);
+			if (direct_connect(r) != 0)
+				direct_fail(r, CURLE_COULDNT_CONNECT, "%s", "out of memory for a connection");
+			return;
+		}
 		r->t_send = clock_now_ns();
+	}
 	/* sendmsg for MSG_NOSIGNAL: a peer gone must not raise SIGPIPE. */
 	struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n_iov};
 	ssize_t n = n_iov ? sendmsg(r->fd, &m, MSG_NOSIGNAL) : 0;
@@ -564,6 +574,28 @@ static void direct_on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
 	direct_end(r, CURLE_OPERATION_TIMEDOUT, false);
 }
 
+static int direct_connect(struct request *r)
+{
+	r->connecting = true;
+	r->xfer.take_socket = true;
+	if (http_add(r->ctx->http, r->easy, true) != 0) {
+		r->connecting = false;
+		return -1;
+	}
+	return 0;
+}
+
+/* A kept connection the server has closed since (llama.cpp closes every
+ * streamed answer's, whatever its Keep-Alive header says) shows its end,
+ * or stray bytes, to a peek; one that looks alive may still be closing,
+ * and a request dying on it unanswered is resent (request_resend). */
+static bool direct_conn_dead(int fd)
+{
+	char c;
+	ssize_t k = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	return k >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 /* Sends r on its kept connection, or on a new one (fresh: always). */
 static int direct_start(struct request *r, bool fresh)
 {
@@ -586,10 +618,7 @@ static int direct_start(struct request *r, bool fresh)
 		direct_arm(r, EV_WRITE);
 		return 0;
 	}
-	r->connecting = true;
-	r->xfer.take_socket = true;
-	if (http_add(r->ctx->http, r->easy, true) != 0) {
-		r->connecting = false;
+	if (direct_connect(r) != 0) {
 		ev_timer_stop(loop, &r->deadline);
 		return -1;
 	}
