@@ -41,13 +41,14 @@ struct h1_callbacks {
 };
 
 struct h1_parser {
-	/* The parser's own, what a body chunk touches first (one cache line). */
-	int state;
-	unsigned chunk_digits;
+	/* The parser's own: what a body chunk touches, first and small (24
+	 * bytes), so an owner can keep it in the cache line of its own
+	 * per-token fields. */
+	uint8_t state;
+	uint8_t chunk_digits;
+	bool chunk_ext;           /* in a chunk extension, up to the line end */
 	uint64_t chunk_left;      /* body bytes left in this chunk (or of the length) */
 	uint64_t body_bytes;      /* body bytes handed over */
-	size_t llen;              /* bytes of the line being read */
-	bool chunk_ext;           /* in a chunk extension, up to the line end */
 
 	int status;               /* of the final answer, 0 until read */
 	int minor;                /* HTTP/1.<minor> */
@@ -58,6 +59,7 @@ struct h1_parser {
 	uint64_t header_bytes;    /* status and header bytes read, 1xx included */
 
 	/* The parser's own. */
+	size_t llen;              /* bytes of the line being read */
 	const char *err;
 	bool head_only;           /* the request was HEAD: no body */
 	bool saw_close, saw_keep_alive;
