@@ -11,7 +11,10 @@
  * resume, so at 1,000 streams its own lateness would dominate. This source
  * is one epoll loop over a deadline heap, and it measures itself: every
  * write's lateness against its schedule goes into a histogram printed at
- * exit, so a late source is never blamed on the client.
+ * exit, so a late source is never blamed on the client. The schedule starts
+ * at the kernel's receive time of the request (SO_TIMESTAMPING), so a
+ * request read late is the source's lateness too; the last token's
+ * lateness is kept apart, as the source's share of a client's E2E.
  *
  *   token_source [-t TOKENS] [-f TTFT_MS] [-i ITL_MS] [-l FILE]
  * It listens on a free loopback port and prints "port N" on stdout; SIGTERM
@@ -19,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -31,6 +35,8 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <unistd.h>
 
 #define MAX_FD 65536
@@ -43,6 +49,7 @@ struct conn {
 	int chat;
 	int tokens_sent;
 	int64_t due;                    /* next token, CLOCK_MONOTONIC ns */
+	int64_t arrived;                /* the request's bytes reached the socket, 0: unknown */
 	size_t heap_pos;
 	size_t in_len;
 	char in[IN_CAP];
@@ -54,6 +61,9 @@ static struct conn *conns[MAX_FD];
 static int heap[MAX_FD];
 static size_t heap_n;
 static uint64_t lag_hist[LAG_BUCKETS + 1];
+/* The lateness of each request's last token alone: what the source adds to
+ * a client's E2E, to be told apart from the client's own error. */
+static uint64_t last_hist[LAG_BUCKETS + 1];
 static uint64_t writes, short_writes, requests;
 static int64_t lag_max;
 static volatile sig_atomic_t stop_flag;
@@ -175,7 +185,7 @@ static int send_event(int ep, int fd, const char *event)
 	return conn_send(ep, fd, buf, (size_t)n);
 }
 
-static void record_lag(int64_t lag)
+static void record_lag(int64_t lag, bool last)
 {
 	if (lag < 0)
 		lag = 0;
@@ -183,6 +193,8 @@ static void record_lag(int64_t lag)
 		lag_max = lag;
 	int64_t us = lag / 1000;
 	lag_hist[us < LAG_BUCKETS ? us : LAG_BUCKETS]++;
+	if (last)
+		last_hist[us < LAG_BUCKETS ? us : LAG_BUCKETS]++;
 }
 
 static int send_token(int ep, int fd)
@@ -257,7 +269,7 @@ static long handle_request(int ep, int fd)
 			return -1;
 		c->streaming = 1;
 		c->tokens_sent = 0;
-		c->due = now_ns() + ttft_ns;
+		c->due = (c->arrived ? c->arrived : now_ns()) + ttft_ns;
 		heap_push(fd);
 	} else if (strncmp(c->in, "GET /v1/models ", 15) == 0) {
 		if (respond_plain(ep, fd, "200 OK",
@@ -273,7 +285,33 @@ static void on_readable(int ep, int fd)
 {
 	struct conn *c = conns[fd];
 	for (;;) {
-		ssize_t r = read(fd, c->in + c->in_len, IN_CAP - c->in_len);
+		/* The kernel's receive time of the request (SO_TIMESTAMPING): the
+		 * schedule starts there, not when this loop got round to reading
+		 * it, so a busy source's delay shows as its own lateness instead
+		 * of moving the whole stream late (a client's E2E error). */
+		struct iovec iov = {.iov_base = c->in + c->in_len, .iov_len = IN_CAP - c->in_len};
+		union {
+			char buf[CMSG_SPACE(sizeof(struct scm_timestamping))];
+			struct cmsghdr align;
+		} ctl;
+		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+				   .msg_controllen = sizeof ctl.buf};
+		ssize_t r = recvmsg(fd, &m, 0);
+		if (r > 0 && c->in_len == 0) {
+			c->arrived = 0;
+			for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
+				if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_TIMESTAMPING)
+					continue;
+				struct scm_timestamping st;
+				memcpy(&st, CMSG_DATA(h), sizeof st);
+				struct timespec rt;
+				clock_gettime(CLOCK_REALTIME, &rt);
+				int64_t real_now = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+				int64_t real_at = (int64_t)st.ts[0].tv_sec * 1000000000 + st.ts[0].tv_nsec;
+				if (real_at > 0 && real_at <= real_now)
+					c->arrived = now_ns() - (real_now - real_at);
+			}
+		}
 		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
 			conn_close(ep, fd);
 			return;
@@ -321,7 +359,7 @@ static void fire_due(int ep)
 	while (heap_n && conns[heap[0]]->due <= now) {
 		int fd = heap[0];
 		struct conn *c = conns[fd];
-		record_lag(now - c->due);
+		record_lag(now - c->due, c->tokens_sent + 1 >= n_tokens);
 		if (send_token(ep, fd) < 0) {
 			conn_close(ep, fd);
 			continue;
@@ -342,15 +380,15 @@ static void fire_due(int ep)
 	}
 }
 
-static double lag_quantile(double q)
+static double hist_quantile(const uint64_t *hist, double q)
 {
 	uint64_t total = 0, seen = 0;
 	for (size_t i = 0; i <= LAG_BUCKETS; i++)
-		total += lag_hist[i];
+		total += hist[i];
 	if (!total)
 		return 0;
 	for (size_t i = 0; i <= LAG_BUCKETS; i++) {
-		seen += lag_hist[i];
+		seen += hist[i];
 		if ((double)seen >= q * (double)total)
 			return (double)(i + 1) / 1000.0;
 	}
@@ -362,8 +400,10 @@ static void print_report(FILE *f)
 	fprintf(f, "source: %llu requests, %llu writes (%llu short), lateness p50 %.3f ms "
 		"p99 %.3f ms p99.9 %.3f ms max %.3f ms\n",
 		(unsigned long long)requests, (unsigned long long)writes,
-		(unsigned long long)short_writes, lag_quantile(0.5), lag_quantile(0.99),
-		lag_quantile(0.999), (double)lag_max / 1e6);
+		(unsigned long long)short_writes, hist_quantile(lag_hist, 0.5), hist_quantile(lag_hist, 0.99),
+		hist_quantile(lag_hist, 0.999), (double)lag_max / 1e6);
+	fprintf(f, "source: last token lateness p50 %.3f ms p99 %.3f ms\n", hist_quantile(last_hist, 0.5),
+		hist_quantile(last_hist, 0.99));
 }
 
 static void on_signal(int sig)
@@ -438,6 +478,8 @@ int main(int argc, char **argv)
 						continue;
 					}
 					setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+					int stamp = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+					setsockopt(cfd, SOL_SOCKET, SO_TIMESTAMPING, &stamp, sizeof stamp);
 					struct epoll_event ev = {.events = EPOLLIN, .data.fd = cfd};
 					epoll_ctl(ep, EPOLL_CTL_ADD, cfd, &ev);
 				}
