@@ -49,7 +49,12 @@ run() { # COLS ROWS
 	wait_for "${cols}x$lines: dashboard shows up" "Latency" 20 || return 1
 	T send-keys -t tui R
 	wait_for "${cols}x$lines: R opens the requests view, in-flight list" "in flight 8 " || return 1
-	wait_for "${cols}x$lines: 4 requests stream" "streaming" 20
+	# All four past their first token: a request between its first event
+	# and its first token is "prefill", which sorts before "streaming".
+	i=0
+	while [ $i -lt 200 ] && [ "$(screen | grep -c ' streaming ')" -lt 4 ]; do i=$((i + 1)); sleep 0.1; done
+	[ "$(screen | grep -c ' streaming ')" -ge 4 ]
+	check "${cols}x$lines: 4 requests stream" $?
 	wait_for "${cols}x$lines: column heads" "MODEL +STATUS +TTFT ms +AGE ms .*GAP ms"
 	wait_for "${cols}x$lines: load line in-flight 8" "in-flight 8[^0-9]"
 	n=$(rows)
