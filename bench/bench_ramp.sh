@@ -5,7 +5,8 @@
 # how long the whole run took, against the -d it was given.
 #   bench/bench_ramp.sh [STREAMS] [DURATION_S]   (run from the build
 #                                                  directory; 15000 5)
-# INFERTOP_BIN (./infertop), TTFT (50ms), ITL (10ms), TOKENS (64) may be set.
+# INFERTOP_BIN (./infertop), TTFT (50ms), ITL (10ms), TOKENS (64) and
+# INFERTOP_ARGS (more options, e.g. --http-client curl) may be set.
 set -eu
 bin=${INFERTOP_BIN:-./infertop}
 streams=${1:-15000}
@@ -37,7 +38,7 @@ addr=$(sed -n 's/^listening on //p' "$out/sim" | head -1)
 t0=$(date +%s%N)
 set +e
 "$bin" --no-tui --interval 1s -c "$streams" -d "${dur}s" --output-tokens "${TOKENS:-64}" \
-	--metrics-url none "http://$addr" 2>&1 >"$out/summary" |
+	--metrics-url none ${INFERTOP_ARGS:-} "http://$addr" 2>&1 >"$out/summary" |
 	while IFS= read -r line; do
 		printf '%d %s\n' $((($(date +%s%N) - t0) / 1000000)) "$line"
 	done >"$out/stderr"

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -38,6 +39,8 @@ struct http_shard {
 	long conns;                    /* open connections, idle ones included */
 	long xfers;                    /* transfers in the multi */
 	long fresh_pending;            /* of which sent fresh, not connected yet */
+	curl_socket_t keep_fd;         /* being handed to its owner: not to be closed */
+	bool kept;                     /* curl closed keep_fd, which was left open */
 };
 
 struct http {
@@ -76,15 +79,30 @@ static void http_drain(struct http_shard *sh)
 		CURLcode rc = msg->data.result;
 		struct http_xfer *x = NULL;
 		curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+		curl_socket_t take = CURL_SOCKET_BAD;
 		if (x && x->take_socket) {
-			curl_socket_t fd = CURL_SOCKET_BAD;
 			x->taken_fd = -1;
-			if (rc == CURLE_OK && curl_easy_getinfo(easy, CURLINFO_ACTIVESOCKET, &fd) == CURLE_OK &&
-			    fd != CURL_SOCKET_BAD)
-				x->taken_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+			x->taken_errno = 0;
+			if (rc == CURLE_OK && (curl_easy_getinfo(easy, CURLINFO_ACTIVESOCKET, &take) != CURLE_OK ||
+					       take == CURL_SOCKET_BAD)) {
+				take = CURL_SOCKET_BAD;
+				x->taken_errno = ENOTCONN; /* curl no longer has it */
+			}
+			/* Removing the handle makes curl close the connection:
+			 * http_close_socket leaves this one open, for x. */
+			sh->keep_fd = take;
+			sh->kept = false;
 		}
 		/* Removed first so done() may reuse the handle at once. */
 		http_forget(sh, easy);
+		if (take != CURL_SOCKET_BAD) {
+			/* Not closed by curl (kept in its cache after all): a copy. */
+			x->taken_fd = sh->kept ? take : fcntl(take, F_DUPFD_CLOEXEC, 0);
+			if (x->taken_fd < 0)
+				x->taken_errno = errno;
+			sh->keep_fd = CURL_SOCKET_BAD;
+			sh->kept = false;
+		}
 		if (x && x->done)
 			x->done(x, rc);
 	}
@@ -180,6 +198,7 @@ static struct http_shard *http_shard_new(struct http *h)
 		return NULL;
 	sh->h = h;
 	sh->timer_ms = -1;
+	sh->keep_fd = CURL_SOCKET_BAD;
 	sh->multi = curl_multi_init();
 	if (!sh->multi) {
 		free(sh);
@@ -252,6 +271,10 @@ static int http_close_socket(void *ud, curl_socket_t fd)
 {
 	struct http_shard *sh = ud;
 	sh->conns--;
+	if (fd == sh->keep_fd && fd != CURL_SOCKET_BAD) {
+		sh->kept = true; /* the CONNECT_ONLY transfer's owner takes it */
+		return 0;
+	}
 	return close(fd);
 }
 

@@ -642,7 +642,8 @@ static void direct_connected(struct request *r, CURLcode rc)
 {
 	r->connecting = false;
 	if (rc == CURLE_OK && r->xfer.taken_fd < 0) {
-		snprintf(r->curl_err, sizeof r->curl_err, "no socket after connecting: %s", strerror(errno));
+		snprintf(r->curl_err, sizeof r->curl_err, "no socket after connecting: %s",
+			 strerror(r->xfer.taken_errno));
 		rc = CURLE_COULDNT_CONNECT;
 	}
 	if (rc != CURLE_OK) {

@@ -21,11 +21,13 @@ struct http_xfer {
 	struct http_shard *shard;
 	bool awaiting_socket;
 	/* A CONNECT_ONLY transfer whose owner reads and writes the socket
-	 * itself: set take_socket, and done() finds its own copy of the
-	 * connected socket in taken_fd (-1 if none). A copy, because
-	 * removing the handle from the multi makes curl close its own. */
+	 * itself: set take_socket, and done() finds the connected socket in
+	 * taken_fd (-1 if none, taken_errno says why), the owner's to close.
+	 * Removing the handle makes curl close the connection; its close
+	 * leaves this socket open. */
 	bool take_socket;
 	int taken_fd;
+	int taken_errno;               /* why taken_fd is -1 after a connect */
 };
 
 struct http;
