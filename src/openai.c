@@ -241,12 +241,22 @@ static bool js_string(struct js *s, const unsigned char **str, size_t *n, bool *
 		while (end - p >= 8) {
 			uint64_t x;
 			memcpy(&x, p, 8);
-			if (swar_special(x))
+			uint64_t m = swar_special(x);
+			if (m) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+				/* The lowest flagged byte is exact (a borrow only
+				 * runs upward from a true one): jump to it. */
+				p += __builtin_ctzll(m) >> 3;
+				goto special;
+#else
 				break;
+#endif
+			}
 			p += 8;
 		}
 		while (p < end && *p != '"' && *p != '\\' && *p >= 0x20)
 			p++;
+	special: __attribute__((unused));
 		if (p >= end || *p < 0x20)
 			return false;
 		if (*p == '"')
