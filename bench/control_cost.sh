@@ -140,8 +140,9 @@ printf '  CPU       without %.2f s   with %.2f s   change %+.2f s over %.1f s = 
 paste -d' ' "$out/api" "$out/plain" | awk '{ print $1 - $4 }' >"$out/diff"
 printf '  ITL p99 change per round (with - without, run back to back): median %+.2f ms, from %+.2f to %+.2f ms\n' \
 	"$(median <"$out/diff")" "$(sort -n "$out/diff" | head -1)" "$(sort -n "$out/diff" | tail -1)"
-printf '  the source (its own lateness, every run): without API: %s\n' "$(tail -1 "$out/lags.plain")"
-printf '                                                 with API: %s\n' "$(tail -1 "$out/lags.api")"
+# The last run's two lines: every write's lateness, then the last tokens'.
+printf '  the source (its own lateness, every run): without API: %s\n' "$(tail -2 "$out/lags.plain" | paste -sd';')"
+printf '                                                 with API: %s\n' "$(tail -2 "$out/lags.api" | paste -sd';')"
 # The API's own account, per round: requests, CPU ms, longest turn ms.
 ocpu=$(cut -d' ' -f2 "$out/own" | median)
 oreq=$(cut -d' ' -f1 "$out/own" | median)
