@@ -684,12 +684,16 @@ static char *direct_head(const struct request_ctx *ctx, size_t *len)
 		goto out;
 	curl_url_get(u, CURLUPART_PORT, &port, 0);
 	curl_url_get(u, CURLUPART_QUERY, &query, 0);
-	bool own_host = false;
+	/* A header given with no value ("Name:") is not sent, and drops the
+	 * request's own of that name, as libcurl does with its own. */
+	bool own_host = false, own_encoding = false;
 	size_t cap = strlen(host) + strlen(path) + (query ? strlen(query) : 0) + 128;
 	for (const struct curl_slist *h = ctx->headers; h; h = h->next) {
 		cap += strlen(h->data) + 2;
 		if (strncasecmp(h->data, "host:", 5) == 0)
 			own_host = true;
+		else if (strncasecmp(h->data, "accept-encoding:", 16) == 0)
+			own_encoding = true;
 	}
 	if (!(head = malloc(cap)))
 		goto out;
@@ -703,7 +707,7 @@ static char *direct_head(const struct request_ctx *ctx, size_t *len)
 		size_t dl = strlen(d);
 		const char *sep = memchr(d, ':', dl);
 		if (sep && !sep[1 + strspn(sep + 1, " \t")])
-			continue; /* "Name:" with nothing after: the header is dropped */
+			continue; /* "Name:" with nothing after: not sent */
 		if (!sep && dl && d[dl - 1] == ';') {
 			n += (size_t)snprintf(head + n, cap - n, "%.*s:\r\n", (int)(dl - 1), d);
 			continue;
@@ -712,7 +716,8 @@ static char *direct_head(const struct request_ctx *ctx, size_t *len)
 			continue;
 		n += (size_t)snprintf(head + n, cap - n, "%s\r\n", d);
 	}
-	n += (size_t)snprintf(head + n, cap - n, "Accept-Encoding: identity\r\n");
+	if (!own_encoding)
+		n += (size_t)snprintf(head + n, cap - n, "Accept-Encoding: identity\r\n");
 	*len = n;
 out:
 	curl_free(scheme);

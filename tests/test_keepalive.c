@@ -130,6 +130,38 @@ static void test_closed_silently(void **state)
 	assert_int_equal(s->started, 300);
 }
 
+/* A server that closes every connection after its answer (as llama.cpp
+ * does after a streamed one), with time between requests for the close to
+ * arrive: a kept connection is found closed before it is used, so nothing
+ * is resent, on either client (curl checks as well). The direct path once
+ * sent every request after the first onto a dead connection. */
+static void closed_found(void **state, const char *client)
+{
+	struct enginefix *f = *state;
+	const char *sim[] = {"--timing", "fixed", "--ttft", "1ms", "--itl", "1ms",
+			     "--conn-close-silently", NULL};
+	enginefix_sim(f, sim);
+	const char *args[] = {"-r", "40", "--arrival", "constant", "-n", "30", "--output-tokens", "2",
+			      "--metrics-url", "none", "--http-client", client, NULL};
+	enginefix_engine(f, args);
+	engine_run(f->e);
+	const struct stats *s = f->e->stats;
+	assert_int_equal(stats_errors_total(s), 0);
+	assert_int_equal(s->run_c.completed, 30);
+	assert_int_equal(s->connection_retries, 0);
+	assert_int_equal(s->connections, 30);
+}
+
+static void test_closed_found_direct(void **state)
+{
+	closed_found(state, "direct");
+}
+
+static void test_closed_found_curl(void **state)
+{
+	closed_found(state, "curl");
+}
+
 /* A server that states its idle limit is believed: connections idle
  * longer are not reused. */
 static void test_idle_limit_learned(void **state)
@@ -154,6 +186,8 @@ int main(void)
 		cmocka_unit_test(test_retry_after_parse),
 		cmocka_unit_test_setup_teardown(test_dropped_on_reuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_closed_silently, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_closed_found_direct, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_closed_found_curl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_limit_learned, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
