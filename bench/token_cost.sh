@@ -9,6 +9,8 @@
 # the E2E error is also given less the source's last-token lateness.
 #   bench/token_cost.sh [STREAMS ...]     (run from the build directory;
 #                                          default 100 500 1000)
+# With ROUNDS > 1 infertop also runs one round alone, and what the other
+# rounds add is printed as its steady-state cost per token.
 # TOKENS (100), ITL_MS (10), TTFT_MS (10), ROUNDS (3 requests per stream)
 # and INFERTOP_ARGS may be set in the environment.
 set -eu
@@ -64,9 +66,20 @@ for streams in "$@"; do
 		${INFERTOP_ARGS:-} -o "$out/r.json" "http://127.0.0.1:$port" >/dev/null 2>"$out/err"; } 2>"$out/time"
 	source_stop infertop
 
+	# The same with one round: what the rounds after the first add is the
+	# steady state's cost per token (start-up, connecting and the result
+	# file left out, as over a long run).
+	if [ "$rounds" -gt 1 ]; then
+		source_start
+		{ time taskset -c "$cpu_client" "$bin" -q --no-tui --api completions -m bench \
+			-c "$streams" -n "$streams" --output-tokens "$tokens" --metrics-url none \
+			${INFERTOP_ARGS:-} -o "$out/r1.json" "http://127.0.0.1:$port" >/dev/null 2>>"$out/err"; } 2>"$out/time1"
+		source_stop one
+	fi
+
 	python3 - "$out/floor" "$out/r.json" "$out/time" "$streams" "$tokens" "$ttft" "$itl" \
-		"$(cat "$out/lag.floor")" "$(cat "$out/lag.infertop")" <<'PY'
-import json, sys
+		"$(cat "$out/lag.floor")" "$(cat "$out/lag.infertop")" "$out/r1.json" "$out/time1" <<'PY'
+import json, os, sys
 floor = dict(kv.split("=") for kv in open(sys.argv[1]).read().split()[1:])
 r = json.load(open(sys.argv[2]))
 user, sysc = map(float, open(sys.argv[3]).read().split()[-2:])
@@ -89,6 +102,13 @@ print(f"  source lateness with floor:    {src_f[0]}")
 print(f"  source lateness with infertop: {src_i[0]}")
 # The source's own share of infertop's E2E: its last token's lateness.
 last = [float(x) for x in src_i[1].split("p50 ")[1].split(" ms")[:1]] if len(src_i) > 1 else [0.0]
+if os.path.exists(sys.argv[10]) and os.path.exists(sys.argv[11]):
+    r1 = json.load(open(sys.argv[10]))
+    u1, s1 = map(float, open(sys.argv[11]).read().split()[-2:])
+    dt = r["total_output_tokens"] - r1["total_output_tokens"]
+    if dt > 0:
+        print(f"  infertop steady state (what the rounds after the first add): user {(user - u1) * 1e6 / dt:.3f} "
+              f"sys {(sysc - s1) * 1e6 / dt:.3f} us/token")
 print(f"  infertop's E2E p50 error less the source's last-token lateness p50 ({last[0]:.3f} ms): "
       f"{r['median_e2el_ms'] - e2e_truth - last[0]:+.2f} ms   (target within 2 ms)")
 PY
