@@ -659,75 +659,20 @@ static void direct_connected(struct request *r, CURLcode rc)
 		direct_arm(r, EV_WRITE);
 }
 
-/* The request as sent on the wire, but its Content-Length: the request
- * line, Host, then the run's headers as curl would send them ("Name:"
- * drops a header, "Name;" sends it empty). NULL when the direct path
- * cannot carry this URL (not http://, a user name in it, a proxy). */
+/* The request's head but its Content-Length (h1_request_head). NULL when
+ * the direct path cannot carry it: --http-client curl, a proxy set in the
+ * environment (libcurl's to use), or a URL h1_request_head refuses. */
 static char *direct_head(const struct request_ctx *ctx, size_t *len)
 {
+	if (ctx->client == REQUEST_CLIENT_CURL)
+		return NULL;
 	const char *proxies[] = {"http_proxy", "all_proxy", "ALL_PROXY"};
 	for (size_t i = 0; i < sizeof proxies / sizeof proxies[0]; i++) {
 		const char *v = getenv(proxies[i]);
 		if (v && *v)
 			return NULL;
 	}
-	if (ctx->client == REQUEST_CLIENT_CURL)
-		return NULL;
-	CURLU *u = curl_url();
-	char *scheme = NULL, *user = NULL, *host = NULL, *port = NULL, *path = NULL, *query = NULL;
-	char *head = NULL;
-	if (!u || curl_url_set(u, CURLUPART_URL, ctx->endpoint, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK || strcmp(scheme, "http") != 0 ||
-	    curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
-		goto out;
-	curl_url_get(u, CURLUPART_PORT, &port, 0);
-	curl_url_get(u, CURLUPART_QUERY, &query, 0);
-	/* A header given with no value ("Name:") is not sent, and drops the
-	 * request's own of that name, as libcurl does with its own. */
-	bool own_host = false, own_encoding = false;
-	size_t cap = strlen(host) + strlen(path) + (query ? strlen(query) : 0) + 128;
-	for (const struct curl_slist *h = ctx->headers; h; h = h->next) {
-		cap += strlen(h->data) + 2;
-		if (strncasecmp(h->data, "host:", 5) == 0)
-			own_host = true;
-		else if (strncasecmp(h->data, "accept-encoding:", 16) == 0)
-			own_encoding = true;
-	}
-	if (!(head = malloc(cap)))
-		goto out;
-	size_t n = (size_t)snprintf(head, cap, "POST %s%s%s HTTP/1.1\r\n", path, query ? "?" : "",
-				    query ? query : "");
-	if (!own_host)
-		n += (size_t)snprintf(head + n, cap - n, "Host: %s%s%s\r\n", host, port ? ":" : "",
-				      port ? port : "");
-	for (const struct curl_slist *h = ctx->headers; h; h = h->next) {
-		const char *d = h->data;
-		size_t dl = strlen(d);
-		const char *sep = memchr(d, ':', dl);
-		if (sep && !sep[1 + strspn(sep + 1, " \t")])
-			continue; /* "Name:" with nothing after: not sent */
-		if (!sep && dl && d[dl - 1] == ';') {
-			n += (size_t)snprintf(head + n, cap - n, "%.*s:\r\n", (int)(dl - 1), d);
-			continue;
-		}
-		if (!sep)
-			continue;
-		n += (size_t)snprintf(head + n, cap - n, "%s\r\n", d);
-	}
-	if (!own_encoding)
-		n += (size_t)snprintf(head + n, cap - n, "Accept-Encoding: identity\r\n");
-	*len = n;
-out:
-	curl_free(scheme);
-	curl_free(user);
-	curl_free(host);
-	curl_free(port);
-	curl_free(path);
-	curl_free(query);
-	curl_url_cleanup(u);
-	return head;
+	return h1_request_head(ctx->endpoint, ctx->headers, len);
 }
 
 /* The per-request tail of the head; the body follows it. */

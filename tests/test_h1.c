@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <curl/curl.h>
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -890,6 +891,50 @@ static void test_no_callbacks(void **state)
 	free(p);
 }
 
+/* The request head, as libcurl sends it. */
+static char *head_of(const char *url, const char *const *hdrs)
+{
+	struct curl_slist *l = NULL;
+	for (size_t i = 0; hdrs && hdrs[i]; i++)
+		l = curl_slist_append(l, hdrs[i]);
+	size_t len = 0;
+	char *h = h1_request_head(url, l, &len);
+	curl_slist_free_all(l);
+	if (h)
+		assert_int_equal(len, strlen(h));
+	return h;
+}
+
+static void test_request_head(void **state)
+{
+	(void)state;
+	const char *hdrs[] = {"Content-Type: application/json", "Expect:", "X-Empty;", "X-Key: a:b", NULL};
+	char *h = head_of("http://127.0.0.1:8000/v1/chat/completions?api-version=2", hdrs);
+	assert_non_null(h);
+	assert_string_equal(h, "POST /v1/chat/completions?api-version=2 HTTP/1.1\r\n"
+			       "Host: 127.0.0.1:8000\r\n"
+			       "Content-Type: application/json\r\n"
+			       "X-Empty:\r\n"
+			       "X-Key: a:b\r\n"
+			       "Accept-Encoding: identity\r\n");
+	free(h);
+	/* The default port is not written; an IPv6 host keeps its brackets. */
+	h = head_of("http://[::1]/v1/completions", NULL);
+	assert_non_null(h);
+	assert_string_equal(h, "POST /v1/completions HTTP/1.1\r\nHost: [::1]\r\nAccept-Encoding: identity\r\n");
+	free(h);
+	/* A Host of the user's replaces the head's; "Name:" drops the head's own. */
+	const char *own[] = {"Host: example.test", "Accept-Encoding:", NULL};
+	h = head_of("http://10.0.0.1:9/x", own);
+	assert_non_null(h);
+	assert_string_equal(h, "POST /x HTTP/1.1\r\nHost: example.test\r\n");
+	free(h);
+	/* What the direct path leaves to libcurl. */
+	assert_null(head_of("https://example.test/v1/completions", NULL));
+	assert_null(head_of("http://user:pw@example.test/v1/completions", NULL));
+	assert_null(head_of("not a url", NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -901,6 +946,7 @@ int main(void)
 		cmocka_unit_test(test_stops),
 		cmocka_unit_test(test_error_sticks),
 		cmocka_unit_test(test_no_callbacks),
+		cmocka_unit_test(test_request_head),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

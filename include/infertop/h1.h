@@ -1,8 +1,10 @@
 #ifndef INFERTOP_H1_H
 #define INFERTOP_H1_H
 
-/* Incremental HTTP/1.x response reader: bytes in, the status, header lines
- * and body bytes out. Pure: no I/O, no clock, no allocation. Feed whatever
+/* HTTP/1.x on the wire, for the requests' direct path (request.c): the
+ * head of a request as libcurl would send it (h1_request_head), and an
+ * incremental answer reader: bytes in, the status, header lines and body
+ * bytes out. The reader is pure: no I/O, no clock, no allocation. Feed whatever
  * recv() returned; anything may be split anywhere.
  *
  * The body is framed as RFC 9112 says: "Transfer-Encoding: chunked" (chunk
@@ -17,6 +19,7 @@
  * returns H1_ERROR and h1_error() says why; the parser then stays in error
  * until h1_reset. */
 
+#include <curl/curl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -89,5 +92,14 @@ bool h1_started(const struct h1_parser *p);
 
 /* Why the last H1_ERROR. */
 const char *h1_error(const struct h1_parser *p);
+
+/* The head of a POST to url as libcurl sends it, but its Content-Length
+ * line and the blank line after it (the caller's, per body): the request
+ * line, Host, then headers in order ("Name: value"; "Name:" with no value
+ * is not sent and drops the head's own Host or Accept-Encoding of that
+ * name; "Name;" is sent empty), then "Accept-Encoding: identity". A
+ * malloc'd string, its length in *len; NULL when url is not http://, has a
+ * user name (libcurl would send credentials), or out of memory. */
+char *h1_request_head(const char *url, const struct curl_slist *headers, size_t *len);
 
 #endif
