@@ -50,6 +50,9 @@ struct http {
 	long cache;                    /* CURLMOPT_MAXCONNECTS of every shard */
 	long sockets;
 	long keepalive_s;              /* the server's idle limit, as last told */
+	int reuse_closed_run;          /* kept connections found closed in a row */
+	bool keep_futile;              /* the server closes every one after its answer */
+	long answers_unkept;           /* since it was found so: every Nth is kept, a probe */
 };
 
 static void http_forget(struct http_shard *sh, CURL *easy)
@@ -399,6 +402,25 @@ void http_note_keepalive(struct http *h, long timeout_s)
 {
 	if (timeout_s >= 0)
 		h->keepalive_s = timeout_s;
+}
+
+void http_note_reuse(struct http *h, bool closed)
+{
+	if (!closed) {
+		h->reuse_closed_run = 0;
+		h->keep_futile = false;
+		return;
+	}
+	if (++h->reuse_closed_run >= HTTP_REUSE_CLOSED_RUN)
+		h->keep_futile = true;
+}
+
+bool http_keep_pays(struct http *h)
+{
+	if (!h->keep_futile)
+		return true;
+	/* Now and then one is kept: a server that changed its mind is seen. */
+	return ++h->answers_unkept % HTTP_REUSE_PROBE_EVERY == 0;
 }
 
 long http_reuse_limit(const struct http *h)

@@ -247,8 +247,15 @@ static bool request_died_unanswered(struct request *r, CURLcode rc)
 		return false;
 	if (rc != CURLE_GOT_NOTHING && rc != CURLE_SEND_ERROR && rc != CURLE_RECV_ERROR)
 		return false;
-	if (r->direct)
-		return !h1_started(&r->h1);
+	if (r->direct) {
+		if (h1_started(&r->h1))
+			return false;
+		if (r->conn_reused) {
+			http_note_reuse(r->ctx->http, true);
+			r->conn_reused = false;
+		}
+		return true;
+	}
 	long header_bytes = 0;
 	curl_easy_getinfo(r->easy, CURLINFO_HEADER_SIZE, &header_bytes);
 	return header_bytes == 0;
@@ -363,7 +370,7 @@ static void direct_end(struct request *r, CURLcode rc, bool keep)
 	struct ev_loop *loop = http_loop(r->ctx->http);
 	ev_timer_stop(loop, &r->deadline);
 	ev_io_stop(loop, &r->io);
-	if (keep && !r->ctx->new_connection)
+	if (keep && !r->ctx->new_connection && http_keep_pays(r->ctx->http))
 		r->conn_idle_since = clock_now_ns();
 	else
 		direct_close(r);
@@ -404,7 +411,9 @@ static void direct_write(struct request *r)
 		iov[n_iov++].iov_len = r->body_len - off;
 	}
 	if (r->out_off == 0) {
-		if (direct_conn_dead(r->fd)) {
+		if (r->conn_reused && direct_conn_dead(r->fd)) {
+			http_note_reuse(r->ctx->http, true);
+			r->conn_reused = false;
 			direct_close(r);
 			if (direct_connect(r) != 0)
 				direct_fail(r, CURLE_COULDNT_CONNECT, "%s", "out of memory for a connection");
@@ -433,6 +442,10 @@ static int direct_on_status(void *ud, int status)
 	r->status_known = true;
 	r->status_ok = status >= 200 && status <= 299;
 	r->z_on = false;
+	if (r->conn_reused) {
+		http_note_reuse(r->ctx->http, false);
+		r->conn_reused = false;
+	}
 	return 0;
 }
 
@@ -625,6 +638,7 @@ static int direct_start(struct request *r, bool fresh)
 		ev_timer_set(&r->deadline, (double)r->ctx->timeout_ms / 1000.0, 0.);
 		ev_timer_start(loop, &r->deadline);
 	}
+	r->conn_reused = r->fd >= 0;
 	if (r->fd >= 0) {
 		/* Written from the loop, not from here: a failed write ends
 		 * the request, and its owner may be starting it right now. */

@@ -128,6 +128,10 @@ static void test_closed_silently(void **state)
 	assert_int_equal(stats_errors_total(s), 0);
 	assert_int_equal(s->run_c.completed, 300);
 	assert_int_equal(s->started, 300);
+	/* Once seen to close every connection, the server gets fresh ones
+	 * (http.h): a resend at most for each of the first closes found and
+	 * for each probe after (30 of 300 were resent before). */
+	assert_true(s->connection_retries <= HTTP_REUSE_CLOSED_RUN + 300 / HTTP_REUSE_PROBE_EVERY);
 }
 
 /* A server that closes every connection after its answer (as llama.cpp

@@ -61,6 +61,20 @@ struct ev_loop *http_loop(const struct http *h);
  * when a server sends one, else this default (uvicorn's and llama.cpp's),
  * less a second of margin. */
 #define HTTP_KEEPALIVE_DEFAULT_S 5
+/* Servers that close every connection after its answer (llama.cpp does
+ * after a streamed one, whatever its Keep-Alive header says): the close
+ * races the next request sent on the connection, which then dies
+ * unanswered and is resent. Once HTTP_REUSE_CLOSED_RUN kept connections
+ * in a row were found closed, the direct path keeps none after an answer
+ * but every HTTP_REUSE_PROBE_EVERYth, whose reuse tells whether the
+ * server still closes (one that carries a request ends the rule). */
+#define HTTP_REUSE_CLOSED_RUN 4
+#define HTTP_REUSE_PROBE_EVERY 64
+/* A kept connection was found closed (or died unanswered), or carried a
+ * request (closed false). */
+void http_note_reuse(struct http *h, bool closed);
+/* Whether to keep a connection after its answer. */
+bool http_keep_pays(struct http *h);
 /* The seconds of "timeout=N" in a Keep-Alive header's value, or -1. */
 long http_keepalive_parse(const char *value, size_t len);
 /* A Retry-After header's value ("120" seconds, or an HTTP date, read
