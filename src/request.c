@@ -826,7 +826,8 @@ int request_start(struct request *r, char *body, size_t len, int64_t t_intended)
 	if (r->direct ? direct_head_finish(r) != 0
 		      : curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len) != CURLE_OK)
 		return -1;
-	/* Until curl reads the body, "now" stands in for the send time (a
+	/* Until the request is written (curl reads the body, or the direct
+	 * path writes it), "now" stands in for the send time (a
 	 * request that never gets a connection still has one). Closed loop
 	 * means to send now: what elapses before the real send (connecting,
 	 * a busy client) is client queue time, not server latency. */
