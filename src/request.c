@@ -345,7 +345,7 @@ static void request_finish(struct request *r, CURLcode rc)
  * pending, timer upkeep), ten times what reading the token costs. On
  * plain http:// curl makes the connection (resolving, connecting, its
  * timeouts and errors) as a CONNECT_ONLY transfer, and the request does
- * the rest on its own copy of the socket: it writes the request, reads
+ * the rest on the socket curl hands over (http.h): it writes the request, reads
  * each wake-up with one recv() into a buffer shared by every request of
  * the thread, and hands the bytes through the HTTP/1.x reader (h1.h)
  * straight to the SSE parser. The connection is kept for the request

@@ -106,8 +106,8 @@ struct request {
 
 	/* The direct path, on plain http:// (request.c says when): curl only
 	 * makes the connection (CONNECT_ONLY); the request writes its
-	 * HTTP/1.1 request and reads the answer on its own copy of the
-	 * socket, one recv() per wake-up and nothing between it and the SSE
+	 * HTTP/1.1 request and reads the answer on the socket curl hands
+	 * over, one recv() per wake-up and nothing between it and the SSE
 	 * parser, and keeps the connection for its next request. */
 	bool connecting;               /* curl is connecting for it */
 	ev_timer deadline;             /* --timeout, from the start */
