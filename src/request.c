@@ -247,21 +247,15 @@ static bool request_died_unanswered(struct request *r, CURLcode rc)
 		return false;
 	if (rc != CURLE_GOT_NOTHING && rc != CURLE_SEND_ERROR && rc != CURLE_RECV_ERROR)
 		return false;
-	if (r->direct) {
-		if (h1_started(&r->h1))
-			return false;
-		if (r->conn_reused) {
-			http_note_reuse(r->ctx->http, true);
-			r->conn_reused = false;
-		}
-		return true;
-	}
+	if (r->direct)
+		return !h1_started(&r->h1);
 	long header_bytes = 0;
 	curl_easy_getinfo(r->easy, CURLINFO_HEADER_SIZE, &header_bytes);
 	return header_bytes == 0;
 }
 
 static int direct_start(struct request *r, bool fresh);
+static void direct_reuse_seen(struct request *r, bool closed);
 
 static int request_resend(struct request *r)
 {
@@ -271,8 +265,10 @@ static int request_resend(struct request *r)
 	r->curl_err[0] = '\0';
 	sse_reset(&r->sse);
 	r->t_send = clock_now_ns();
-	if (r->direct)
+	if (r->direct) {
+		direct_reuse_seen(r, true); /* a kept connection died under it */
 		return direct_start(r, true);
+	}
 	return http_add(r->ctx->http, r->easy, true);
 }
 
@@ -383,6 +379,15 @@ static void direct_fail(struct request *r, CURLcode rc, const char *fmt, const c
 	direct_end(r, rc, false);
 }
 
+/* What a kept connection turned out to be, told once per reuse (http.h). */
+static void direct_reuse_seen(struct request *r, bool closed)
+{
+	if (!r->conn_reused)
+		return;
+	http_note_reuse(r->ctx->http, closed);
+	r->conn_reused = false;
+}
+
 static void direct_arm(struct request *r, int events)
 {
 	struct ev_loop *loop = http_loop(r->ctx->http);
@@ -412,8 +417,7 @@ static void direct_write(struct request *r)
 	}
 	if (r->out_off == 0) {
 		if (r->conn_reused && direct_conn_dead(r->fd)) {
-			http_note_reuse(r->ctx->http, true);
-			r->conn_reused = false;
+			direct_reuse_seen(r, true);
 			direct_close(r);
 			if (direct_connect(r) != 0)
 				direct_fail(r, CURLE_COULDNT_CONNECT, "%s", "out of memory for a connection");
@@ -442,10 +446,7 @@ static int direct_on_status(void *ud, int status)
 	r->status_known = true;
 	r->status_ok = status >= 200 && status <= 299;
 	r->z_on = false;
-	if (r->conn_reused) {
-		http_note_reuse(r->ctx->http, false);
-		r->conn_reused = false;
-	}
+	direct_reuse_seen(r, false);
 	return 0;
 }
 
