@@ -100,12 +100,14 @@ static void vllm_request(struct sbuf *b, unsigned r)
 	sb_printf(b, "data: [DONE]\n\n");
 }
 
-enum mode { MODE_SSE, MODE_FAST, MODE_CJSON };
-static const char *const mode_names[] = { "sse only", "sse+fast path", "sse+cJSON path" };
+enum mode { MODE_SSE, MODE_MEMO, MODE_FAST, MODE_CJSON, MODE_N };
+static const char *const mode_names[MODE_N] = { "sse only", "sse+memo", "sse+fast path", "sse+cJSON path" };
 
+/* One stream at a time, as a request reads it: the memo is the stream's. */
 struct tally {
 	enum mode mode;
 	uint64_t events, output, usage, invalid;
+	struct oai_memo memo;
 };
 
 static int on_event(void *ud, const struct sse_event *ev)
@@ -115,8 +117,9 @@ static int on_event(void *ud, const struct sse_event *ev)
 	if (ev->kind != SSE_DATA || t->mode == MODE_SSE)
 		return 0;
 	struct oai_chunk c;
-	int rc = t->mode == MODE_FAST ? oai_chunk_parse(ev->data, ev->len, &c)
-				      : oai_chunk_parse_cjson(ev->data, ev->len, &c);
+	int rc = t->mode == MODE_MEMO   ? oai_chunk_parse_memo(&t->memo, ev->data, ev->len, &c)
+		 : t->mode == MODE_FAST ? oai_chunk_parse(ev->data, ev->len, &c)
+					: oai_chunk_parse_cjson(ev->data, ev->len, &c);
 	if (rc != 0)
 		t->invalid++;
 	t->output += c.output;
@@ -133,7 +136,9 @@ static double run(const struct sbuf *s, size_t rd, enum mode mode, double second
 	double best = 0;
 	int64_t t_end = clock_now_ns() + (int64_t)(seconds * 1e9);
 	do {
-		struct tally t = { .mode = mode };
+		static struct tally t;
+		memset(&t, 0, sizeof t);
+		t.mode = mode;
 		sse_reset(&p);
 		int64_t t0 = clock_now_ns();
 		for (size_t pos = 0; pos < s->n; pos += rd) {
@@ -175,15 +180,18 @@ int main(int argc, char **argv)
 	       fixture ? " + llama.cpp capture every 8th" : " (llama.cpp capture not found)");
 	printf("%-16s %6s %14s %10s %s\n", "mode", "read", "chunks/s", "MB/s", "check");
 	static const size_t reads[] = { 16384, 1400 };
-	for (size_t m = 0; m < 3; m++) {
+	for (size_t m = 0; m < MODE_N; m++) {
 		for (size_t r = 0; r < 2; r++) {
 			struct tally t;
 			double rate = run(&s, reads[r], (enum mode)m, seconds, &t);
 			double mbps = rate * ((double)s.n / (double)t.events) / 1e6;
-			printf("%-16s %6zu %14.0f %10.0f events=%llu output=%llu usage=%llu invalid=%llu\n",
+			printf("%-16s %6zu %14.0f %10.0f events=%llu output=%llu usage=%llu invalid=%llu",
 			       mode_names[m], reads[r], rate, mbps, (unsigned long long)t.events,
 			       (unsigned long long)t.output, (unsigned long long)t.usage,
 			       (unsigned long long)t.invalid);
+			if (m == MODE_MEMO)
+				printf(" memo_hits=%u", t.memo.hits);
+			printf("\n");
 		}
 	}
 	free(fixture);

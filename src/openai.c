@@ -181,6 +181,10 @@ int oai_chunk_parse_cjson(const char *json, size_t len, struct oai_chunk *out)
 struct js {
 	const unsigned char *p, *end;
 	int depth;
+	/* Output strings walked (what a memo needs): how many, and the last
+	 * one's opening quote and the byte after its closing quote. */
+	int outs;
+	const unsigned char *out_open, *out_close;
 };
 
 #define ONES 0x0101010101010101ULL
@@ -486,8 +490,11 @@ static bool js_output_string(struct js *s, bool *output)
 	const unsigned char *str;
 	size_t n;
 	bool esc;
+	s->out_open = s->p;
 	if (!js_string(s, &str, &n, &esc))
 		return false;
+	s->outs++;
+	s->out_close = s->p;
 	if (raw_nonempty(str, n))
 		*output = true;
 	return true;
@@ -748,16 +755,22 @@ static bool js_top(struct js *s, struct oai_chunk *out)
 	return s->p == s->end;
 }
 
-int oai_chunk_parse_fast(const char *json, size_t len, struct oai_chunk *out)
+static int parse_fast(struct js *s, const char *json, size_t len, struct oai_chunk *out)
 {
 	chunk_init(out);
 	if (!json || len == 0)
 		return -1;
-	struct js s = { (const unsigned char *)json, (const unsigned char *)json + len, 0 };
-	if (!js_top(&s, out))
+	*s = (struct js){ .p = (const unsigned char *)json, .end = (const unsigned char *)json + len };
+	if (!js_top(s, out))
 		return -1;
 	out->valid = true;
 	return 0;
+}
+
+int oai_chunk_parse_fast(const char *json, size_t len, struct oai_chunk *out)
+{
+	struct js s;
+	return parse_fast(&s, json, len, out);
 }
 
 int oai_chunk_parse(const char *json, size_t len, struct oai_chunk *out)
@@ -765,6 +778,58 @@ int oai_chunk_parse(const char *json, size_t len, struct oai_chunk *out)
 	if (oai_chunk_parse_fast(json, len, out) == 0)
 		return 0;
 	return oai_chunk_parse_cjson(json, len, out);
+}
+
+/* json as the memo's bytes with another string in the place of its output
+ * string: then only that string is new, and js_string() reads it as the
+ * parse did (a string's end is its own business). */
+static bool memo_hit(struct oai_memo *m, const unsigned char *json, size_t len, struct oai_chunk *out)
+{
+	if (m->pre == 0 || len < (size_t)m->pre + m->suf || memcmp(json, m->bytes, m->pre) != 0)
+		return false;
+	struct js s = { .p = json + m->pre - 1, .end = json + len };
+	const unsigned char *str;
+	size_t n;
+	bool esc;
+	if (!js_string(&s, &str, &n, &esc) || (size_t)(s.end - s.p) + 1 != m->suf ||
+	    memcmp(s.p - 1, m->bytes + m->pre, m->suf) != 0)
+		return false;
+	out->valid = true;
+	out->choices = m->choices;
+	out->output = raw_nonempty(str, n);
+	out->finish = m->finish;
+	out->usage = m->usage;
+	out->prompt_tokens = m->prompt_tokens;
+	out->completion_tokens = m->completion_tokens;
+	out->error = false;
+	out->error_msg[0] = '\0';
+	m->hits++;
+	return true;
+}
+
+int oai_chunk_parse_memo(struct oai_memo *m, const char *json, size_t len, struct oai_chunk *out)
+{
+	const unsigned char *u = (const unsigned char *)json;
+	if (json && memo_hit(m, u, len, out))
+		return 0;
+	struct js s;
+	if (parse_fast(&s, json, len, out) != 0)
+		return oai_chunk_parse_cjson(json, len, out);
+	if (s.outs != 1 || out->error)
+		return 0;
+	size_t pre = (size_t)(s.out_open - u) + 1, suf = len - (size_t)(s.out_close - u) + 1;
+	if (pre + suf <= sizeof m->bytes) {
+		m->pre = (uint16_t)pre;
+		m->suf = (uint16_t)suf;
+		m->choices = out->choices;
+		m->finish = out->finish;
+		m->usage = out->usage;
+		m->prompt_tokens = out->prompt_tokens;
+		m->completion_tokens = out->completion_tokens;
+		memcpy(m->bytes, u, pre);
+		memcpy(m->bytes + pre, s.out_close - 1, suf);
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */

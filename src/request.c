@@ -120,7 +120,7 @@ static int request_on_event(void *ud, const struct sse_event *ev)
 		return 0;
 	}
 	struct oai_chunk c;
-	if (oai_chunk_parse(ev->data, ev->len, &c) != 0) {
+	if (oai_chunk_parse_memo(&r->memo, ev->data, ev->len, &c) != 0) {
 		char m[STATS_MSG_MAX];
 		int n = snprintf(m, sizeof m, "chunk is not a JSON object: %.*s",
 				 (int)(ev->len > 80 ? 80 : ev->len), ev->data);
@@ -539,6 +539,9 @@ static void direct_read(struct request *r)
 	__builtin_prefetch(&r->sse, 1);
 	__builtin_prefetch((const char *)&r->sse + 64, 1);
 	__builtin_prefetch(&r->itl[r->n_itl], 1);
+	__builtin_prefetch(&r->memo, 0);
+	__builtin_prefetch((const char *)&r->memo + 64, 0);
+	__builtin_prefetch((const char *)&r->memo + 128, 0);
 	for (;;) {
 		ssize_t n = recv(r->fd, direct_rbuf, sizeof direct_rbuf, 0);
 		if (n > 0) {

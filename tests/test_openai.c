@@ -29,11 +29,22 @@ static void assert_same_chunk(const struct oai_chunk *a, const struct oai_chunk 
 	assert_string_equal(a->error_msg, b->error_msg);
 }
 
-/* Parses with all three entry points; they must agree. need_fast: the
+/* One memo for every chunk a test parses, as a stream's: what it learns
+ * from one chunk is tried on the next. */
+static struct oai_memo memo;
+
+static int memo_reset(void **state)
+{
+	(void)state;
+	memset(&memo, 0, sizeof memo);
+	return 0;
+}
+
+/* Parses with all four entry points; they must agree. need_fast: the
  * fast path must handle it without falling back. */
 static int parse3(const char *json, size_t len, struct oai_chunk *out, bool need_fast)
 {
-	struct oai_chunk ref, fast;
+	struct oai_chunk ref, fast, memoed;
 	int rr = oai_chunk_parse_cjson(json, len, &ref);
 	int rc = oai_chunk_parse(json, len, out);
 	assert_int_equal(rc, rr);
@@ -44,6 +55,8 @@ static int parse3(const char *json, size_t len, struct oai_chunk *out, bool need
 		fail_msg("fast path fell back on: %.*s", (int)len, json);
 	if (rf == 0)
 		assert_same_chunk(&fast, &ref);
+	assert_int_equal(oai_chunk_parse_memo(&memo, json, len, &memoed), rr);
+	assert_same_chunk(&memoed, &ref);
 	return rc;
 }
 
@@ -194,6 +207,96 @@ static void test_fixture_completions(void **state)
 	assert_int_equal(f.last_usage.prompt_tokens, pt);
 	/* Every chunk before the last carries text, the last has "". */
 	assert_int_equal(f.output, f.chunks - 1);
+	/* llama.cpp repeats all but the text (and "created", once a second):
+	 * most chunks are read from the memo. */
+	assert_true(memo.hits >= f.chunks / 2);
+}
+
+/* ---- the memo: a chunk shaped as the last one ---- */
+
+static int memo_parse(const char *json, struct oai_chunk *out)
+{
+	struct oai_chunk ref;
+	int rr = oai_chunk_parse_cjson(json, strlen(json), &ref);
+	int rc = oai_chunk_parse_memo(&memo, json, strlen(json), out);
+	assert_int_equal(rc, rr);
+	assert_same_chunk(out, &ref);
+	return rc;
+}
+
+#define CHUNK(text) "{\"id\":\"cmpl-1\",\"choices\":[{\"index\":0,\"text\":\"" text "\",\"finish_reason\":null}]}"
+
+static void test_memo(void **state)
+{
+	(void)state;
+	struct oai_chunk c;
+	uint32_t h = 0;
+#define HIT(json, want_output) do { memo_parse(json, &c); assert_int_equal(memo.hits, ++h); \
+		assert_int_equal(c.output, want_output); } while (0)
+#define MISS(json) do { memo_parse(json, &c); assert_int_equal(memo.hits, h); } while (0)
+	MISS(CHUNK(" one"));                      /* learned */
+	assert_int_not_equal(memo.pre, 0);
+	HIT(CHUNK(" two"), true);
+	HIT(CHUNK(""), false);                    /* empty: no output */
+	HIT(CHUNK("\\u0000x"), false);           /* reads as empty in cJSON */
+	HIT(CHUNK("a \\\"quoted\\\" \\\\ \\u00e9 \\ud83d\\ude00 \xc3\xa9"), true);
+	HIT(CHUNK("\\\",\\\"finish_reason\\\":null}]}"), true); /* the suffix, escaped, inside */
+	/* The string ends early and the rest differs: read whole. */
+	MISS("{\"id\":\"cmpl-1\",\"choices\":[{\"index\":0,\"text\":\"x\",\"finish_reason\":\"stop\"}]}");
+	assert_true(c.finish);
+	/* That was learned: its shape now carries finish. */
+	HIT("{\"id\":\"cmpl-1\",\"choices\":[{\"index\":0,\"text\":\"yz\",\"finish_reason\":\"stop\"}]}", true);
+	assert_true(c.finish);
+	MISS(CHUNK("w"));                         /* back to the first shape */
+	assert_false(c.finish);
+	HIT(CHUNK("v"), true);
+	/* The closing quote where the suffix should start, text after it. */
+	MISS(CHUNK("a\",\"text\":\"b"));
+	/* Bad strings: a raw control byte, a lone surrogate, a bad escape. */
+	MISS(CHUNK("a\x01b"));
+	MISS(CHUNK("\\udc00"));
+	MISS(CHUNK("\\q"));
+	/* Cut short, one byte more, one byte different after the string. */
+	MISS("{\"id\":\"cmpl-1\",\"choices\":[{\"index\":0,\"text\":\"x\",\"finish_reason\":null}]");
+	MISS(CHUNK("x") " ");
+	MISS("{\"id\":\"cmpl-1\",\"choices\":[{\"index\":0,\"text\":\"x\",\"finish_reason\":nulL}]}");
+	/* A different prefix (another request's id) misses and is learned. */
+	MISS("{\"id\":\"cmpl-2\",\"choices\":[{\"index\":0,\"text\":\"x\",\"finish_reason\":null}]}");
+	HIT("{\"id\":\"cmpl-2\",\"choices\":[{\"index\":0,\"text\":\"\",\"finish_reason\":null}]}", false);
+
+	/* Two output strings: which one made the output is not one string's
+	 * business, so such a chunk is not learned. */
+	memo_reset(NULL);
+	h = 0;
+	const char *two = "{\"choices\":[{\"delta\":{\"content\":\"\",\"reasoning_content\":\"r\"}}]}";
+	MISS(two);
+	assert_true(c.output);
+	assert_int_equal(memo.pre, 0);
+	MISS("{\"choices\":[{\"delta\":{\"content\":\"x\",\"reasoning_content\":\"\"}}]}");
+	/* An error is not learned; a usage chunk with text is, numbers and all. */
+	MISS("{\"error\":{\"message\":\"boom\"},\"choices\":[{\"text\":\"a\"}]}");
+	assert_true(c.error);
+	assert_int_equal(memo.pre, 0);
+	MISS("{\"choices\":[{\"text\":\"a\"}],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":9}}");
+	HIT("{\"choices\":[{\"text\":\"bc\"}],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":9}}", true);
+	assert_true(c.usage);
+	assert_int_equal(c.prompt_tokens, 7);
+	assert_int_equal(c.completion_tokens, 9);
+	/* null where the string was: read whole. */
+	MISS("{\"choices\":[{\"text\":null}],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":9}}");
+	assert_false(c.output);
+
+	/* A chunk too long to keep is parsed and not learned. */
+	memo_reset(NULL);
+	h = 0;
+	char big[OAI_MEMO_BYTES + 200];
+	int n = snprintf(big, sizeof big, "{\"pad\":\"%0*d\",\"choices\":[{\"text\":\"a\"}]}", OAI_MEMO_BYTES, 0);
+	assert_true(n > 0 && (size_t)n < sizeof big);
+	MISS(big);
+	assert_int_equal(memo.pre, 0);
+	MISS(big);
+#undef HIT
+#undef MISS
 }
 
 /* ---- common server shapes: all on the fast path ---- */
@@ -591,9 +694,10 @@ static void test_error_body_message(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fixture_chat),
-		cmocka_unit_test(test_fixture_clean_chat),
-		cmocka_unit_test(test_fixture_completions),
+		cmocka_unit_test_setup(test_fixture_chat, memo_reset),
+		cmocka_unit_test_setup(test_fixture_clean_chat, memo_reset),
+		cmocka_unit_test_setup(test_fixture_completions, memo_reset),
+		cmocka_unit_test_setup(test_memo, memo_reset),
 		cmocka_unit_test(test_server_shapes),
 		cmocka_unit_test(test_error_shapes),
 		cmocka_unit_test(test_invalid_and_odd),

@@ -60,6 +60,28 @@ int oai_chunk_parse_cjson(const char *json, size_t len, struct oai_chunk *out);
  * cJSON (*out is then meaningless). */
 int oai_chunk_parse_fast(const char *json, size_t len, struct oai_chunk *out);
 
+/* One stream's chunks differ in little but their output text: a server
+ * repeats the id, model, index and nulls around it. A memo keeps the bytes
+ * of the last chunk before and after its one output string (the parse of
+ * those bytes being what it is whatever the string holds), so a chunk that
+ * matches them is read by comparing two byte runs and scanning the one
+ * string: the result is what oai_chunk_parse() gives, output being whether
+ * that string is non-empty. Anything else is parsed whole and, when it has
+ * exactly one output string, no error and fits, learned. Exact: nothing is
+ * assumed of the bytes that were not compared. */
+#define OAI_MEMO_BYTES 320
+struct oai_memo {
+	uint16_t pre;      /* bytes to the output string's opening quote, it included; 0: none learned */
+	uint16_t suf;      /* bytes from its closing quote, it included, to the end */
+	bool choices, finish, usage;
+	uint32_t hits;     /* chunks read from the memo (tests, benchmarks) */
+	int64_t prompt_tokens, completion_tokens;
+	unsigned char bytes[OAI_MEMO_BYTES]; /* the pre bytes, then the suf bytes */
+};
+
+/* oai_chunk_parse() through m (zeroed before a stream's first chunk). */
+int oai_chunk_parse_memo(struct oai_memo *m, const char *json, size_t len, struct oai_chunk *out);
+
 struct oai_request_opts {
 	enum oai_api api;
 	const char *model; /* omitted when NULL */

@@ -7,6 +7,7 @@
 
 #include "infertop/h1.h"
 #include "infertop/http.h"
+#include "infertop/openai.h"
 #include "infertop/sse.h"
 #include "infertop/stats.h"
 
@@ -71,6 +72,7 @@ struct request {
 	int64_t t_last_token;
 	struct h1_parser h1;           /* its first 24 bytes end the block */
 	struct sse_parser sse;
+	struct oai_memo memo;          /* its chunks' shape (openai.h) */
 	uint32_t itl[REQUEST_ITL_BUF];
 	int64_t t_first_token;
 	long status;

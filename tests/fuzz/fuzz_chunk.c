@@ -1,6 +1,10 @@
 /* Differential: the non-allocating chunk scanner against the cJSON
  * reference. Whenever the fast path claims a chunk, and always for the
  * combined oai_chunk_parse(), every field must equal what cJSON gives.
+ * The memo too: the input is also read as two chunks of one stream (split
+ * at the first 0xff byte), the second through what the first taught, and
+ * as the first chunk with its output string's text swapped for the
+ * second part, which is what makes the memo's comparison succeed.
  * Aborts on any difference. */
 #include "config.h"
 
@@ -70,5 +74,43 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc = oai_chunk_parse(json, size, &comb);
 	check_msg(&comb);
 	same(&comb, rc, &ref, rr, "oai_chunk_parse", data, size);
+
+	/* The memo: A 0xff B. */
+	const uint8_t *cut = memchr(data, 0xff, size);
+	size_t alen = cut ? (size_t)(cut - data) : size;
+	const char *b = cut ? (const char *)cut + 1 : "";
+	size_t blen = cut ? size - alen - 1 : 0;
+	struct oai_memo m;
+	memset(&m, 0, sizeof m);
+	struct oai_chunk a_ref, a_memo, b_ref, b_memo;
+	int ra = oai_chunk_parse_cjson(json, alen, &a_ref);
+	int ram = oai_chunk_parse_memo(&m, json, alen, &a_memo);
+	same(&a_memo, ram, &a_ref, ra, "memo (first chunk)", data, alen);
+	struct oai_memo learned = m;
+	int rb = oai_chunk_parse_cjson(b, blen, &b_ref);
+	int rm = oai_chunk_parse_memo(&m, b, blen, &b_memo);
+	check_msg(&b_memo);
+	same(&b_memo, rm, &b_ref, rb, "memo (second chunk)", (const uint8_t *)b, blen);
+
+	/* A's bytes around its output string with B inside. */
+	if (learned.pre) {
+		size_t suf = learned.suf, pre = learned.pre;
+		if (pre + suf > alen)
+			abort();
+		size_t n = pre + blen + suf;
+		char *c = malloc(n);
+		if (!c)
+			return 0;
+		memcpy(c, json, pre);
+		memcpy(c + pre, b, blen);
+		memcpy(c + pre + blen, json + alen - suf, suf);
+		struct oai_chunk c_ref, c_memo;
+		int rcr = oai_chunk_parse_cjson(c, n, &c_ref);
+		m = learned;
+		int rcm = oai_chunk_parse_memo(&m, c, n, &c_memo);
+		check_msg(&c_memo);
+		same(&c_memo, rcm, &c_ref, rcr, "memo (text swapped)", (const uint8_t *)c, n);
+		free(c);
+	}
 	return 0;
 }
