@@ -136,6 +136,30 @@ void hist_record(struct hist *h, int64_t us)
 	}
 }
 
+void hist_record_many(struct hist *const *hs, size_t nh, const uint32_t *us, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int64_t v = us[i];
+		uint32_t b = bucket_of(v);
+		double sq = (double)v * (double)v;
+		for (size_t k = 0; k < nh; k++) {
+			struct hist *h = hs[k];
+			h->counts[b]++;
+			h->count++;
+			h->sum += (uint64_t)v;
+			h->sumsq += sq;
+			if (v < h->min) {
+				h->min = v;
+				h->min_exact = true;
+			}
+			if (v > h->max) {
+				h->max = v;
+				h->max_exact = true;
+			}
+		}
+	}
+}
+
 void hist_record_n(struct hist *h, int64_t us, uint64_t n)
 {
 	if (n == 0)

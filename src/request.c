@@ -537,7 +537,6 @@ static void direct_read(struct request *r)
 	 * for now: the recv() below spends a microsecond in the kernel, time
 	 * enough for the memory to arrive instead of being waited for. */
 	__builtin_prefetch(&r->sse, 1);
-	__builtin_prefetch((const char *)&r->sse + 64, 1);
 	__builtin_prefetch(&r->itl[r->n_itl], 1);
 	__builtin_prefetch(&r->memo, 0);
 	__builtin_prefetch((const char *)&r->memo + 64, 0);

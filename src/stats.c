@@ -189,15 +189,8 @@ void stats_record(struct stats *s, enum stat_metric m, int64_t ns)
 
 void stats_record_itl_us(struct stats *s, const uint32_t *gaps, size_t n)
 {
-	struct hist *run = s->run_frozen ? NULL : s->run[STAT_ITL];
-	struct hist *win = s->win[STAT_ITL];
-	struct hist *sl = s->slice[STAT_ITL][s->cur];
-	for (size_t i = 0; i < n; i++) {
-		if (run)
-			hist_record(run, gaps[i]);
-		hist_record(win, gaps[i]);
-		hist_record(sl, gaps[i]);
-	}
+	struct hist *hs[3] = { s->win[STAT_ITL], s->slice[STAT_ITL][s->cur], s->run[STAT_ITL] };
+	hist_record_many(hs, s->run_frozen ? 2 : 3, gaps, n);
 }
 
 void stats_request_done(struct stats *s, const struct req_result *r)

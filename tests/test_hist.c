@@ -354,6 +354,22 @@ static void test_single_and_extremes(void **state)
 	hist_free(h);
 }
 
+/* Same buckets, count, extremes and sum: every percentile is identical. */
+static void assert_same(const struct hist *a, const struct hist *b, const char *label)
+{
+	CHECK(hist_count(a) == hist_count(b), "%s count", label);
+	CHECK(hist_sum(a) == hist_sum(b), "%s sum", label);
+	CHECK(hist_min(a) == hist_min(b), "%s min %" PRId64 " vs %" PRId64, label, hist_min(a), hist_min(b));
+	CHECK(hist_max(a) == hist_max(b), "%s max %" PRId64 " vs %" PRId64, label, hist_max(a), hist_max(b));
+	for (int pm = 0; pm <= 100000; pm += 100) {
+		double p = pm / 1000.0;
+		CHECK(hist_percentile(a, p) == hist_percentile(b, p), "%s p%g: %" PRId64 " vs %" PRId64, label, p,
+		      hist_percentile(a, p), hist_percentile(b, p));
+	}
+	CHECK(fabs(hist_mean(a) - hist_mean(b)) <= 1e-12 * hist_mean(b), "%s mean", label);
+	CHECK(fabs(hist_stddev(a) - hist_stddev(b)) <= 1e-9 * hist_stddev(b) + 1e-9, "%s stddev", label);
+}
+
 static void test_record_n(void **state)
 {
 	(void)state;
@@ -382,21 +398,40 @@ static void test_record_n(void **state)
 	hist_free(b);
 }
 
-/* Same buckets, count, extremes and sum: every percentile is identical. */
-static void assert_same(const struct hist *a, const struct hist *b, const char *label)
+/* Many values into many histograms at once: as each recorded alone. */
+static void test_record_many(void **state)
 {
-	CHECK(hist_count(a) == hist_count(b), "%s count", label);
-	CHECK(hist_sum(a) == hist_sum(b), "%s sum", label);
-	CHECK(hist_min(a) == hist_min(b), "%s min %" PRId64 " vs %" PRId64, label, hist_min(a), hist_min(b));
-	CHECK(hist_max(a) == hist_max(b), "%s max %" PRId64 " vs %" PRId64, label, hist_max(a), hist_max(b));
-	for (int pm = 0; pm <= 100000; pm += 100) {
-		double p = pm / 1000.0;
-		CHECK(hist_percentile(a, p) == hist_percentile(b, p), "%s p%g: %" PRId64 " vs %" PRId64, label, p,
-		      hist_percentile(a, p), hist_percentile(b, p));
+	(void)state;
+	struct hist *one[3], *many[3];
+	for (int k = 0; k < 3; k++) {
+		one[k] = hist_new();
+		many[k] = hist_new();
+		assert_non_null(one[k]);
+		assert_non_null(many[k]);
 	}
-	CHECK(fabs(hist_mean(a) - hist_mean(b)) <= 1e-12 * hist_mean(b), "%s mean", label);
-	CHECK(fabs(hist_stddev(a) - hist_stddev(b)) <= 1e-9 * hist_stddev(b) + 1e-9, "%s stddev", label);
+	rng_seed(5);
+	uint32_t v[500];
+	for (size_t i = 0; i < 500; i++)
+		v[i] = i % 97 == 0 ? UINT32_MAX : (uint32_t)lognormal(10000, 2);
+	v[7] = 0;
+	hist_record(many[2], 123456);  /* a histogram that held something before */
+	hist_record(one[2], 123456);
+	hist_record_many(many, 3, v, 500);
+	hist_record_many(many, 2, v, 100); /* fewer histograms */
+	hist_record_many(many, 3, v, 0);   /* nothing */
+	for (int k = 0; k < 3; k++)
+		for (size_t i = 0; i < 500; i++)
+			hist_record(one[k], v[i]);
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < 100; i++)
+			hist_record(one[k], v[i]);
+	for (int k = 0; k < 3; k++) {
+		assert_same(many[k], one[k], "record_many");
+		hist_free(one[k]);
+		hist_free(many[k]);
+	}
 }
+
 
 static void test_add(void **state)
 {
@@ -1377,6 +1412,7 @@ int main(void)
 		cmocka_unit_test(test_boundaries),
 		cmocka_unit_test(test_single_and_extremes),
 		cmocka_unit_test(test_record_n),
+		cmocka_unit_test(test_record_many),
 		cmocka_unit_test(test_add),
 		cmocka_unit_test(test_touch_is_empty),
 		cmocka_unit_test(test_reset_clears_everything),

@@ -109,6 +109,9 @@ void hist_touch(struct hist *h);
 /* Negative values are recorded as 0. O(1), no allocation. */
 void hist_record(struct hist *h, int64_t us);
 void hist_record_n(struct hist *h, int64_t us, uint64_t n);
+/* hist_record() of each of us[0..n) into each of hs[0..nh), the bucket
+ * found once per value: a stream's gaps go to three histograms at once. */
+void hist_record_many(struct hist *const *hs, size_t nh, const uint32_t *us, size_t n);
 
 /* dst += src, exact: as if dst had recorded every sample of src. */
 void hist_add(struct hist *dst, const struct hist *src);
