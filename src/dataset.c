@@ -649,18 +649,12 @@ static char *synthetic_body(struct dataset *d, struct rng *r, struct oai_request
 	long units = lround(((double)in - d->overhead - d->prefix_tok) / d->slope);
 	if (units < 1)
 		units = 1;
-	char *buf = NULL;
-	size_t blen = 0, bcap = 0;
-	if (d->prefix_len && buf_put(&buf, &blen, &bcap, d->prefix, d->prefix_len) != 0)
+	size_t blen = 0;
+	if (buf_put(&d->scratch, &blen, &d->scratch_cap, d->prefix_len ? d->prefix : "", d->prefix_len) != 0 ||
+	    dataset_synthetic_units(r, units, &d->scratch, &blen, &d->scratch_cap) != 0)
 		return NULL;
-	if (dataset_synthetic_units(r, units, &buf, &blen, &bcap) != 0) {
-		free(buf);
-		return NULL;
-	}
 	*input_tokens = lround(d->overhead + d->prefix_tok + (double)units * d->slope);
-	char *body = oai_body_build(o, buf, len);
-	free(buf);
-	return body;
+	return body_shape_build(&d->shape, o, d->scratch, blen, len);
 }
 
 /* Sonnet-style: random lines (with repeats, as vLLM's sonnet sampling)
@@ -670,9 +664,8 @@ static char *text_body(struct dataset *d, struct rng *r, struct oai_request_opts
 {
 	long in = dist_sample(&d->input_dist, r);
 	o->max_tokens = (int)out_tokens(d, r, NULL);
-	char *buf = NULL;
-	size_t blen = 0, bcap = 0;
-	if (d->prefix_len && buf_put(&buf, &blen, &bcap, d->prefix, d->prefix_len) != 0)
+	size_t blen = 0;
+	if (buf_put(&d->scratch, &blen, &d->scratch_cap, d->prefix_len ? d->prefix : "", d->prefix_len) != 0)
 		return NULL;
 	double budget = (double)in - d->overhead - d->prefix_tok, got = 0;
 	/* Never an empty prompt: at least something after the prefix. */
@@ -682,19 +675,14 @@ static char *text_body(struct dataset *d, struct rng *r, struct oai_request_opts
 	while (budget - got >= 0.5 && !cut) {
 		const struct dataset_rec *l = d->slice_lines ? &d->recs[d->slice_lines[rng_below(r, d->nslice_lines)]]
 							     : &d->recs[rng_below(r, d->nrecs)];
-		double c = append_budget(d, l->text, l->len, l->chars, budget - got, &buf, &blen, &bcap, &cut);
-		if (c < 0) {
-			free(buf);
+		double c = append_budget(d, l->text, l->len, l->chars, budget - got, &d->scratch, &blen,
+					 &d->scratch_cap, &cut);
+		if (c < 0)
 			return NULL;
-		}
 		got += c;
 	}
-	if (!buf && buf_put(&buf, &blen, &bcap, "", 0) != 0)
-		return NULL;
 	*input_tokens = lround(d->overhead + d->prefix_tok + got);
-	char *body = oai_body_build(o, buf, len);
-	free(buf);
-	return body;
+	return body_shape_build(&d->shape, o, d->scratch, blen, len);
 }
 
 static char *record_body(struct dataset *d, struct rng *r, struct oai_request_opts *o, size_t *len,
@@ -879,5 +867,7 @@ void dataset_free(struct dataset *d)
 	free(d->prefix);
 	free(d->prefix_msg);
 	free(d->path);
+	free(d->scratch);
+	body_shape_free(&d->shape);
 	free(d);
 }
