@@ -10,26 +10,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MAX_WORD 8
+
 /* Short, common English words: most tokenizers map each to one token, so
- * the word count is a fair first estimate of prompt tokens. */
-static const char *const words[] = {
-	"the", "of", "and", "to", "in", "is", "it", "that", "was", "for",
-	"on", "are", "as", "with", "his", "they", "at", "be", "this", "have",
-	"from", "or", "one", "had", "by", "word", "but", "not", "what", "all",
-	"were", "we", "when", "your", "can", "said", "there", "use", "an", "each",
-	"which", "she", "do", "how", "their", "if", "will", "up", "other", "about",
-	"out", "many", "then", "them", "these", "so", "some", "her", "would", "make",
-	"like", "him", "into", "time", "has", "look", "two", "more", "write", "go",
-	"see", "number", "no", "way", "could", "people", "my", "than", "first", "water",
-	"been", "call", "who", "oil", "its", "now", "find", "long", "down", "day",
-	"did", "get", "come", "made", "may", "part", "over", "new", "sound", "take",
-	"only", "little", "work", "know", "place", "year", "live", "me", "back", "give",
-	"most", "very", "after", "thing", "our", "just", "name", "good", "sentence", "man",
-	"think", "say", "great", "where", "help", "through", "much", "before", "line", "right",
+ * the word count is a fair first estimate of prompt tokens. Each carries
+ * its length, so text is built without a strlen a word; W() refuses to
+ * compile a word longer than MAX_WORD (a negative array size), since text
+ * buffers are reserved at MAX_WORD bytes a word and a word is copied as
+ * MAX_WORD bytes at once. */
+#define W(s) {s, sizeof(s) - 1 + 0 * sizeof(char[sizeof(s) <= MAX_WORD + 1 ? 1 : -1])}
+static const struct word {
+	char text[MAX_WORD + 1];
+	unsigned char len;
+} words[] = {
+	W("the"), W("of"), W("and"), W("to"), W("in"), W("is"), W("it"), W("that"),
+	W("was"), W("for"), W("on"), W("are"), W("as"), W("with"), W("his"), W("they"),
+	W("at"), W("be"), W("this"), W("have"), W("from"), W("or"), W("one"), W("had"),
+	W("by"), W("word"), W("but"), W("not"), W("what"), W("all"), W("were"), W("we"),
+	W("when"), W("your"), W("can"), W("said"), W("there"), W("use"), W("an"), W("each"),
+	W("which"), W("she"), W("do"), W("how"), W("their"), W("if"), W("will"), W("up"),
+	W("other"), W("about"), W("out"), W("many"), W("then"), W("them"), W("these"), W("so"),
+	W("some"), W("her"), W("would"), W("make"), W("like"), W("him"), W("into"), W("time"),
+	W("has"), W("look"), W("two"), W("more"), W("write"), W("go"), W("see"), W("number"),
+	W("no"), W("way"), W("could"), W("people"), W("my"), W("than"), W("first"), W("water"),
+	W("been"), W("call"), W("who"), W("oil"), W("its"), W("now"), W("find"), W("long"),
+	W("down"), W("day"), W("did"), W("get"), W("come"), W("made"), W("may"), W("part"),
+	W("over"), W("new"), W("sound"), W("take"), W("only"), W("little"), W("work"), W("know"),
+	W("place"), W("year"), W("live"), W("me"), W("back"), W("give"), W("most"), W("very"),
+	W("after"), W("thing"), W("our"), W("just"), W("name"), W("good"), W("sentence"), W("man"),
+	W("think"), W("say"), W("great"), W("where"), W("help"), W("through"), W("much"), W("before"),
+	W("line"), W("right"),
 };
+#undef W
 
 #define NWORDS (sizeof words / sizeof words[0])
-#define MAX_WORD 8
 
 /* Every SENT_WORDS words end in a period, so the synthetic text reads
  * like text. The fixed length keeps the share of periods the same in any
@@ -66,12 +80,11 @@ char *dataset_synthetic_prompt(struct rng *r, long n)
 		return NULL;
 	size_t len = 0;
 	for (long i = 0; i < n; i++) {
-		const char *w = words[rng_below(r, NWORDS)];
-		size_t wl = strlen(w);
+		const struct word *w = &words[rng_below(r, NWORDS)];
 		if (i > 0)
 			buf[len++] = ' ';
-		memcpy(buf + len, w, wl);
-		len += wl;
+		memcpy(buf + len, w->text, w->len);
+		len += w->len;
 	}
 	buf[len] = '\0';
 	return buf;
@@ -120,12 +133,13 @@ int dataset_synthetic_units(struct rng *r, long units, char **buf, size_t *len, 
 			in_sentence = 0;
 			continue;
 		}
-		const char *w = words[rng_below(r, NWORDS)];
-		size_t wl = strlen(w);
+		const struct word *w = &words[rng_below(r, NWORDS)];
 		if (n > 0 && p[n - 1] != '\n' && p[n - 1] != ' ')
 			p[n++] = ' ';
-		memcpy(p + n, w, wl);
-		n += wl;
+		/* All MAX_WORD bytes: one fixed-size store rather than a
+		 * copy of the word's own length; the room is reserved. */
+		memcpy(p + n, w->text, MAX_WORD);
+		n += w->len;
 		in_sentence++;
 	}
 	p[n] = '\0';
@@ -635,18 +649,12 @@ static char *synthetic_body(struct dataset *d, struct rng *r, struct oai_request
 	long units = lround(((double)in - d->overhead - d->prefix_tok) / d->slope);
 	if (units < 1)
 		units = 1;
-	char *buf = NULL;
-	size_t blen = 0, bcap = 0;
-	if (d->prefix_len && buf_put(&buf, &blen, &bcap, d->prefix, d->prefix_len) != 0)
+	size_t blen = 0;
+	if (buf_put(&d->scratch, &blen, &d->scratch_cap, d->prefix_len ? d->prefix : "", d->prefix_len) != 0 ||
+	    dataset_synthetic_units(r, units, &d->scratch, &blen, &d->scratch_cap) != 0)
 		return NULL;
-	if (dataset_synthetic_units(r, units, &buf, &blen, &bcap) != 0) {
-		free(buf);
-		return NULL;
-	}
 	*input_tokens = lround(d->overhead + d->prefix_tok + (double)units * d->slope);
-	char *body = oai_body_build(o, buf, len);
-	free(buf);
-	return body;
+	return body_shape_build(&d->shape, o, d->scratch, blen, len);
 }
 
 /* Sonnet-style: random lines (with repeats, as vLLM's sonnet sampling)
@@ -656,9 +664,8 @@ static char *text_body(struct dataset *d, struct rng *r, struct oai_request_opts
 {
 	long in = dist_sample(&d->input_dist, r);
 	o->max_tokens = (int)out_tokens(d, r, NULL);
-	char *buf = NULL;
-	size_t blen = 0, bcap = 0;
-	if (d->prefix_len && buf_put(&buf, &blen, &bcap, d->prefix, d->prefix_len) != 0)
+	size_t blen = 0;
+	if (buf_put(&d->scratch, &blen, &d->scratch_cap, d->prefix_len ? d->prefix : "", d->prefix_len) != 0)
 		return NULL;
 	double budget = (double)in - d->overhead - d->prefix_tok, got = 0;
 	/* Never an empty prompt: at least something after the prefix. */
@@ -668,19 +675,14 @@ static char *text_body(struct dataset *d, struct rng *r, struct oai_request_opts
 	while (budget - got >= 0.5 && !cut) {
 		const struct dataset_rec *l = d->slice_lines ? &d->recs[d->slice_lines[rng_below(r, d->nslice_lines)]]
 							     : &d->recs[rng_below(r, d->nrecs)];
-		double c = append_budget(d, l->text, l->len, l->chars, budget - got, &buf, &blen, &bcap, &cut);
-		if (c < 0) {
-			free(buf);
+		double c = append_budget(d, l->text, l->len, l->chars, budget - got, &d->scratch, &blen,
+					 &d->scratch_cap, &cut);
+		if (c < 0)
 			return NULL;
-		}
 		got += c;
 	}
-	if (!buf && buf_put(&buf, &blen, &bcap, "", 0) != 0)
-		return NULL;
 	*input_tokens = lround(d->overhead + d->prefix_tok + got);
-	char *body = oai_body_build(o, buf, len);
-	free(buf);
-	return body;
+	return body_shape_build(&d->shape, o, d->scratch, blen, len);
 }
 
 static char *record_body(struct dataset *d, struct rng *r, struct oai_request_opts *o, size_t *len,
@@ -865,5 +867,7 @@ void dataset_free(struct dataset *d)
 	free(d->prefix);
 	free(d->prefix_msg);
 	free(d->path);
+	free(d->scratch);
+	body_shape_free(&d->shape);
 	free(d);
 }

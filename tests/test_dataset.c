@@ -684,6 +684,103 @@ static void test_body_messages(void **state)
 	assert_null(oai_body_build_messages(&o, msgs, &len));
 }
 
+/* ---- bodies pinned ---- */
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* n bodies under options that vary per request (API, model, ignore_eos,
+ * temperature, extra_body), folded into one digest with their lengths
+ * and token estimates. Each body is also rebuilt by oai_body_build() from
+ * the prompt it carries: how a body is assembled may change, its bytes
+ * may not. */
+static uint64_t bodies_digest(struct dataset *d, uint64_t seed, int n)
+{
+	cJSON *extra = cJSON_Parse("{\"top_p\":0.9,\"stream\":false}");
+	assert_non_null(extra);
+	struct rng r;
+	rng_seed(&r, seed);
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (int i = 0; i < n; i++) {
+		struct oai_request_opts o = {.api = i % 2 ? OAI_CHAT : OAI_COMPLETIONS,
+					     .model = i % 3 ? "model-a" : NULL,
+					     .ignore_eos = i % 4 < 2,
+					     .have_temperature = i % 5 == 0,
+					     .temperature = 0.7,
+					     .extra_body = i % 7 == 0 ? extra : NULL};
+		size_t len = 0;
+		long in = 0;
+		char *body = dataset_next_body(d, &r, &o, &len, &in);
+		assert_non_null(body);
+		assert_int_equal(strlen(body), len);
+		h = fnv1a(h, body, len + 1);
+		char num[32];
+		h = fnv1a(h, num, (size_t)snprintf(num, sizeof num, ",%ld;", in));
+
+		cJSON *root = cJSON_Parse(body);
+		assert_non_null(root);
+		const cJSON *mt = cJSON_GetObjectItem(root, "max_tokens");
+		const cJSON *p = o.api == OAI_CHAT
+					 ? cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "messages"), 0),
+							       "content")
+					 : cJSON_GetObjectItem(root, "prompt");
+		assert_true(cJSON_IsNumber(mt) && cJSON_IsString(p));
+		o.max_tokens = mt->valueint;
+		size_t rlen = 0;
+		char *again = oai_body_build(&o, p->valuestring, &rlen);
+		assert_non_null(again);
+		assert_int_equal(rlen, len);
+		assert_string_equal(again, body);
+		free(again);
+		cJSON_Delete(root);
+		free(body);
+	}
+	cJSON_Delete(extra);
+	return h;
+}
+
+/* The digests were recorded with the bodies built by oai_body_build()
+ * from a freshly allocated prompt (before body_shape): the same seed
+ * gives the same prompts, lengths and bytes. */
+static void test_bodies_pinned(void **state)
+{
+	(void)state;
+	char spec[4200];
+	struct {
+		const char *args[16];
+		uint64_t seed, want;
+	} runs[] = {
+		{{"--input-tokens", "normal:1024,200", "--output-tokens", "10:300", "--prefix-tokens", "32",
+		  "--seed", "5", NULL},
+		 3, 0x696cd7de1eac1d63ULL},
+		{{"--input-tokens", "1:64", "--output-tokens", "1:5", "--slice", "1/3", NULL}, 4, 0x6b56a9e033034365ULL},
+		{{"--dataset", spec, "--input-tokens", "200:400", "--output-tokens", "2:9", "--prefix-tokens", "50",
+		  NULL},
+		 5, 0x000e47a5f0a4cfabULL},
+		{{"--dataset", spec, "--input-tokens", "1:30", NULL}, 6, 0xc1b81760ebe67641ULL},
+	};
+	snprintf(spec, sizeof spec, "text:%s", fixture("sonnet.txt"));
+	bool all = true;
+	for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+		struct config cfg;
+		struct dataset *d = open_ok(&cfg, runs[k].args);
+		uint64_t h = bodies_digest(d, runs[k].seed, 500);
+		if (h != runs[k].want) {
+			print_message("run %zu: digest 0x%016llxULL, pinned 0x%016llxULL\n", k, (unsigned long long)h,
+				      (unsigned long long)runs[k].want);
+			all = false;
+		}
+		dataset_free(d);
+		cli_free(&cfg);
+	}
+	assert_true(all);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -700,6 +797,7 @@ int main(void)
 		cmocka_unit_test(test_huge_lines),
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_body_messages),
+		cmocka_unit_test(test_bodies_pinned),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

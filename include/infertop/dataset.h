@@ -16,22 +16,25 @@
  * per synthetic word or period, DATASET_EST_CHARS_PER_TOKEN characters per
  * token of file text) and the overhead 0.
  *
- * Memory. Synthetic: the prefix only. Files are read once, through a
- * 64 KiB buffer, and only what a request needs is kept: the prompt text
- * (ShareGPT: the first human turn; JSONL messages: the array as compact
- * JSON) packed into 1 MiB blocks (prompts over 64 KiB get their own
- * block, so at most 1/16 of a block is wasted), plus 36 bytes per record.
- * While a record is parsed, up to about three times its raw size is held
- * (raw text, cJSON tree, kept copy). A text dataset keeps every non-blank
- * line. Records larger than DATASET_MAX_RECORD bytes are refused. With
- * --slice I/N a ShareGPT or JSONL dataset keeps only its slice's records
- * (about 1/N of the above); a text dataset keeps every line. */
+ * Memory. Synthetic: the prefix, and (text too) room for the longest
+ * prompt built so far, kept from one request to the next. Files are read
+ * once, through a 64 KiB buffer, and only what a request needs is kept:
+ * the prompt text (ShareGPT: the first human turn; JSONL messages: the
+ * array as compact JSON) packed into 1 MiB blocks (prompts over 64 KiB get
+ * their own block, so at most 1/16 of a block is wasted), plus 36 bytes
+ * per record. While a record is parsed, up to about three times its raw
+ * size is held (raw text, cJSON tree, kept copy). A text dataset keeps
+ * every non-blank line. Records larger than DATASET_MAX_RECORD bytes are
+ * refused. With --slice I/N a ShareGPT or JSONL dataset keeps only its
+ * slice's records (about 1/N of the above); a text dataset keeps every
+ * line. */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "infertop/body_shape.h"
 #include "infertop/dist.h"
 #include "infertop/openai.h"
 #include "infertop/rng.h"
@@ -165,6 +168,13 @@ struct dataset {
 	bool calibrated;
 	char note[192];         /* why calibration fell back, "" if it did not */
 	char desc[768];
+
+	/* Synthetic and text prompts are built here and kept for the next
+	 * request, which needs about as much room; their bodies come from
+	 * the shape, made once for the run's options. */
+	char *scratch;
+	size_t scratch_cap;
+	struct body_shape shape;
 };
 
 /* Parses a dataset file from f ("name" in messages) into d, whose kind is
