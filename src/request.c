@@ -21,6 +21,9 @@
  * (per-chunk) fields of its HTTP reader in the first 128 bytes. */
 _Static_assert(offsetof(struct request, h1) + offsetof(struct h1_parser, body_bytes) + sizeof(uint64_t) <= 128,
 	       "a token's fields spill out of the first 128-byte block of struct request");
+/* And the SSE parser's, in the one line of it asked for before a read. */
+_Static_assert(offsetof(struct sse_parser, cr_pending) + sizeof(bool) <= 64,
+	       "the SSE parser's per-token fields spill out of its first cache line");
 
 static const char *const client_names[REQUEST_CLIENT_N] = {"direct", "curl"};
 
@@ -536,7 +539,7 @@ static void direct_read(struct request *r)
 	/* What the token will touch outside the request's first block, asked
 	 * for now: the recv() below spends a microsecond in the kernel, time
 	 * enough for the memory to arrive instead of being waited for. */
-	__builtin_prefetch(&r->sse, 1);
+	__builtin_prefetch(&r->sse, 1);   /* what a token touches is in its first line */
 	__builtin_prefetch(&r->itl[r->n_itl], 1);
 	__builtin_prefetch(&r->memo, 0);
 	__builtin_prefetch((const char *)&r->memo + 64, 0);

@@ -71,8 +71,10 @@ struct request {
 	int64_t t_first_event;
 	int64_t t_last_token;
 	struct h1_parser h1;           /* its first 24 bytes end the block */
-	struct sse_parser sse;
-	struct oai_memo memo;          /* its chunks' shape (openai.h) */
+	/* Line-aligned, so the lines a token reads of them are the ones
+	 * request.c asks for before the read. */
+	_Alignas(64) struct sse_parser sse;
+	_Alignas(64) struct oai_memo memo; /* its chunks' shape (openai.h) */
 	uint32_t itl[REQUEST_ITL_BUF];
 	int64_t t_first_token;
 	long status;
