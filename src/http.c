@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "infertop/clock.h"
+
 /* Transfers are spread over several curl multi handles ("shards") of at
  * most HTTP_SHARD_XFERS transfers each, all on the one loop. libcurl 7.88
  * walks every cached connection of a multi when a transfer is removed
@@ -45,6 +47,8 @@ struct http_shard {
 
 struct http {
 	struct ev_loop *loop;
+	ev_check wake;                 /* stamps wake_ns after every wait */
+	int64_t wake_ns;
 	struct http_shard **shards;
 	size_t nshards;
 	long cache;                    /* CURLMOPT_MAXCONNECTS of every shard */
@@ -219,6 +223,16 @@ static struct http_shard *http_shard_new(struct http *h)
 	return sh;
 }
 
+/* libev queues check watchers after the turn's I/O and invokes pending
+ * watchers last-queued first: this runs before any read of the turn. */
+static void http_on_wake(struct ev_loop *loop, ev_check *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct http *h = w->data;
+	h->wake_ns = clock_now_ns();
+}
+
 struct http *http_new(struct ev_loop *loop)
 {
 	struct http *h = calloc(1, sizeof *h);
@@ -230,13 +244,24 @@ struct http *http_new(struct ev_loop *loop)
 		free(h);
 		return NULL;
 	}
+	ev_check_init(&h->wake, http_on_wake);
+	h->wake.data = h;
+	ev_check_start(loop, &h->wake);
+	ev_unref(loop); /* it must not keep the loop running on its own */
 	return h;
+}
+
+int64_t http_wake_ns(const struct http *h)
+{
+	return h->wake_ns;
 }
 
 void http_free(struct http *h)
 {
 	if (!h)
 		return;
+	ev_ref(h->loop);
+	ev_check_stop(h->loop, &h->wake);
 	for (size_t i = 0; i < h->nshards; i++) {
 		struct http_shard *sh = h->shards[i];
 		ev_timer_stop(h->loop, &sh->timer);

@@ -544,11 +544,14 @@ static void direct_read(struct request *r)
 	__builtin_prefetch(&r->memo, 0);
 	__builtin_prefetch((const char *)&r->memo + 64, 0);
 	__builtin_prefetch((const char *)&r->memo + 128, 0);
+	/* Every chunk of a read arrived together, before the loop woke for
+	 * it; a second read of the same wake-up is stamped when it is made. */
+	int64_t now = http_wake_ns(r->ctx->http);
 	for (;;) {
 		ssize_t n = recv(r->fd, direct_rbuf, sizeof direct_rbuf, 0);
 		if (n > 0) {
-			/* One clock read per read(): every chunk in it arrived together. */
-			r->now = clock_now_ns();
+			r->now = now ? now : clock_now_ns();
+			now = 0;
 			size_t used = 0;
 			int rc = h1_feed(&r->h1, direct_rbuf, (size_t)n, &direct_h1, r, &used);
 			if (rc == H1_COMPLETE) {

@@ -53,6 +53,11 @@ long http_shards(const struct http *h);
 void http_set_cache(struct http *h, long connections);
 long http_sockets(const struct http *h);
 struct ev_loop *http_loop(const struct http *h);
+/* CLOCK_MONOTONIC ns when the loop last came back from waiting for events
+ * (0 before it first did). Bytes read in that turn's callbacks arrived
+ * before it: one clock read for the whole turn, and a truer stamp for the
+ * last callbacks of the turn than a read after the earlier ones' work. */
+int64_t http_wake_ns(const struct http *h);
 
 /* Keep-alive: servers close idle connections on their own schedule
  * (uvicorn and llama.cpp after 5 s) and a request sent on one just closed
