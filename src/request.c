@@ -17,10 +17,13 @@
 #include "infertop/openai.h"
 #include "infertop/redact.h"
 
-/* The per-token block of request.h: the request's fields and the first
- * (per-chunk) fields of its HTTP reader in the first 128 bytes. */
-_Static_assert(offsetof(struct request, h1) + offsetof(struct h1_parser, body_bytes) + sizeof(uint64_t) <= 128,
-	       "a token's fields spill out of the first 128-byte block of struct request");
+/* What a token touches (request.h): the request's fields and the first
+ * (per-chunk) fields of its HTTP reader in one 128-byte block, and all of
+ * it in the first page. */
+#define REQUEST_HOT_END (offsetof(struct request, h1) + offsetof(struct h1_parser, body_bytes) + sizeof(uint64_t))
+_Static_assert(REQUEST_HOT_END - offsetof(struct request, io) <= 128,
+	       "a token's fields spill out of the 128-byte block of struct request");
+_Static_assert(REQUEST_HOT_END <= 4096, "a token's fields spill out of the first page of struct request");
 /* And the SSE parser's, in the one line of it asked for before a read. */
 _Static_assert(offsetof(struct sse_parser, cr_pending) + sizeof(bool) <= 64,
 	       "the SSE parser's per-token fields spill out of its first cache line");
@@ -727,9 +730,9 @@ static void request_on_done(struct http_xfer *x, CURLcode rc)
 
 struct request *request_new(const struct request_ctx *ctx)
 {
-	/* Aligned to the 128-byte block its per-token fields fill (request.h). */
-	size_t size = (sizeof(struct request) + 127) & ~(size_t)127;
-	struct request *r = aligned_alloc(128, size);
+	/* Page-aligned: what a token touches is in the first page (request.h). */
+	size_t size = (sizeof(struct request) + 4095) & ~(size_t)4095;
+	struct request *r = aligned_alloc(4096, size);
 	if (!r)
 		return NULL;
 	memset(r, 0, size);

@@ -54,11 +54,20 @@ struct request_ctx {
 };
 
 struct request {
-	/* What every token touches comes first, in one 128-byte block (two
-	 * cache lines, fetched as a pair): between two tokens of a stream the
-	 * kernel's work for a thousand others has evicted it, so every block
-	 * touched is a miss, the largest part of a token's cost. */
-	ev_io io;                      /* the direct path's socket watcher */
+	/* What a token touches, in the request's first page (requests are
+	 * page-aligned): the SSE parser's first line, the chunk memo, the
+	 * slot of its gap, and the 128-byte block below. Between two tokens
+	 * of a stream the kernel's work for a thousand others evicts all of
+	 * it, so each line is a cache miss and each page a TLB miss (a page
+	 * walk a prefetch waits for): the lines are asked for before the read
+	 * (request.c), and one page is walked, not two. Line-aligned, so the
+	 * lines a token reads are the ones asked for. */
+	_Alignas(64) struct sse_parser sse;
+	_Alignas(64) struct oai_memo memo; /* its chunks' shape (openai.h) */
+	uint32_t itl[REQUEST_ITL_BUF];
+	/* The block every token touches first (two cache lines, fetched as a
+	 * pair): libev reads the watcher before any of our code runs. */
+	_Alignas(128) ev_io io;        /* the direct path's socket watcher */
 	int fd;                        /* its connection, -1 none */
 	uint16_t n_itl;
 	bool direct;                   /* see "The direct path" below */
@@ -71,11 +80,6 @@ struct request {
 	int64_t t_first_event;
 	int64_t t_last_token;
 	struct h1_parser h1;           /* its first 24 bytes end the block */
-	/* Line-aligned, so the lines a token reads of them are the ones
-	 * request.c asks for before the read. */
-	_Alignas(64) struct sse_parser sse;
-	_Alignas(64) struct oai_memo memo; /* its chunks' shape (openai.h) */
-	uint32_t itl[REQUEST_ITL_BUF];
 	int64_t t_first_token;
 	long status;
 	bool status_known;
