@@ -247,14 +247,40 @@ static size_t skip(struct sse_parser *p, const char *buf, size_t pos, size_t len
 	return pos;
 }
 
+/* The shape of almost every feed of a stream: nothing held, and the feed
+ * starts with a whole one-line event, "data:" [" "] value LF LF. Its length
+ * when it does, its event reported as dispatch() would; else 0. */
+static size_t whole_event(struct sse_parser *p, const char *buf, size_t len, sse_event_fn fn, void *ud,
+			  int *rc)
+{
+	if (p->llen || p->have_data || p->skipping || p->cr_pending || p->name_len || len < 7 ||
+	    memcmp(buf, "data:", 5) != 0)
+		return 0;
+	const char *nl = memchr(buf + 5, '\n', len - 5);
+	if (!nl || (size_t)(nl - buf) + 1 >= len || nl[1] != '\n' || (size_t)(nl - buf) > p->max ||
+	    memchr(buf + 5, '\r', (size_t)(nl - buf) - 5))
+		return 0;
+	const char *val = buf + 5;
+	if (val < nl && *val == ' ')
+		val++;
+	struct sse_event ev = { .data = val, .len = (size_t)(nl - val), .name = NULL, .name_len = 0 };
+	ev.kind = ev.len == 6 && memcmp(ev.data, "[DONE]", 6) == 0 ? SSE_DONE : SSE_DATA;
+	p->events++;
+	*rc = fn(ud, &ev);
+	return (size_t)(nl - buf) + 2;
+}
+
 int sse_feed(struct sse_parser *p, const char *buf, size_t len, sse_event_fn fn, void *ud)
 {
 	struct feed f = { .zc = NULL, .zclen = 0, .fn = fn, .ud = ud };
 	size_t pos = 0;
-	int rc;
+	int rc = 0;
 
 	if (len == 0)
 		return 0;
+	pos = whole_event(p, buf, len, fn, ud, &rc);
+	if (rc)
+		return rc;
 	if (p->cr_pending) {
 		p->cr_pending = false;
 		if (buf[0] == '\n')
