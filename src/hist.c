@@ -118,22 +118,28 @@ void hist_reset(struct hist *h)
 	set_empty(h);
 }
 
+/* One value v >= 0 in bucket b, sq = v * v. */
+static inline void record_at(struct hist *h, uint32_t b, int64_t v, double sq)
+{
+	h->counts[b]++;
+	h->count++;
+	h->sum += (uint64_t)v;
+	h->sumsq += sq;
+	if (v < h->min) {
+		h->min = v;
+		h->min_exact = true;
+	}
+	if (v > h->max) {
+		h->max = v;
+		h->max_exact = true;
+	}
+}
+
 void hist_record(struct hist *h, int64_t us)
 {
 	if (us < 0)
 		us = 0;
-	h->counts[bucket_of(us)]++;
-	h->count++;
-	h->sum += (uint64_t)us;
-	h->sumsq += (double)us * (double)us;
-	if (us < h->min) {
-		h->min = us;
-		h->min_exact = true;
-	}
-	if (us > h->max) {
-		h->max = us;
-		h->max_exact = true;
-	}
+	record_at(h, bucket_of(us), us, (double)us * (double)us);
 }
 
 void hist_record_many(struct hist *const *hs, size_t nh, const uint32_t *us, size_t n)
@@ -142,21 +148,8 @@ void hist_record_many(struct hist *const *hs, size_t nh, const uint32_t *us, siz
 		int64_t v = us[i];
 		uint32_t b = bucket_of(v);
 		double sq = (double)v * (double)v;
-		for (size_t k = 0; k < nh; k++) {
-			struct hist *h = hs[k];
-			h->counts[b]++;
-			h->count++;
-			h->sum += (uint64_t)v;
-			h->sumsq += sq;
-			if (v < h->min) {
-				h->min = v;
-				h->min_exact = true;
-			}
-			if (v > h->max) {
-				h->max = v;
-				h->max_exact = true;
-			}
-		}
+		for (size_t k = 0; k < nh; k++)
+			record_at(hs[k], b, v, sq);
 	}
 }
 
