@@ -539,9 +539,9 @@ static const struct h1_callbacks direct_h1 = {
 
 static void direct_read(struct request *r)
 {
-	/* What the token will touch outside the request's first block, asked
-	 * for now: the recv() below spends a microsecond in the kernel, time
-	 * enough for the memory to arrive instead of being waited for. */
+	/* What the token will touch besides the block libev has just read,
+	 * asked for now: the recv() below spends a microsecond in the kernel,
+	 * time enough for the memory to arrive instead of being waited for. */
 	__builtin_prefetch(&r->sse, 1);   /* what a token touches is in its first line */
 	__builtin_prefetch(&r->itl[r->n_itl], 1);
 	__builtin_prefetch(&r->memo, 0);
