@@ -49,6 +49,15 @@ struct http {
 	struct ev_loop *loop;
 	ev_check wake;                 /* stamps wake_ns after every wait */
 	int64_t wake_ns;
+	/* Kernel receive stamps (CLOCK_REALTIME) to CLOCK_MONOTONIC: the
+	 * difference of the two clocks at the last wake-up; 0: not kept. */
+	bool rx_stamps;
+	int64_t wake_rt_off;
+	/* Batched wake-ups: the reads of the last second decide (http.h). */
+	bool batching;
+	uint64_t reads;
+	uint64_t reads_then;
+	int64_t rate_since;
 	struct http_shard **shards;
 	size_t nshards;
 	long cache;                    /* CURLMOPT_MAXCONNECTS of every shard */
@@ -230,7 +239,50 @@ static void http_on_wake(struct ev_loop *loop, ev_check *w, int revents)
 	(void)loop;
 	(void)revents;
 	struct http *h = w->data;
-	h->wake_ns = clock_now_ns();
+	int64_t now = clock_now_ns();
+	h->wake_ns = now;
+	if (!h->rx_stamps)
+		return;
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	int64_t m2 = clock_now_ns();
+	h->wake_rt_off = (int64_t)rt.tv_sec * 1000000000LL + rt.tv_nsec - (now + (m2 - now) / 2);
+	if (now - h->rate_since < HTTP_BATCH_WINDOW_NS)
+		return;
+	double rate = (double)(h->reads - h->reads_then) * 1e9 / (double)(now - h->rate_since);
+	h->reads_then = h->reads;
+	h->rate_since = now;
+	bool on = h->batching ? rate >= HTTP_BATCH_OFF_RATE : rate >= HTTP_BATCH_ON_RATE;
+	if (on != h->batching) {
+		h->batching = on;
+		ev_set_io_collect_interval(h->loop, on ? HTTP_BATCH_S : 0.);
+	}
+}
+
+void http_rx_stamps_on(struct http *h)
+{
+	if (h->rx_stamps)
+		return;
+	h->rx_stamps = true;
+	h->rate_since = clock_now_ns();
+}
+
+int64_t http_rx_mono_ns(struct http *h, int64_t rt_ns)
+{
+	h->reads++;
+	if (!h->wake_rt_off)
+		return 0;
+	int64_t mono = rt_ns - h->wake_rt_off;
+	/* A realtime clock stepped between the packet and the wake-up: the
+	 * stamp means nothing then. */
+	if (mono > h->wake_ns + CLOCK_NS_PER_S || mono < h->wake_ns - 10 * CLOCK_NS_PER_S)
+		return 0;
+	return mono;
+}
+
+bool http_batching(const struct http *h)
+{
+	return h->batching;
 }
 
 struct http *http_new(struct ev_loop *loop)
@@ -262,6 +314,8 @@ void http_free(struct http *h)
 		return;
 	ev_ref(h->loop);
 	ev_check_stop(h->loop, &h->wake);
+	if (h->batching) /* the loop may serve others after this */
+		ev_set_io_collect_interval(h->loop, 0.);
 	for (size_t i = 0; i < h->nshards; i++) {
 		struct http_shard *sh = h->shards[i];
 		ev_timer_stop(h->loop, &sh->timer);

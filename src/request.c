@@ -551,9 +551,25 @@ static void direct_read(struct request *r)
 	 * it; a second read of the same wake-up is stamped when it is made. */
 	int64_t now = http_wake_ns(r->ctx->http);
 	for (;;) {
-		ssize_t n = recv(r->fd, direct_rbuf, sizeof direct_rbuf, 0);
+		/* With the kernel's receive time of the newest bytes read
+		 * (http.h: arrival stamps), when it gives one. */
+		union {
+			struct cmsghdr h;
+			char b[CMSG_SPACE(sizeof(struct timespec))];
+		} cm;
+		struct iovec iov = { direct_rbuf, sizeof direct_rbuf };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b,
+				    .msg_controllen = sizeof cm.b };
+		ssize_t n = recvmsg(r->fd, &m, 0);
 		if (n > 0) {
-			r->now = now ? now : clock_now_ns();
+			int64_t rx = 0;
+			struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+			if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+				struct timespec ts;
+				memcpy(&ts, CMSG_DATA(c), sizeof ts);
+				rx = http_rx_mono_ns(r->ctx->http, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+			}
+			r->now = rx ? rx : now ? now : clock_now_ns();
 			now = 0;
 			size_t used = 0;
 			int rc = h1_feed(&r->h1, direct_rbuf, (size_t)n, &direct_h1, r, &used);
@@ -679,6 +695,9 @@ static void direct_connected(struct request *r, CURLcode rc)
 	}
 	r->fd = r->xfer.taken_fd;
 	r->xfer.taken_fd = -1;
+	int one = 1;
+	if (setsockopt(r->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) == 0)
+		http_rx_stamps_on(r->ctx->http);
 	r->ctx->stats->connections++;
 	direct_write(r);
 	if (r->fd >= 0 && r->out_off < r->head_len + r->body_len)

@@ -59,6 +59,25 @@ struct ev_loop *http_loop(const struct http *h);
  * last callbacks of the turn than a read after the earlier ones' work. */
 int64_t http_wake_ns(const struct http *h);
 
+/* Arrival stamps from the kernel: a direct connection asks for each
+ * packet's receive time (SO_TIMESTAMPNS, CLOCK_REALTIME) and
+ * http_rx_mono_ns() turns one into CLOCK_MONOTONIC ns (0 when it cannot:
+ * no wake-up yet, or a realtime clock stepped). Exact however late the
+ * loop gets to the bytes, which is what lets the loop batch its wake-ups:
+ * above HTTP_BATCH_ON_RATE reads a second (down to HTTP_BATCH_OFF_RATE;
+ * the rate of each HTTP_BATCH_WINDOW_NS)
+ * libev waits HTTP_BATCH_S before each poll and takes every socket ready
+ * by then in one turn, one wake-up for many tokens instead of one each.
+ * Timers still fire on time (libev shortens the wait for them). */
+#define HTTP_BATCH_S 0.0003
+#define HTTP_BATCH_ON_RATE 20000.0
+#define HTTP_BATCH_OFF_RATE 10000.0
+#define HTTP_BATCH_WINDOW_NS (100 * 1000 * 1000LL)
+void http_rx_stamps_on(struct http *h);
+int64_t http_rx_mono_ns(struct http *h, int64_t rt_ns);
+/* Whether wake-ups are batched now (tests). */
+bool http_batching(const struct http *h);
+
 /* Keep-alive: servers close idle connections on their own schedule
  * (uvicorn and llama.cpp after 5 s) and a request sent on one just closed
  * dies unanswered. Connections idle longer than the server's limit are not

@@ -1,0 +1,60 @@
+#!/bin/sh
+# Arrival stamps on the direct path are the kernel's receive times: a client
+# that is stopped (SIGSTOP) for less than a token's gap, as a busy or
+# batching loop is, still measures the gaps the server made. (A read that
+# holds several tokens stamps them all with its newest bytes' time: a stall
+# longer than a gap still shows.) The same run with libcurl, whose stamps
+# are taken when the bytes are handed over, is the control: there the
+# stalls must show as long gaps, or they did not land while streaming.
+: "${INFERTOP_BIN:?}"
+set -u
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
+tmp=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill -CONT $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/check_lib.sh"
+sim="--sim-arg --timing --sim-arg fixed --sim-arg --ttft --sim-arg 20ms --sim-arg --itl --sim-arg 100ms"
+
+# 4 streams, one request each of 40 tokens 100 ms apart: 4 s of
+# streaming; the client is stopped for 80 ms eight times in it.
+stalled_run() { # label, extra args
+	# shellcheck disable=SC2086
+	"$INFERTOP_BIN" --demo $sim --no-tui -q -c 4 -n 4 --output-tokens 40 --save-detailed \
+		$2 -o "$tmp/$1.json" >/dev/null 2>"$tmp/$1.err" &
+	pid=$!
+	sleep 1
+	for _ in 1 2 3 4 5 6 7 8; do
+		kill -STOP $pid 2>/dev/null
+		sleep 0.08
+		kill -CONT $pid 2>/dev/null
+		sleep 0.27
+	done
+	wait $pid
+	rc=$?
+	pid=
+	return $rc
+}
+
+# Gaps over 130 ms (truth 100 ms: a token that came early in a stall is
+# stamped up to 80 ms late by a client's own clock; a loaded simulator
+# runs late by less) among the requests' gaps.
+long_gaps() {
+	python3 - "$tmp/$1.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["completed"] == 4, d["completed"]
+print(sum(1 for g in d["itls"] for x in g if x > 0.130))
+PY
+}
+
+stalled_run direct "--http-client direct"
+check "direct run (exit $?)" $?
+n=$(long_gaps direct)
+check "direct: no gap over 130 ms though stopped 8 x 80 ms (found ${n:-?})" "$([ "${n:-1}" -eq 0 ]; echo $?)"
+
+stalled_run curl "--http-client curl"
+check "curl run (exit $?)" $?
+n=$(long_gaps curl)
+check "control, curl: the stalls show as gaps over 130 ms (found ${n:-?})" "$([ "${n:-0}" -ge 3 ]; echo $?)"
+
+[ "$fails" -eq 0 ]
