@@ -65,7 +65,7 @@ int64_t http_wake_ns(const struct http *h);
  * no wake-up yet, or a realtime clock stepped). Exact however late the
  * loop gets to the bytes, which is what lets the loop batch its wake-ups:
  * above HTTP_BATCH_ON_RATE reads a second (down to HTTP_BATCH_OFF_RATE;
- * the rate of each HTTP_BATCH_WINDOW_NS)
+ * the rate of each HTTP_BATCH_WINDOW_NS; never while curl is connecting)
  * libev waits HTTP_BATCH_S before each poll and takes every socket ready
  * by then in one turn, one wake-up for many tokens instead of one each.
  * Timers still fire on time (libev shortens the wait for them). */
