@@ -53,7 +53,7 @@ struct http {
 	 * difference of the two clocks at the last wake-up; 0: not kept. */
 	bool rx_stamps;
 	int64_t wake_rt_off;
-	/* Batched wake-ups: the reads of the last second decide (http.h). */
+	/* Batched wake-ups: the read rate of each window decides (http.h). */
 	bool batching;
 	uint64_t reads;
 	uint64_t reads_then;
@@ -284,11 +284,6 @@ int64_t http_rx_mono_ns(struct http *h, int64_t rt_ns)
 	if (mono > h->wake_ns + CLOCK_NS_PER_S || mono < h->wake_ns - 10 * CLOCK_NS_PER_S)
 		return 0;
 	return mono;
-}
-
-bool http_batching(const struct http *h)
-{
-	return h->batching;
 }
 
 struct http *http_new(struct ev_loop *loop)

@@ -794,6 +794,7 @@ static bool memo_hit(struct oai_memo *m, const unsigned char *json, size_t len, 
 	if (!js_string(&s, &str, &n, &esc) || (size_t)(s.end - s.p) + 1 != m->suf ||
 	    memcmp(s.p - 1, m->bytes + m->pre, m->suf) != 0)
 		return false;
+	chunk_init(out); /* no error: a chunk with one is not learned */
 	out->valid = true;
 	out->choices = m->choices;
 	out->output = raw_nonempty(str, n);
@@ -801,8 +802,6 @@ static bool memo_hit(struct oai_memo *m, const unsigned char *json, size_t len, 
 	out->usage = m->usage;
 	out->prompt_tokens = m->prompt_tokens;
 	out->completion_tokens = m->completion_tokens;
-	out->error = false;
-	out->error_msg[0] = '\0';
 	m->hits++;
 	return true;
 }

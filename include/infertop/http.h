@@ -75,8 +75,6 @@ int64_t http_wake_ns(const struct http *h);
 #define HTTP_BATCH_WINDOW_NS (100 * 1000 * 1000LL)
 void http_rx_stamps_on(struct http *h);
 int64_t http_rx_mono_ns(struct http *h, int64_t rt_ns);
-/* Whether wake-ups are batched now (tests). */
-bool http_batching(const struct http *h);
 
 /* Keep-alive: servers close idle connections on their own schedule
  * (uvicorn and llama.cpp after 5 s) and a request sent on one just closed
