@@ -20,7 +20,7 @@
 
 #include "infertop/cli.h"
 #include "infertop/clock.h"
-#include "infertop/engine_internal.h"
+#include "engine/engine_internal.h"
 #include "infertop/layout.h"
 #include "infertop/reqtrack.h"
 #include "infertop/sim.h"

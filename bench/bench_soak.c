@@ -43,7 +43,7 @@
 
 #include "infertop/cli.h"
 #include "infertop/clock.h"
-#include "infertop/engine_internal.h"
+#include "engine/engine_internal.h"
 #include "infertop/hist.h"
 #include "infertop/series.h"
 #include "infertop/sim.h"

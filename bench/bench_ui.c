@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "infertop/clock.h"
-#include "infertop/engine_internal.h"
+#include "engine/engine_internal.h"
 #include "infertop/layout.h"
 #include "infertop/profile.h"
 #include "infertop/series.h"

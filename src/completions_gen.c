@@ -1,7 +1,7 @@
 #include "config.h"
 
 /* Shell completions for bash, zsh and fish, generated at build time from
- * the option table (src/cli.c's opts[], through cli_option_info), so a new
+ * the option table (src/cli/cli.c's opts[], through cli_option_info), so a new
  * option is completed without anyone editing a script:
  *
  *   completions_gen bash|zsh|fish > FILE

@@ -4,7 +4,7 @@
 #include <ev.h>
 
 #include "infertop/cli.h"
-#include "infertop/engine_internal.h"
+#include "engine/engine_internal.h"
 #include "infertop/sim.h"
 
 /* The engine in-process against a simulator child: what the integration

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "infertop/engine_internal.h"
+#include "engine/engine_internal.h"
 
 #define SYNTH_OK 10            /* successful requests */
 #define SYNTH_GAPS 10          /* ITL gaps per successful request */

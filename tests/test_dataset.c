@@ -19,7 +19,7 @@
 
 #include "infertop/cli.h"
 #include "infertop/dataset.h"
-#include "infertop/sim_req.h"
+#include "sim/sim_req.h"
 
 static char fixture_path[4096];
 

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <ev.h>
 
-#include "infertop/engine_internal.h"
+#include "engine/engine_internal.h"
 #include "infertop/http.h"
 #include "infertop/report.h"
 #include "infertop/stats.h"

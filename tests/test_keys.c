@@ -18,7 +18,7 @@
 
 #include "infertop/clock.h"
 #include "infertop/cmd_target.h"
-#include "infertop/engine_internal.h"
+#include "engine/engine_internal.h"
 #include "infertop/keys.h"
 #include "infertop/stats.h"
 #include "infertop/ui.h"

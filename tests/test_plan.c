@@ -19,7 +19,7 @@
 
 #include "infertop/cli.h"
 #include "infertop/clock.h"
-#include "infertop/engine_internal.h"
+#include "engine/engine_internal.h"
 #include "infertop/load.h"
 #include "infertop/plan.h"
 #include "infertop/report.h"

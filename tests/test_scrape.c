@@ -30,7 +30,7 @@
 
 #include "infertop/cli.h"
 #include "infertop/clock.h"
-#include "infertop/engine_internal.h"
+#include "engine/engine_internal.h"
 #include "infertop/http.h"
 #include "infertop/prom.h"
 #include "infertop/report.h"

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "infertop/clock.h"
-#include "infertop/engine_internal.h"
+#include "engine/engine_internal.h"
 #include "infertop/sampler.h"
 #include "infertop/series.h"
 #include "infertop/stats.h"

@@ -18,7 +18,7 @@
 #include "infertop/clock.h"
 #include "infertop/profile.h"
 #include "infertop/prom.h"
-#include "infertop/sim_internal.h"
+#include "sim/sim_internal.h"
 #include "simutil.h"
 
 #define MODEL "m-\"quoted\"\\x"

@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "infertop/sim_internal.h"
-#include "infertop/sim_req.h"
+#include "sim/sim_internal.h"
+#include "sim/sim_req.h"
 
 static long count(const char *s)
 {

@@ -28,7 +28,7 @@
 #include "infertop/cli.h"
 #include "infertop/redact.h"
 #include "infertop/clock.h"
-#include "infertop/engine_internal.h"
+#include "engine/engine_internal.h"
 #include "infertop/hist.h"
 #include "infertop/reqlog.h"
 #include "infertop/report.h"

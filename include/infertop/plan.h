@@ -106,7 +106,7 @@ void plan_spec_free(struct plan_spec *s);
  * rate_k = sync + (top - sync) * k / n. Returns how many were set. */
 size_t plan_spec_auto_rates(struct plan_spec *s, double sync_rate, double top_rate);
 
-/* ---- Multi-model traffic (src/models.c) ---------------------------- */
+/* ---- Multi-model traffic (src/engine/models.c) ---------------------------- */
 
 #define MODELS_MAX 64
 

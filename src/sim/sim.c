@@ -18,7 +18,7 @@
 #include "infertop/clock.h"
 #include "infertop/help.h"
 #include "infertop/loop.h"
-#include "infertop/sim_internal.h"
+#include "sim_internal.h"
 #include "infertop/units.h"
 
 /* The names --profile takes (servers.def), optionally with each metrics

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "infertop/sim_internal.h"
+#include "sim_internal.h"
 
 uint64_t sim_rng_next(struct sim_rng *r)
 {

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 #include "infertop/clock.h"
-#include "infertop/sim_internal.h"
+#include "sim_internal.h"
 
 #define RQ_OF_TMR(ptr) ((struct sim_rq *)(void *)((char *)(ptr) - offsetof(struct sim_rq, tmr)))
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "infertop/buckets.h"
-#include "infertop/sim_internal.h"
+#include "sim_internal.h"
 
 /* The vLLM histograms' bounds come from buckets.h (shared with the
  * exporter), used for every profile: the client must never hard-code

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "infertop/sim_internal.h"
+#include "sim_internal.h"
 
 /* Readable filler: a client showing the text shows words, and every word
  * is plain ASCII that needs no JSON escaping. */

@@ -1,7 +1,7 @@
 #include "config.h"
 
 #include "infertop/errbuf.h"
-#include "infertop/sim_req.h"
+#include "sim_req.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "infertop/clock.h"
-#include "infertop/sim_internal.h"
+#include "sim_internal.h"
 
 #define RQ_OF(ptr) ((struct sim_rq *)(void *)((char *)(ptr) - offsetof(struct sim_rq, tmr)))
 #define SRV_OF_STEP(ptr) \

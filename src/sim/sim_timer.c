@@ -1,6 +1,6 @@
 #include "config.h"
 
-#include "infertop/sim_timer.h"
+#include "sim_timer.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "infertop/sim_req.h"
+#include "sim/sim_req.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

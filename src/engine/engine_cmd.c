@@ -10,7 +10,7 @@
 
 #include "infertop/clock.h"
 #include "infertop/reqtrack.h"
-#include "infertop/engine_internal.h"
+#include "engine_internal.h"
 #include "infertop/load.h"
 #include "infertop/plan.h"
 #include "infertop/snapshot.h"

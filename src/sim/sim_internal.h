@@ -21,9 +21,9 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "infertop/sim_req.h"
+#include "sim_req.h"
 #include "infertop/mhd_ev.h"
-#include "infertop/sim_timer.h"
+#include "sim_timer.h"
 
 /* One per line of servers.def, in the same order as the client's enum
  * profile_id: every server the client reads is simulated. */

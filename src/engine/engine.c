@@ -1,7 +1,7 @@
 #include "config.h"
 
 #include "infertop/engine.h"
-#include "infertop/engine_internal.h"
+#include "engine_internal.h"
 
 #include <cjson/cJSON.h>
 #include <signal.h>
