@@ -108,7 +108,13 @@ struct h1_case {
 	size_t used;      /* H1_COMPLETE: where the answer ended; 0: at the end */
 	const char *err;  /* H1_ERROR: a part of h1_error() */
 	bool started;     /* checked with H1_ERROR */
+	CURLcode curl;    /* H1_ERROR, not .eof: h1_curl_code(); 0: CURLE_WEIRD_SERVER_REPLY */
 };
+
+/* A literal that may hold a NUL. */
+#define LIT(s) .in = (s), .len = sizeof(s) - 1
+/* The body's framing broke: libcurl counts it as cut short. */
+#define CURL_BODY .curl = CURLE_RECV_ERROR
 
 #define OK_HEAD "HTTP/1.1 200 OK\r\n"
 #define CHUNKED_HEAD OK_HEAD "Transfer-Encoding: chunked\r\n\r\n"
@@ -197,7 +203,7 @@ static const struct h1_case cases[] = {
 	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
 	  .headers_done = true, .body = "hello world", .hdrs = "Transfer-Encoding: chunked\n" },
 	{ .name = "chunk extensions and trailers",
-	  .in = CHUNKED_HEAD "5;name=value\r\nhello\r\n6 ; a=\"b;c\r\"\r\n world\r\n"
+	  .in = CHUNKED_HEAD "5;name=value\r\nhello\r\n6 ; a = \"b;c\\\"\t\x80\" ;flag\t;t=x \r\n world\r\n"
 		"0;last\r\nExpires: never\r\nX-Trailer: 1\r\n\r\n",
 	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
 	  .headers_done = true, .body = "hello world", .hdrs = "Transfer-Encoding: chunked\n" },
@@ -229,10 +235,6 @@ static const struct h1_case cases[] = {
 		"Content-Length: 1\r\n\r\nx",
 	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 1, .headers_done = true,
 	  .body = "x", .hdrs = "Access-Control-Allow-Origin: \nContent-Length: 1\n" },
-	{ .name = "chunked wins over content-length",
-	  .in = OK_HEAD "Content-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
-	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
-	  .headers_done = true, .body = "abc" },
 	{ .name = "chunked last of the codings",
 	  .in = OK_HEAD "Transfer-Encoding: gzip, Chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
 	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
@@ -241,23 +243,78 @@ static const struct h1_case cases[] = {
 	  .in = OK_HEAD "Transfer-Encoding: chunked, gzip\r\n\r\n3\r\nabc\r\n0\r\n\r\n", .eof = true,
 	  .rc = H1_COMPLETE, .status = 200, .keep_alive = false, .chunked = false, .cl = -1,
 	  .headers_done = true, .body = "3\r\nabc\r\n0\r\n\r\n" },
-	/* Another coding last: the length is the close's, whatever the
-	 * order of the headers (RFC 9112 6.3). */
-	{ .name = "a coding, then content-length",
-	  .in = OK_HEAD "Transfer-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabcdef", .eof = true,
-	  .rc = H1_COMPLETE, .status = 200, .keep_alive = false, .cl = -1, .headers_done = true,
-	  .body = "abcdef" },
-	{ .name = "content-length, then a coding",
-	  .in = OK_HEAD "Content-Length: 3\r\nTransfer-Encoding: gzip\r\n\r\nabcdef", .eof = true,
-	  .rc = H1_COMPLETE, .status = 200, .keep_alive = false, .cl = -1, .headers_done = true,
-	  .body = "abcdef" },
-	/* RFC 9112 2.2: a bare CR counts as a space, which ends the size. */
-	{ .name = "a bare CR inside a chunk size", .in = CHUNKED_HEAD "1\r0\r\nx\r\n0\r\n\r\n",
-	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
-	  .headers_done = true, .body = "x" },
 	{ .name = "ten hex digits are allowed", .in = CHUNKED_HEAD "FFFFFFFFFF\r\nabc",
 	  .rc = H1_MORE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
 	  .headers_done = true, .body = "abc" },
+	/* Issue 23: valid input the reader refused. RFC 9112 2.2: one empty
+	 * line before a status line, an interim answer's final one too. */
+	{ .name = "an empty line between 100 Continue and the answer",
+	  .in = "HTTP/1.1 100 Continue\r\n\r\n\r\n" OK_HEAD "Content-Length: 3\r\n\r\nabc",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 3, .headers_done = true,
+	  .body = "abc", .hdrs = "Content-Length: 3\n" },
+	{ .name = "a bare LF between 103 and the answer",
+	  .in = "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n\n" OK_HEAD "Content-Length: 0\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 0, .headers_done = true,
+	  .hdrs = "Content-Length: 0\n" },
+	{ .name = "an empty line before and after 100 Continue",
+	  .in = "\r\nHTTP/1.1 100 Continue\r\n\r\n\r\n" OK_HEAD "Content-Length: 0\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 0, .headers_done = true },
+	/* Leading zeros are not digits of the size's. */
+	{ .name = "a zero-padded chunk size",
+	  .in = CHUNKED_HEAD "0000000000000005\r\nhello\r\n00000000000000000000000000000000001\r\n!\r\n"
+		"0000000000000000\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
+	  .headers_done = true, .body = "hello!" },
+	{ .name = "eleven hex digits, leading zeros", .in = CHUNKED_HEAD "00000000001\r\nx\r\n0\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
+	  .headers_done = true, .body = "x" },
+	{ .name = "zero-padded ten digits", .in = CHUNKED_HEAD "000000FFFFFFFFFF\r\nabc",
+	  .rc = H1_MORE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
+	  .headers_done = true, .body = "abc" },
+	/* RFC 9110 8.6: a list of one value, repeated. */
+	{ .name = "content-length 5, 5", .in = OK_HEAD "Content-Length: 5, 5\r\n\r\nhello",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 5, .headers_done = true,
+	  .body = "hello", .hdrs = "Content-Length: 5, 5\n" },
+	{ .name = "content-length 5,5 ,\t5 and 5 again",
+	  .in = OK_HEAD "Content-Length: 5,5 ,\t5\r\nContent-Length: 5\r\n\r\nhello",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 5, .headers_done = true,
+	  .body = "hello" },
+	/* Chunk extensions after RFC 9112 7.1.1, blanks before the line end. */
+	{ .name = "chunk-size blanks and extensions",
+	  .in = CHUNKED_HEAD "2 \t\r\nhi\r\n2 ;a\r\nhi\r\n2;a=\"\"\n!!\r\n2\t;\ta\t=\t\"\\\\\"\t\r\nhi\r\n"
+		"0 ; end = \"x\\\";y\"\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .chunked = true, .cl = -1,
+	  .headers_done = true, .body = "hihi!!hi" },
+	/* A 101 is the answer: its status is what libcurl reports too. The
+	 * bytes after it are not HTTP. */
+	{ .name = "101 unasked",
+	  .in = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n\x00\x01PRI * HTTP/2.0",
+	  .len = sizeof("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n\x00\x01PRI * HTTP/2.0") - 1,
+	  .rc = H1_COMPLETE, .status = 101, .keep_alive = false, .cl = -1, .headers_done = true,
+	  .hdrs = "Upgrade: h2c\n",
+	  .used = sizeof("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n") - 1 },
+	{ .name = "101 after 100 Continue",
+	  .in = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 101 Switching\r\nConnection: keep-alive\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 101, .keep_alive = false, .cl = -1, .headers_done = true,
+	  .hdrs = "Connection: keep-alive\n" },
+	/* RFC 9112 6.1: faulty framing in HTTP/1.0, read but never reused. */
+	{ .name = "HTTP/1.0 chunked keep-alive",
+	  .in = "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"2\r\nhi\r\n0\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 200, .http10 = true, .keep_alive = false, .chunked = true,
+	  .cl = -1, .headers_done = true, .body = "hi" },
+	{ .name = "HTTP/1.0 a coding, until close",
+	  .in = "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: gzip\r\n\r\nzz",
+	  .eof = true, .rc = H1_COMPLETE, .status = 200, .http10 = true, .keep_alive = false,
+	  .cl = -1, .headers_done = true, .body = "zz" },
+	{ .name = "a coding last: until close",
+	  .in = OK_HEAD "Transfer-Encoding: gzip\r\n\r\nabcdef", .eof = true,
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = false, .cl = -1, .headers_done = true,
+	  .body = "abcdef" },
+	{ .name = "header names of every token character",
+	  .in = OK_HEAD "!#$%&'*+-.^_`|~09azAZ: x\r\nX-V: a\x01\x7f\xff\tb\r\nContent-Length: 0\r\n\r\n",
+	  .rc = H1_COMPLETE, .status = 200, .keep_alive = true, .cl = 0, .headers_done = true,
+	  .hdrs = "!#$%&'*+-.^_`|~09azAZ: x\nX-V: a\x01\x7f\xff\tb\nContent-Length: 0\n" },
 	{ .name = "nothing yet", .in = "", .rc = H1_MORE },
 	/* status is the final answer's: 0 until that is read. */
 	{ .name = "100 Continue, the final answer not yet",
@@ -301,30 +358,25 @@ static const struct h1_case cases[] = {
 	  .rc = H1_ERROR, .status = 200, .err = "bad Content-Length", .started = true },
 	{ .name = "content-length of 16 digits", .in = OK_HEAD "Content-Length: 1000000000000000\r\n\r\n",
 	  .rc = H1_ERROR, .status = 200, .err = "bad Content-Length", .started = true },
-	{ .name = "101 unasked", .in = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n",
-	  .rc = H1_ERROR, .status = 101, .err = "switched protocols", .started = true },
 	{ .name = "bad chunk size", .in = CHUNKED_HEAD "5\r\nhello\r\nzz\r\n", .rc = H1_ERROR,
 	  .status = 200, .headers_done = true, .body = "hello", .err = "bad chunk size",
-	  .started = true },
+	  .started = true, CURL_BODY },
 	{ .name = "chunk size with a sign", .in = CHUNKED_HEAD "+5\r\nhello\r\n", .rc = H1_ERROR,
-	  .status = 200, .headers_done = true, .err = "bad chunk size", .started = true },
+	  .status = 200, .headers_done = true, .err = "bad chunk size", .started = true, CURL_BODY },
 	{ .name = "chunk without a size", .in = CHUNKED_HEAD "\r\nhello\r\n", .rc = H1_ERROR,
-	  .status = 200, .headers_done = true, .err = "chunk without a size", .started = true },
+	  .status = 200, .headers_done = true, .err = "chunk without a size", .started = true, CURL_BODY },
 	{ .name = "chunk with only an extension", .in = CHUNKED_HEAD ";a=b\r\nhello\r\n",
 	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "chunk without a size",
-	  .started = true },
+	  .started = true, CURL_BODY },
 	{ .name = "eleven hex digits", .in = CHUNKED_HEAD "10000000000\r\n", .rc = H1_ERROR,
-	  .status = 200, .headers_done = true, .err = "bad chunk size", .started = true },
-	{ .name = "eleven hex digits, leading zeros", .in = CHUNKED_HEAD "00000000001\r\nx\r\n",
-	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "bad chunk size",
-	  .started = true },
+	  .status = 200, .headers_done = true, .err = "bad chunk size", .started = true, CURL_BODY },
 	{ .name = "chunk data longer than its size",
 	  .in = CHUNKED_HEAD "5\r\nhello!\r\n0\r\n\r\n", .rc = H1_ERROR, .status = 200,
 	  .headers_done = true, .body = "hello", .err = "chunk data longer than its size",
-	  .started = true },
+	  .started = true, CURL_BODY },
 	{ .name = "chunk data without its line end", .in = CHUNKED_HEAD "3\r\nabc0\r\n\r\n",
 	  .rc = H1_ERROR, .status = 200, .headers_done = true, .body = "abc",
-	  .err = "chunk data longer than its size", .started = true },
+	  .err = "chunk data longer than its size", .started = true, CURL_BODY },
 	{ .name = "EOF before anything", .in = "", .eof = true, .rc = H1_ERROR,
 	  .err = "before the headers ended", .started = false },
 	{ .name = "EOF inside the status line", .in = "HTT", .eof = true, .rc = H1_ERROR,
@@ -351,6 +403,124 @@ static const struct h1_case cases[] = {
 	{ .name = "EOF after a chunk's data", .in = CHUNKED_HEAD "2\r\nhi", .eof = true,
 	  .rc = H1_ERROR, .status = 200, .headers_done = true, .body = "hi",
 	  .err = "inside the body", .started = true },
+	/* Issue 23: framing two readers could disagree on (RFC 9112). */
+	{ .name = "content-length and chunked",
+	  .in = OK_HEAD "Content-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .err = "Content-Length together with Transfer-Encoding",
+	  .started = true },
+	{ .name = "chunked and content-length",
+	  .in = OK_HEAD "Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .err = "Content-Length together with Transfer-Encoding",
+	  .started = true },
+	{ .name = "a coding, then content-length",
+	  .in = OK_HEAD "Transfer-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabcdef",
+	  .rc = H1_ERROR, .status = 200, .err = "Content-Length together with Transfer-Encoding",
+	  .started = true },
+	{ .name = "HTTP/1.0 content-length and chunked",
+	  .in = "HTTP/1.0 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .err = "Content-Length together with Transfer-Encoding",
+	  .started = true },
+	{ .name = "204 with both", .in = "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n"
+		"Transfer-Encoding: chunked\r\n\r\n",
+	  .rc = H1_ERROR, .status = 204, .err = "Content-Length together with Transfer-Encoding",
+	  .started = true },
+	{ .name = "a blank before the colon", .in = OK_HEAD "Content-Length : 5\r\n\r\nhello",
+	  .rc = H1_ERROR, .status = 200, .hdrs = "", .err = "blank before a header's colon",
+	  .started = true },
+	{ .name = "a tab before the colon", .in = OK_HEAD "Transfer-Encoding\t: chunked\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .err = "blank before a header's colon", .started = true },
+	{ .name = "a space inside a header name", .in = OK_HEAD "Content Length: 5\r\n\r\nhello",
+	  .rc = H1_ERROR, .status = 200, .err = "not a token", .started = true },
+	{ .name = "a quote inside a header name", .in = OK_HEAD "X-\"A\": 5\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .err = "not a token", .started = true },
+	{ .name = "a bare CR in the status line", .in = "HTTP/1.1 200 OK\rContent-Length: 0\r\n\r\n",
+	  .rc = H1_ERROR, .err = "a bare CR in the status line", .started = true },
+	{ .name = "a bare CR in a header line",
+	  .in = OK_HEAD "X-A: 1\rContent-Length: 0\r\nContent-Length: 5\r\n\r\nhello",
+	  .rc = H1_ERROR, .status = 200, .hdrs = "", .err = "a bare CR in a header line",
+	  .started = true },
+	{ .name = "a CR before a header's CRLF", .in = OK_HEAD "X-A: 1\r\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .err = "a bare CR in a header line", .started = true },
+	{ .name = "a bare CR in a header name", .in = OK_HEAD "X\rA: 1\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .err = "a bare CR in a header line", .started = true },
+	{ .name = "an empty line of a bare CR", .in = OK_HEAD "Content-Length: 0\r\n\r\r\n",
+	  .rc = H1_ERROR, .status = 200, .err = "a bare CR in a header line", .started = true },
+	{ .name = "a bare CR inside a chunk size", .in = CHUNKED_HEAD "1\r0\r\nx\r\n0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "a bare CR in a chunk size line",
+	  .started = true, CURL_BODY },
+	{ .name = "a CR before a chunk size's CRLF", .in = CHUNKED_HEAD "1\r\r\nx\r\n0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "a bare CR in a chunk size line",
+	  .started = true, CURL_BODY },
+	{ .name = "a bare CR in a chunk extension", .in = CHUNKED_HEAD "1;a\rb\r\nx\r\n0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "a bare CR in a chunk size line",
+	  .started = true, CURL_BODY },
+	{ .name = "a bare CR in a quoted extension", .in = CHUNKED_HEAD "5;a=\"b\rc\"\r\nhello\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "bad chunk extension",
+	  .started = true, CURL_BODY },
+	{ .name = "a bare CR after a chunk's data", .in = CHUNKED_HEAD "1\r\nx\r\r\n0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .body = "x",
+	  .err = "a bare CR after a chunk's data", .started = true, CURL_BODY },
+	{ .name = "a bare CR in a trailer", .in = CHUNKED_HEAD "0\r\nX-T: a\rb\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "a bare CR in a trailer line",
+	  .started = true, CURL_BODY },
+	{ .name = "junk after a chunk size's blank", .in = CHUNKED_HEAD "2 erf\r\nhi\r\n0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "bad chunk extension",
+	  .started = true, CURL_BODY },
+	{ .name = "junk after a chunk size's tab", .in = CHUNKED_HEAD "2\terf\r\nhi\r\n0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "bad chunk extension",
+	  .started = true, CURL_BODY },
+	{ .name = "an extension without a name", .in = CHUNKED_HEAD "2;\r\nhi\r\n0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "bad chunk extension",
+	  .started = true, CURL_BODY },
+	{ .name = "an extension, then an empty one", .in = CHUNKED_HEAD "2;a;\r\nhi\r\n0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "bad chunk extension",
+	  .started = true, CURL_BODY },
+	{ .name = "an extension without a value", .in = CHUNKED_HEAD "2;a=\r\nhi\r\n0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "bad chunk extension",
+	  .started = true, CURL_BODY },
+	{ .name = "an extension of two words", .in = CHUNKED_HEAD "2;a=b c\r\nhi\r\n0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "bad chunk extension",
+	  .started = true, CURL_BODY },
+	{ .name = "an extension name with a slash", .in = CHUNKED_HEAD "2;a/b\r\nhi\r\n0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "bad chunk extension",
+	  .started = true, CURL_BODY },
+	{ .name = "an unbalanced quote", .in = CHUNKED_HEAD "2;a=\"b\r\nhi\r\n0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "bad chunk extension",
+	  .started = true, CURL_BODY },
+	{ .name = "an unbalanced quote, LF", .in = CHUNKED_HEAD "2;a=\"b\\\"\nhi\r\n0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "bad chunk extension",
+	  .started = true, CURL_BODY },
+	{ .name = "a quote after a token", .in = CHUNKED_HEAD "2;a=b\"c\"\r\nhi\r\n0\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "bad chunk extension",
+	  .started = true, CURL_BODY },
+	{ .name = "two empty lines after 100 Continue",
+	  .in = "HTTP/1.1 100 Continue\r\n\r\n\r\n\r\n" OK_HEAD "Content-Length: 0\r\n\r\n",
+	  .rc = H1_ERROR, .err = "not HTTP", .started = true },
+	{ .name = "eleven significant hex digits after zeros",
+	  .in = CHUNKED_HEAD "0000010000000000\r\n", .rc = H1_ERROR, .status = 200,
+	  .headers_done = true, .err = "bad chunk size", .started = true, CURL_BODY },
+	{ .name = "content-length 5, 6", .in = OK_HEAD "Content-Length: 5, 6\r\n\r\nhello",
+	  .rc = H1_ERROR, .status = 200, .err = "two different Content-Length", .started = true },
+	{ .name = "content-length 5 then 5, 6",
+	  .in = OK_HEAD "Content-Length: 5\r\nContent-Length: 5, 6\r\n\r\nhello", .rc = H1_ERROR,
+	  .status = 200, .err = "two different Content-Length", .started = true },
+	{ .name = "content-length with an empty element", .in = OK_HEAD "Content-Length: 5,\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .err = "bad Content-Length", .started = true },
+	{ .name = "content-length with a leading empty element",
+	  .in = OK_HEAD "Content-Length: , 5\r\n\r\n", .rc = H1_ERROR, .status = 200,
+	  .err = "bad Content-Length", .started = true },
+	{ .name = "content-length 5 5", .in = OK_HEAD "Content-Length: 5 5\r\n\r\n",
+	  .rc = H1_ERROR, .status = 200, .err = "bad Content-Length", .started = true },
+	{ .name = "a NUL in a header value", LIT(OK_HEAD "X-A: a\0b\r\nContent-Length: 0\r\n\r\n"),
+	  .rc = H1_ERROR, .status = 200, .hdrs = "", .err = "a NUL in a header line",
+	  .started = true },
+	{ .name = "a NUL in a header name", LIT(OK_HEAD "X-\0A: b\r\nContent-Length: 0\r\n\r\n"),
+	  .rc = H1_ERROR, .status = 200, .err = "a NUL in a header line", .started = true },
+	{ .name = "a NUL in the status line", LIT("HTTP/1.1 200 O\0K\r\n\r\n"),
+	  .rc = H1_ERROR, .err = "a NUL in the status line", .started = true },
+	{ .name = "a NUL in a trailer", LIT(CHUNKED_HEAD "0\r\nX-T: \0\r\n\r\n"),
+	  .rc = H1_ERROR, .status = 200, .headers_done = true, .err = "a NUL in a trailer line",
+	  .started = true, CURL_BODY },
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 
@@ -429,8 +599,9 @@ static void check(const struct h1_case *c, const struct outcome *o, const char *
 	if (c->hdrs)
 		CHECK(strcmp(seen_hdrs(&o->s), c->hdrs) == 0, "headers \"%s\", want \"%s\"\n",
 		      seen_hdrs(&o->s), c->hdrs);
-	/* on_status: once, for the final answer only. */
-	CHECK(o->s.status_calls == (o->p.status >= 200), "%d status calls\n", o->s.status_calls);
+	/* on_status: once, for the final answer only (a 101 is one). */
+	bool final = o->p.status >= 200 || o->p.status == 101;
+	CHECK(o->s.status_calls == final, "%d status calls\n", o->s.status_calls);
 	if (o->s.status_calls)
 		CHECK(o->s.cb_status == o->p.status, "on_status got %d\n", o->s.cb_status);
 	if (o->rc == H1_ERROR) {
@@ -438,9 +609,16 @@ static void check(const struct h1_case *c, const struct outcome *o, const char *
 		CHECK(strstr(h1_error(&o->p), c->err) != NULL, "error \"%s\", want \"%s\"\n",
 		      h1_error(&o->p), c->err);
 		CHECK(h1_started(&o->p) == c->started, "started %d\n", h1_started(&o->p));
+		/* How the direct path counts it: as libcurl does the same bytes. */
+		CURLcode want = c->curl ? c->curl : CURLE_WEIRD_SERVER_REPLY;
+		if (!c->eof)
+			CHECK(h1_curl_code(&o->p) == want, "curl code %d, want %d\n",
+			      (int)h1_curl_code(&o->p), (int)want);
 		return;
 	}
 	CHECK(h1_started(&o->p) == (len > 0), "started %d\n", h1_started(&o->p));
+	CHECK(h1_curl_code(&o->p) == CURLE_OK, "curl code %d without an error\n",
+	      (int)h1_curl_code(&o->p));
 	CHECK(o->p.minor == (c->http10 ? 0 : 1), "minor %d\n", o->p.minor);
 	if (!o->p.headers_done)
 		return;
@@ -627,6 +805,37 @@ static void test_line_bound(void **state)
 	check_all_ways(&c, 61);
 	free(in);
 
+	/* A chunk-size line: H1_LINE_MAX bytes, its line end included, of
+	 * zeros (no digits of the size's) or an extension, and no more. */
+	for (int ext = 0; ext < 2; ext++) {
+		for (size_t line = H1_LINE_MAX; line <= H1_LINE_MAX + 1; line++) {
+			size_t cap = sizeof CHUNKED_HEAD + line + 32;
+			char *b = malloc(cap);
+			assert_non_null(b);
+			size_t n = sizeof CHUNKED_HEAD - 1;
+			memcpy(b, CHUNKED_HEAD, n);
+			if (ext) {
+				memcpy(b + n, "1;x=", 4);
+				memset(b + n + 4, 'y', line - 6);
+			} else {
+				memset(b + n, '0', line - 3);
+				b[n + line - 3] = '1';
+			}
+			memcpy(b + n + line - 2, "\r\nx\r\n0\r\n\r\n", 10);
+			c = line == H1_LINE_MAX
+				? (struct h1_case){ .name = "a chunk-size line of 8 KiB", .in = b,
+						    .len = n + line + 8, .rc = H1_COMPLETE, .status = 200,
+						    .keep_alive = true, .chunked = true, .cl = -1,
+						    .headers_done = true, .body = "x" }
+				: (struct h1_case){ .name = "a chunk-size line over 8 KiB", .in = b,
+						    .len = n + line + 8, .rc = H1_ERROR, .status = 200,
+						    .headers_done = true, .err = "chunk size line longer than 8 KiB",
+						    .started = true, CURL_BODY };
+			check_all_ways(&c, 61);
+			free(b);
+		}
+	}
+
 	/* A status line too. */
 	char *st = malloc(H1_LINE_MAX + 16);
 	assert_non_null(st);
@@ -704,15 +913,18 @@ static void test_headers_bound(void **state)
 
 /* ---- two answers on one connection ---- */
 
-static void test_back_to_back(void **state)
+/* The next answer on a kept connection may start with one empty line
+ * (RFC 9112 2.2): sep is what comes between the two. */
+static void back_to_back(const char *sep)
 {
-	(void)state;
 	const char first[] = CHUNKED_HEAD "4\r\ndata\r\n2\r\n: \r\n0\r\n\r\n";
 	const char second[] = "HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found";
-	char in[sizeof first + sizeof second];
-	size_t n1 = sizeof first - 1, len = n1 + sizeof second - 1;
+	char in[sizeof first + sizeof second + 8];
+	size_t n1 = sizeof first - 1, ns = strlen(sep), len = n1 + ns + sizeof second - 1;
+	assert_true(ns <= 8);
 	memcpy(in, first, n1);
-	memcpy(in + n1, second, sizeof second);
+	memcpy(in + n1, sep, ns);
+	memcpy(in + n1 + ns, second, sizeof second);
 	struct h1_parser *p = malloc(sizeof *p);
 	assert_non_null(p);
 	/* Split in two at every position; the second feed starts where the
@@ -755,6 +967,14 @@ static void test_back_to_back(void **state)
 		seen_free(&s[1]);
 	}
 	free(p);
+}
+
+static void test_back_to_back(void **state)
+{
+	(void)state;
+	back_to_back("");
+	back_to_back("\r\n");
+	back_to_back("\n");
 }
 
 /* ---- callbacks that stop ---- */

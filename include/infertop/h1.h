@@ -10,14 +10,28 @@
  * The body is framed as RFC 9112 says: "Transfer-Encoding: chunked" (chunk
  * extensions and trailers read and dropped), else Content-Length, else
  * until the connection closes (h1_eof). 1xx answers other than 101 are
- * read and skipped; 204 and 304 have no body. Body bytes are handed over
- * by pointing into the fed buffer (a token's chunk is one call, no copy).
+ * read and skipped; a 101 is an answer without a body that ends the
+ * connection's HTTP (H1_COMPLETE, keep_alive false: its status is the
+ * outcome, as libcurl reports it); 204 and 304 have no body. Body bytes
+ * are handed over by pointing into the fed buffer (a token's chunk is one
+ * call, no copy).
  *
- * Bounds: a status or header line of H1_LINE_MAX bytes or more, headers
- * over H1_HEADERS_MAX bytes in all, a chunk size over 2^40, conflicting
- * Content-Length values, or bytes that are not HTTP are errors: h1_feed
- * returns H1_ERROR and h1_error() says why; the parser then stays in error
- * until h1_reset. */
+ * Where framing is ambiguous (two readers could disagree on where the
+ * answer ends) it is refused: Content-Length together with
+ * Transfer-Encoding, a blank before a header's colon or any other byte of
+ * a name that is not a token, a bare CR (RFC 9112 2.2) or a NUL in the
+ * status line, a header or trailer line, or a chunk-size line, and a
+ * chunk-size line whose extensions are not token[=token|quoted-string].
+ * Accepted: one empty line before each status line, a Content-Length
+ * list of one value ("5, 5"), zero-padded chunk sizes. Transfer-Encoding
+ * in an HTTP/1.0 answer never keeps the connection (RFC 9112 6.1).
+ *
+ * Bounds: a status or header line of H1_LINE_MAX bytes or more, a
+ * chunk-size line over H1_LINE_MAX bytes, headers over H1_HEADERS_MAX
+ * bytes in all, a chunk size over 2^40, conflicting Content-Length
+ * values, or bytes that are not HTTP are errors: h1_feed returns H1_ERROR
+ * and h1_error() says why (h1_curl_code how libcurl would count it); the
+ * parser then stays in error until h1_reset. */
 
 #include <curl/curl.h>
 #include <stdbool.h>
@@ -37,7 +51,8 @@ enum h1_result {
 struct h1_callbacks {
 	/* A header line without its line end ("Name: value"). */
 	int (*on_header)(void *ud, const char *line, size_t len);
-	/* The status line was read (p->status is set), before its headers. */
+	/* The final answer's status line was read (p->status is set), before
+	 * its headers: 2xx-5xx or 101, not an interim 1xx (nor its headers). */
 	int (*on_status)(void *ud, int status);
 	/* Body bytes, de-chunked. */
 	int (*on_body)(void *ud, const char *data, size_t len);
@@ -49,7 +64,7 @@ struct h1_parser {
 	 * per-token fields. */
 	uint8_t state;
 	uint8_t chunk_digits;
-	bool chunk_ext;           /* in a chunk extension, up to the line end */
+	uint8_t chunk_line;       /* where in a chunk-size line (h1.c) */
 	uint64_t chunk_left;      /* body bytes left in this chunk (or of the length) */
 	uint64_t body_bytes;      /* body bytes handed over */
 
@@ -65,7 +80,8 @@ struct h1_parser {
 	size_t llen;              /* bytes of the line being read */
 	const char *err;
 	bool head_only;           /* the request was HEAD: no body */
-	bool saw_close, saw_keep_alive;
+	bool saw_close, saw_keep_alive, saw_te;
+	bool skipped_eol;         /* the stray line end before a status line */
 	char line[H1_LINE_MAX];
 };
 
@@ -92,6 +108,13 @@ bool h1_started(const struct h1_parser *p);
 
 /* Why the last H1_ERROR. */
 const char *h1_error(const struct h1_parser *p);
+
+/* After H1_ERROR, what libcurl ends a transfer of the same bytes with, so
+ * that both paths count it alike: CURLE_RECV_ERROR when the body's
+ * framing broke after the headers (libcurl: "... in chunked-encoding", an
+ * answer cut short), CURLE_WEIRD_SERVER_REPLY when the head is not HTTP
+ * this reader takes. CURLE_OK when there was no error. */
+CURLcode h1_curl_code(const struct h1_parser *p);
 
 /* The head of a POST to url as libcurl sends it, but its Content-Length
  * line and the blank line after it (the caller's, per body): the request

@@ -20,8 +20,27 @@ enum {
 	S_ERROR,
 };
 
-/* 2^40 bytes: no answer of ours comes near, and the sum cannot overflow. */
+/* 2^40 bytes: no answer of ours comes near, and the sum cannot overflow.
+ * Leading zeros are not counted: "0000000000000005" is 5. */
 #define H1_CHUNK_DIGITS_MAX 10
+
+/* Where a chunk-size line is (p->chunk_line), read byte by byte after
+ * RFC 9112 7.1.1: chunk-size *( BWS ";" BWS name [ BWS "=" BWS value ] ),
+ * value a token or a quoted-string, then the line end (blanks before it
+ * allowed). */
+enum {
+	CS_START,      /* no digit yet */
+	CS_SIZE,       /* in the size's digits */
+	CS_AFTER,      /* blanks after the size or a value: ";" or the end next */
+	CS_NAME0,      /* after ";": a name next */
+	CS_NAME,
+	CS_AFTER_NAME, /* blanks after a name: "=", ";" or the end next */
+	CS_VAL0,       /* after "=": a value next */
+	CS_TOKEN,
+	CS_QUOTED,
+	CS_QPAIR,      /* after a backslash in a quoted-string */
+	CS_CR,         /* after a CR: only its LF may follow */
+};
 
 void h1_reset(struct h1_parser *p, bool head)
 {
@@ -37,9 +56,10 @@ void h1_reset(struct h1_parser *p, bool head)
 	p->err = NULL;
 	p->chunk_left = 0;
 	p->chunk_digits = 0;
-	p->chunk_ext = false;
+	p->chunk_line = CS_START;
 	p->head_only = head;
-	p->saw_close = p->saw_keep_alive = false;
+	p->saw_close = p->saw_keep_alive = p->saw_te = false;
+	p->skipped_eol = false;
 	p->llen = 0;
 }
 
@@ -75,6 +95,32 @@ static int h1_take_line(struct h1_parser *p, const char *buf, size_t n, size_t *
 	return 1;
 }
 
+/* RFC 9110 5.6.2 */
+static bool h1_tchar(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+/* RFC 9112 2.2: a CR not before its LF makes a line invalid, and RFC 9110
+ * 5.5 a NUL in a field: either is refused, not read as a space, which is
+ * what a reader that splits lines at a bare CR would disagree on. */
+static const char *h1_bad_bytes(const char *l, size_t len, const char *cr, const char *nul)
+{
+	if (memchr(l, '\r', len))
+		return cr;
+	if (memchr(l, '\0', len))
+		return nul;
+	return NULL;
+}
+
+/* An answer of its own: 2xx-5xx, and 101, after which nothing HTTP
+ * follows (the other 1xx are interim, a final answer comes after them). */
+static bool h1_final(int status)
+{
+	return status >= 200 || status == 101;
+}
+
 static bool h1_token_in(const char *v, size_t len, const char *tok)
 {
 	size_t tl = strlen(tok);
@@ -103,6 +149,9 @@ static int h1_status_line(struct h1_parser *p, size_t len)
 	if (l[9] < '1' || l[9] > '9' || l[10] < '0' || l[10] > '9' || l[11] < '0' || l[11] > '9' ||
 	    (len > 12 && l[12] != ' '))
 		return h1_fail(p, "bad status code");
+	const char *bad = h1_bad_bytes(l, len, "a bare CR in the status line", "a NUL in the status line");
+	if (bad)
+		return h1_fail(p, bad);
 	p->minor = l[7] - '0';
 	p->status = (l[9] - '0') * 100 + (l[10] - '0') * 10 + (l[11] - '0');
 	return 0;
@@ -111,12 +160,23 @@ static int h1_status_line(struct h1_parser *p, size_t len)
 static int h1_header_line(struct h1_parser *p, size_t len)
 {
 	const char *l = p->line;
+	const char *bad = h1_bad_bytes(l, len, "a bare CR in a header line", "a NUL in a header line");
+	if (bad)
+		return h1_fail(p, bad);
 	if (l[0] == ' ' || l[0] == '\t')
 		return h1_fail(p, "folded header line");
 	const char *colon = memchr(l, ':', len);
 	if (!colon || colon == l)
 		return h1_fail(p, "header line without a name");
 	size_t nlen = (size_t)(colon - l);
+	/* RFC 9112 5.1: no blank between the name and its colon; another
+	 * reader would see an unknown "Content-Length " and frame the body
+	 * otherwise. A name is a token. */
+	if (l[nlen - 1] == ' ' || l[nlen - 1] == '\t')
+		return h1_fail(p, "a blank before a header's colon");
+	for (size_t i = 0; i < nlen; i++)
+		if (!h1_tchar((unsigned char)l[i]))
+			return h1_fail(p, "a header name that is not a token");
 	const char *v = colon + 1;
 	size_t vlen = len - nlen - 1;
 	while (vlen && (*v == ' ' || *v == '\t')) {
@@ -126,27 +186,38 @@ static int h1_header_line(struct h1_parser *p, size_t len)
 	while (vlen && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
 		vlen--;
 	if (nlen == 14 && strncasecmp(l, "content-length", 14) == 0) {
-		if (!vlen || vlen > 15)
-			return h1_fail(p, "bad Content-Length");
-		int64_t cl = 0;
-		for (size_t i = 0; i < vlen; i++) {
-			if (v[i] < '0' || v[i] > '9')
+		/* A list of the same value ("5, 5", RFC 9110 8.6) is that
+		 * value; differing ones, here or over several lines, are no
+		 * length at all. */
+		size_t i = 0;
+		for (;;) {
+			while (i < vlen && (v[i] == ' ' || v[i] == '\t'))
+				i++;
+			size_t s = i;
+			int64_t cl = 0;
+			for (; i < vlen && v[i] >= '0' && v[i] <= '9'; i++) {
+				if (i - s == 15)
+					return h1_fail(p, "bad Content-Length");
+				cl = cl * 10 + (v[i] - '0');
+			}
+			if (i == s)
 				return h1_fail(p, "bad Content-Length");
-			cl = cl * 10 + (v[i] - '0');
-		}
-		if (p->content_length >= 0 && p->content_length != cl)
-			return h1_fail(p, "two different Content-Length headers");
-		/* After a Transfer-Encoding other than chunked (-2) the
-		 * length is the close's, whichever header came first. */
-		if (p->content_length != -2)
+			while (i < vlen && (v[i] == ' ' || v[i] == '\t'))
+				i++;
+			if (p->content_length >= 0 && p->content_length != cl)
+				return h1_fail(p, "two different Content-Length values");
 			p->content_length = cl;
+			if (i == vlen)
+				break;
+			if (v[i++] != ',')
+				return h1_fail(p, "bad Content-Length");
+		}
 	} else if (nlen == 17 && strncasecmp(l, "transfer-encoding", 17) == 0) {
 		/* Chunked only when it is the last coding; any other framing
 		 * runs to the close (RFC 9112 6.3). */
 		p->chunked = vlen >= 7 && strncasecmp(v + vlen - 7, "chunked", 7) == 0 &&
 			     (vlen == 7 || v[vlen - 8] == ',' || v[vlen - 8] == ' ' || v[vlen - 8] == '\t');
-		if (!p->chunked)
-			p->content_length = -2;
+		p->saw_te = true;
 	} else if (nlen == 10 && strncasecmp(l, "connection", 10) == 0) {
 		if (h1_token_in(v, vlen, "close"))
 			p->saw_close = true;
@@ -159,31 +230,47 @@ static int h1_header_line(struct h1_parser *p, size_t len)
 /* The blank line after the headers: what frames the body. */
 static int h1_headers_end(struct h1_parser *p)
 {
-	if (p->status == 101)
-		return h1_fail(p, "the server switched protocols unasked");
-	if (p->status < 200) {
+	if (!h1_final(p->status)) {
 		/* An interim answer (100 Continue, 103 Early Hints): the final
 		 * one follows with headers of its own. status is that one's
 		 * (h1.h: 0 until read), so an answer cut after the interim
 		 * one has none. */
 		p->status = 0;
 		p->content_length = -1;
-		p->chunked = p->saw_close = p->saw_keep_alive = false;
+		p->chunked = p->saw_close = p->saw_keep_alive = p->saw_te = false;
+		p->skipped_eol = false;
 		p->state = S_STATUS;
 		return 0;
 	}
+	if (p->status == 101) {
+		/* What follows is another protocol's: the answer ends with
+		 * its head, and so does the connection's use. */
+		p->headers_done = true;
+		p->keep_alive = false;
+		p->state = S_DONE;
+		return 0;
+	}
+	/* RFC 9112 6.3: both lengths is a smuggling sign, and two readers
+	 * that frame it differently disagree on where the next answer
+	 * starts. */
+	if (p->saw_te && p->content_length >= 0)
+		return h1_fail(p, "Content-Length together with Transfer-Encoding");
 	p->headers_done = true;
 	p->keep_alive = p->minor >= 1 ? !p->saw_close : (p->saw_keep_alive && !p->saw_close);
+	/* RFC 9112 6.1: Transfer-Encoding in HTTP/1.0 is faulty framing, the
+	 * connection closes after it. */
+	if (p->saw_te && p->minor == 0)
+		p->keep_alive = false;
 	if (p->head_only || p->status == 204 || p->status == 304) {
 		p->state = S_DONE;
 	} else if (p->chunked) {
-		p->content_length = -1;
 		p->state = S_CHUNK_SIZE;
 	} else if (p->content_length >= 0) {
 		p->chunk_left = (uint64_t)p->content_length;
 		p->state = p->chunk_left ? S_BODY_LEN : S_DONE;
 	} else {
-		p->content_length = -1;
+		/* No length, or a coding other than chunked last (RFC 9112
+		 * 6.3): the body runs to the close. */
 		p->keep_alive = false;
 		p->state = S_BODY_CLOSE;
 	}
@@ -199,6 +286,113 @@ static int h1_hex(char c)
 	if (c >= 'A' && c <= 'F')
 		return c - 'A' + 10;
 	return -1;
+}
+
+/* One byte of a chunk-size line past the fast path (h1_feed): its
+ * state in p->chunk_line, its length so far in p->llen. */
+static int h1_chunk_line(struct h1_parser *p, unsigned char c)
+{
+	if (p->llen >= H1_LINE_MAX)
+		return h1_fail(p, "chunk size line longer than 8 KiB");
+	p->llen++;
+	bool blank = c == ' ' || c == '\t';
+	uint8_t next = p->chunk_line;
+	switch (p->chunk_line) {
+	case CS_START:
+	case CS_SIZE: {
+		int d = h1_hex((char)c);
+		if (d >= 0) {
+			/* Leading zeros are no digits of the size's. */
+			if (d || p->chunk_digits) {
+				if (p->chunk_digits >= H1_CHUNK_DIGITS_MAX)
+					return h1_fail(p, "bad chunk size");
+				p->chunk_digits++;
+			}
+			p->chunk_left = p->chunk_left * 16 + (uint64_t)d;
+			next = CS_SIZE;
+		} else if (p->chunk_line == CS_START) {
+			return h1_fail(p, c == ';' || c == '\r' || c == '\n' ? "chunk without a size"
+									: "bad chunk size");
+		} else if (blank) {
+			next = CS_AFTER;
+		} else if (c == ';') {
+			next = CS_NAME0;
+		} else if (c != '\r' && c != '\n') {
+			return h1_fail(p, "bad chunk size");
+		}
+		break;
+	}
+	case CS_AFTER:
+		if (c == ';')
+			next = CS_NAME0;
+		else if (!blank && c != '\r' && c != '\n')
+			return h1_fail(p, "bad chunk extension");
+		break;
+	case CS_NAME0:
+		if (h1_tchar(c))
+			next = CS_NAME;
+		else if (!blank)
+			return h1_fail(p, "bad chunk extension");
+		break;
+	case CS_NAME:
+	case CS_AFTER_NAME:
+		if (c == '=')
+			next = CS_VAL0;
+		else if (c == ';')
+			next = CS_NAME0;
+		else if (blank)
+			next = CS_AFTER_NAME;
+		else if (!(h1_tchar(c) && p->chunk_line == CS_NAME) && c != '\r' && c != '\n')
+			return h1_fail(p, "bad chunk extension");
+		break;
+	case CS_VAL0:
+		if (c == '"')
+			next = CS_QUOTED;
+		else if (h1_tchar(c))
+			next = CS_TOKEN;
+		else if (!blank)
+			return h1_fail(p, "bad chunk extension");
+		break;
+	case CS_TOKEN:
+		if (c == ';')
+			next = CS_NAME0;
+		else if (blank)
+			next = CS_AFTER;
+		else if (!h1_tchar(c) && c != '\r' && c != '\n')
+			return h1_fail(p, "bad chunk extension");
+		break;
+	case CS_QUOTED:
+		/* qdtext (RFC 9110 5.6.4): no CTL but a tab, so a line end
+		 * inside the quotes is an unbalanced quote. */
+		if (c == '"')
+			next = CS_AFTER;
+		else if (c == '\\')
+			next = CS_QPAIR;
+		else if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return h1_fail(p, "bad chunk extension");
+		break;
+	case CS_QPAIR:
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return h1_fail(p, "bad chunk extension");
+		next = CS_QUOTED;
+		break;
+	case CS_CR:
+		if (c != '\n')
+			return h1_fail(p, "a bare CR in a chunk size line");
+		break;
+	}
+	/* The line end: a CR outside quotes may only come before it. */
+	if (c == '\r' && p->chunk_line != CS_QUOTED && p->chunk_line != CS_QPAIR) {
+		next = CS_CR;
+	} else if (c == '\n') {
+		p->chunk_digits = 0;
+		p->llen = 0;
+		p->chunk_line = CS_START;
+		p->state = p->chunk_left ? S_CHUNK_DATA : S_TRAILER;
+		return 0;
+	}
+	p->chunk_line = next;
+	return 0;
 }
 
 int h1_feed(struct h1_parser *p, const char *buf, size_t n, const struct h1_callbacks *cb,
@@ -240,14 +434,19 @@ int h1_feed(struct h1_parser *p, const char *buf, size_t n, const struct h1_call
 			size_t len = p->llen;
 			p->llen = 0;
 			if (p->state == S_STATUS) {
-				if (len == 0 && p->header_bytes <= 2)
-					break; /* a stray line end before the answer */
+				if (len == 0 && !p->skipped_eol) {
+					/* One stray line end before a status line
+					 * (RFC 9112 2.2), after an interim answer
+					 * or a kept connection's last answer too. */
+					p->skipped_eol = true;
+					break;
+				}
 				if (h1_status_line(p, len) < 0) {
 					rc = H1_ERROR;
 					goto out;
 				}
 				p->state = S_HEADER;
-				if (p->status >= 200 && cb->on_status && cb->on_status(ud, p->status)) {
+				if (h1_final(p->status) && cb->on_status && cb->on_status(ud, p->status)) {
 					rc = H1_STOPPED;
 					goto out;
 				}
@@ -263,19 +462,26 @@ int h1_feed(struct h1_parser *p, const char *buf, size_t n, const struct h1_call
 					rc = H1_ERROR;
 					goto out;
 				}
-				if (p->status >= 200 && cb->on_header && cb->on_header(ud, p->line, len)) {
+				if (h1_final(p->status) && cb->on_header && cb->on_header(ud, p->line, len)) {
 					rc = H1_STOPPED;
 					goto out;
 				}
 			} else if (len == 0) {
 				p->state = S_DONE;
+			} else {
+				const char *bad = h1_bad_bytes(p->line, len, "a bare CR in a trailer line",
+							       "a NUL in a trailer line");
+				if (bad) {
+					rc = h1_fail(p, bad);
+					goto out;
+				}
 			}
 			break;
 		}
 		case S_CHUNK_SIZE: {
 			/* The common case, a whole "hex\r\n" in this read, in one go:
 			 * every token of a stream is a chunk of its own. */
-			if (!p->chunk_digits && !p->chunk_ext) {
+			if (p->chunk_line == CS_START) {
 				size_t j = i;
 				uint64_t v = 0;
 				int d;
@@ -290,29 +496,9 @@ int h1_feed(struct h1_parser *p, const char *buf, size_t n, const struct h1_call
 					break;
 				}
 			}
-			char c = buf[i++];
-			if (c == '\n') {
-				if (!p->chunk_digits) {
-					rc = h1_fail(p, "chunk without a size");
-					goto out;
-				}
-				p->chunk_digits = 0;
-				p->chunk_ext = false;
-				p->state = p->chunk_left ? S_CHUNK_DATA : S_TRAILER;
-			} else if (p->chunk_ext) {
-				/* an extension or the line end: read and dropped */
-			} else if (c == ';' || c == ' ' || c == '\t' || c == '\r') {
-				/* A bare CR counts as a space (RFC 9112 2.2): it
-				 * ends the size, "1\r0" is not 0x10. */
-				p->chunk_ext = true;
-			} else {
-				int d = h1_hex(c);
-				if (d < 0 || p->chunk_digits >= H1_CHUNK_DIGITS_MAX) {
-					rc = h1_fail(p, "bad chunk size");
-					goto out;
-				}
-				p->chunk_left = p->chunk_left * 16 + (uint64_t)d;
-				p->chunk_digits++;
+			if (h1_chunk_line(p, (unsigned char)buf[i++]) < 0) {
+				rc = H1_ERROR;
+				goto out;
 			}
 			break;
 		}
@@ -337,16 +523,22 @@ int h1_feed(struct h1_parser *p, const char *buf, size_t n, const struct h1_call
 			break;
 		}
 		case S_CHUNK_END: {
-			if (i + 1 < n && buf[i] == '\r' && buf[i + 1] == '\n') {
+			if (p->chunk_line == CS_START && i + 1 < n && buf[i] == '\r' && buf[i + 1] == '\n') {
 				i += 2;
 				p->state = S_CHUNK_SIZE;
 				break;
 			}
+			/* chunk_line is CS_START here, CS_CR after the CR. */
 			char c = buf[i++];
 			if (c == '\n') {
+				p->chunk_line = CS_START;
 				p->state = S_CHUNK_SIZE;
-			} else if (c != '\r') {
-				rc = h1_fail(p, "chunk data longer than its size");
+			} else if (c == '\r' && p->chunk_line != CS_CR) {
+				p->chunk_line = CS_CR;
+			} else {
+				rc = h1_fail(p, c == '\r' || p->chunk_line == CS_CR
+							? "a bare CR after a chunk's data"
+							: "chunk data longer than its size");
 				goto out;
 			}
 			break;
@@ -385,6 +577,13 @@ bool h1_started(const struct h1_parser *p)
 const char *h1_error(const struct h1_parser *p)
 {
 	return p->err ? p->err : "no error";
+}
+
+CURLcode h1_curl_code(const struct h1_parser *p)
+{
+	if (p->state != S_ERROR)
+		return CURLE_OK;
+	return p->headers_done ? CURLE_RECV_ERROR : CURLE_WEIRD_SERVER_REPLY;
 }
 
 char *h1_request_head(const char *url, const struct curl_slist *headers, size_t *len)

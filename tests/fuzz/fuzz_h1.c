@@ -67,6 +67,12 @@ static void put(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
 	*len += n;
 }
 
+/* An answer of its own (h1.h): not an interim 1xx. */
+static bool final(int status)
+{
+	return status >= 200 || status == 101;
+}
+
 static int stop_now(struct log *l)
 {
 	return l->stop_every && ++l->calls % l->stop_every == 0;
@@ -75,7 +81,7 @@ static int stop_now(struct log *l)
 static int on_status(void *ud, int status)
 {
 	struct log *l = ud;
-	if (status < 200 || status > 999)
+	if (!final(status) || status > 999)
 		abort();
 	l->status_calls++;
 	return stop_now(l);
@@ -84,11 +90,17 @@ static int on_status(void *ud, int status)
 static int on_header(void *ud, const char *line, size_t len)
 {
 	struct log *l = ud;
-	/* Validated lines only: a name, a colon, no line end, not folded. */
+	/* Validated lines only: a name, a colon, no line end, not folded,
+	 * no bare CR nor NUL, and the name a token (no blank before the
+	 * colon). */
 	const char *colon = memchr(line, ':', len);
 	if (!len || !colon || colon == line || line[0] == ' ' || line[0] == '\t' ||
-	    memchr(line, '\n', len) || len >= H1_LINE_MAX)
+	    memchr(line, '\n', len) || memchr(line, '\r', len) || memchr(line, '\0', len) ||
+	    len >= H1_LINE_MAX)
 		abort();
+	for (const char *c = line; c < colon; c++)
+		if (*c <= ' ' || *c >= 0x7f || strchr("\"(),/:;<=>?@[\\]{}", *c))
+			abort();
 	put(&l->hdrs, &l->hlen, &l->hcap, line, len);
 	put(&l->hdrs, &l->hlen, &l->hcap, "\n", 1);
 	return stop_now(l);
@@ -133,14 +145,24 @@ static void answer_done(struct log *l, const struct h1_parser *p, int rc, size_t
 
 	if (p->body_bytes != l->handed || p->llen > H1_LINE_MAX)
 		abort();
-	if (a->status_calls != (p->status >= 200))
+	if (a->status_calls != final(p->status))
+		abort();
+	if (rc == H1_ERROR && h1_curl_code(p) != (p->headers_done ? CURLE_RECV_ERROR
+								  : CURLE_WEIRD_SERVER_REPLY))
 		abort();
 	if (rc == H1_COMPLETE) {
-		if (!p->headers_done || p->status < 200 || p->header_bytes > H1_HEADERS_MAX)
+		if (!p->headers_done || !final(p->status) || p->header_bytes > H1_HEADERS_MAX ||
+		    h1_curl_code(p) != CURLE_OK)
 			abort();
-		/* No body where none may be; a length-framed one is exactly
-		 * its length. */
-		bool none = p->head_only || p->status == 204 || p->status == 304;
+		/* Nothing HTTP after a 101; a close-delimited body or one
+		 * framed by HTTP/1.0 Transfer-Encoding ends the connection. */
+		if ((p->status == 101 || (!p->chunked && p->content_length < 0 &&
+					   !p->head_only && p->status != 204 && p->status != 304)) &&
+		    p->keep_alive)
+			abort();
+		/* No body where none may be (a 101's bytes are another
+		 * protocol's); a length-framed one is exactly its length. */
+		bool none = p->head_only || p->status == 204 || p->status == 304 || p->status == 101;
 		if (none && p->body_bytes)
 			abort();
 		if (!none && !p->chunked && p->content_length >= 0 &&
