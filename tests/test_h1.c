@@ -1149,6 +1149,40 @@ static void test_request_head(void **state)
 	assert_non_null(h);
 	assert_string_equal(h, "POST /x HTTP/1.1\r\nHost: example.test\r\n");
 	free(h);
+	/* Any form of a Host or Accept-Encoding of the user's replaces the
+	 * head's own: never two of them. */
+	const char *forms[] = {"Host;", "accept-encoding : gzip", NULL};
+	h = head_of("http://10.0.0.1:9/x", forms);
+	assert_non_null(h);
+	assert_string_equal(h, "POST /x HTTP/1.1\r\nHost:\r\naccept-encoding : gzip\r\n");
+	free(h);
+	/* Connection: the head has none of its own; the user's goes as it is. */
+	const char *conn[] = {"Connection: close", NULL};
+	h = head_of("http://10.0.0.1:9/x", conn);
+	assert_non_null(h);
+	assert_string_equal(h, "POST /x HTTP/1.1\r\nHost: 10.0.0.1:9\r\nConnection: close\r\n"
+			       "Accept-Encoding: identity\r\n");
+	free(h);
+	/* The body's framing: the caller writes the Content-Length after
+	 * the head, so a user's Content-Length or Transfer-Encoding (in any
+	 * form) would make two framings; such a request is libcurl's, which
+	 * sends the user's instead of its own (issue 23). */
+	const char *framing[] = {"Content-Length: 5", "content-length:", "Content-Length;",
+				 "CONTENT-LENGTH : 5", "Transfer-Encoding: chunked",
+				 "transfer-encoding;", NULL};
+	for (size_t i = 0; framing[i]; i++) {
+		const char *one[] = {"Content-Type: application/json", framing[i], NULL};
+		char *f = head_of("http://127.0.0.1:8000/v1/completions", one);
+		if (f)
+			fail_msg("\"%s\": the direct path's head %s", framing[i], f);
+	}
+	/* Names that only begin like them are anyone's. */
+	const char *near[] = {"Content-Length-X: 5", "Transfer-Encodings: x", NULL};
+	h = head_of("http://10.0.0.1:9/x", near);
+	assert_non_null(h);
+	assert_string_equal(h, "POST /x HTTP/1.1\r\nHost: 10.0.0.1:9\r\nContent-Length-X: 5\r\n"
+			       "Transfer-Encodings: x\r\nAccept-Encoding: identity\r\n");
+	free(h);
 	/* What the direct path leaves to libcurl. */
 	assert_null(head_of("https://example.test/v1/completions", NULL));
 	assert_null(head_of("http://user:pw@example.test/v1/completions", NULL));

@@ -119,10 +119,12 @@ CURLcode h1_curl_code(const struct h1_parser *p);
 /* The head of a POST to url as libcurl sends it, but its Content-Length
  * line and the blank line after it (the caller's, per body): the request
  * line, Host, then headers in order ("Name: value"; "Name:" with no value
- * is not sent and drops the head's own Host or Accept-Encoding of that
- * name; "Name;" is sent empty), then "Accept-Encoding: identity". A
- * malloc'd string, its length in *len; NULL when url is not http://, has a
- * user name (libcurl would send credentials), or out of memory. */
+ * is not sent; "Name;" is sent empty; a Host or Accept-Encoding of the
+ * user's in any of these forms replaces the head's own), then
+ * "Accept-Encoding: identity". A malloc'd string, its length in *len; NULL
+ * when url is not http://, has a user name (libcurl would send
+ * credentials), a header names Content-Length or Transfer-Encoding
+ * (libcurl frames the body by the user's), or out of memory. */
 char *h1_request_head(const char *url, const struct curl_slist *headers, size_t *len);
 
 #endif

@@ -586,6 +586,19 @@ CURLcode h1_curl_code(const struct h1_parser *p)
 	return p->headers_done ? CURLE_RECV_ERROR : CURLE_WEIRD_SERVER_REPLY;
 }
 
+/* Whether the header line d ("Name: value", "Name:", "Name;") is named
+ * name, as libcurl matches its own against the user's: blanks before the
+ * colon are the name's. */
+static bool h1_named(const char *d, const char *name)
+{
+	size_t nl = strlen(name);
+	if (strncasecmp(d, name, nl) != 0)
+		return false;
+	d += nl;
+	d += strspn(d, " \t");
+	return *d == ':' || *d == ';';
+}
+
 char *h1_request_head(const char *url, const struct curl_slist *headers, size_t *len)
 {
 	CURLU *u = curl_url();
@@ -599,16 +612,22 @@ char *h1_request_head(const char *url, const struct curl_slist *headers, size_t 
 		goto out;
 	curl_url_get(u, CURLUPART_PORT, &port, 0);
 	curl_url_get(u, CURLUPART_QUERY, &query, 0);
-	/* A header given with no value ("Name:") is not sent, and drops the
-	 * request's own of that name, as libcurl does with its own. */
+	/* A header of the user's replaces the request's own of that name, as
+	 * libcurl does with its own; given with no value ("Name:") it is not
+	 * sent at all. The body's framing stays libcurl's: with the user's
+	 * Content-Length or Transfer-Encoding (which libcurl sends instead of
+	 * its own length, and "chunked" makes it chunk the body) the request
+	 * is not the direct path's, lest it go out with two lengths. */
 	bool own_host = false, own_encoding = false;
 	size_t cap = strlen(host) + strlen(path) + (query ? strlen(query) : 0) + 128;
 	for (const struct curl_slist *h = headers; h; h = h->next) {
 		cap += strlen(h->data) + 2;
-		if (strncasecmp(h->data, "host:", 5) == 0)
+		if (h1_named(h->data, "host"))
 			own_host = true;
-		else if (strncasecmp(h->data, "accept-encoding:", 16) == 0)
+		else if (h1_named(h->data, "accept-encoding"))
 			own_encoding = true;
+		else if (h1_named(h->data, "content-length") || h1_named(h->data, "transfer-encoding"))
+			goto out;
 	}
 	if (!(head = malloc(cap)))
 		goto out;
