@@ -228,11 +228,14 @@ static int run(struct config *cfg, int argc, char **argv)
 			snprintf(mode, sizeof mode, "rate %.4g req/s", cfg->rate);
 		else
 			snprintf(mode, sizeof mode, "concurrency %ld", cfg->concurrency);
-		char shown[1024];
+		char shown[1024], model[256];
 		redact_url(engine_endpoint(e), shown, sizeof shown);
 		engine_view(e, &v);
-		fprintf(stderr, "infertop %s: %s, model %s, %s, %s\n", PACKAGE_VERSION, shown,
-			v.model, mode, dataset_describe(v.dataset));
+		/* The id is the server's (/v1/models): printed, never obeyed. */
+		snprintf(model, sizeof model, "%s", v.model ? v.model : "-");
+		redact_controls(model);
+		fprintf(stderr, "infertop %s: %s, model %s, %s, %s\n", PACKAGE_VERSION, shown, model, mode,
+			dataset_describe(v.dataset));
 	}
 	wait_start_at(loop, cfg->start_at);
 	h.next_progress = clock_now_ns() + cfg->interval_ns;
