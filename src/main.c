@@ -136,8 +136,27 @@ static int demo_start(struct config *cfg)
 	return cfg->url ? 0 : -1;
 }
 
+/* Where the result goes must take a file before any load is sent, not
+ * be found wanting when the run is over (--snapshot-dir itself is checked
+ * when the run is built, also before anything is sent). */
+static int check_result_dirs(const struct config *cfg)
+{
+	char err[1400];
+	if (cfg->output_path && snapshot_output_check(cfg->output_path, err, sizeof err) != 0) {
+		fprintf(stderr, "infertop: %s\n", err);
+		return -1;
+	}
+	if (cfg->snapshot_every_ns > 0 && !cfg->snapshot_dir && snapshot_dir_check(".", err, sizeof err) != 0) {
+		fprintf(stderr, "infertop: --snapshot-every writes into the current directory: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
 static int run(struct config *cfg, int argc, char **argv)
 {
+	if (check_result_dirs(cfg) != 0)
+		return 2;
 	if (fit_descriptors(cfg->rate > 0 ? cfg->max_concurrency : cfg->concurrency) != 0)
 		return 2;
 	if (cfg->demo && demo_start(cfg) != 0)
@@ -209,11 +228,14 @@ static int run(struct config *cfg, int argc, char **argv)
 			snprintf(mode, sizeof mode, "rate %.4g req/s", cfg->rate);
 		else
 			snprintf(mode, sizeof mode, "concurrency %ld", cfg->concurrency);
-		char shown[1024];
+		char shown[1024], model[256];
 		redact_url(engine_endpoint(e), shown, sizeof shown);
 		engine_view(e, &v);
-		fprintf(stderr, "infertop %s: %s, model %s, %s, %s\n", PACKAGE_VERSION, shown,
-			v.model, mode, dataset_describe(v.dataset));
+		/* The id is the server's (/v1/models): printed, never obeyed. */
+		snprintf(model, sizeof model, "%s", v.model ? v.model : "-");
+		redact_controls(model);
+		fprintf(stderr, "infertop %s: %s, model %s, %s, %s\n", PACKAGE_VERSION, shown, model, mode,
+			dataset_describe(v.dataset));
 	}
 	wait_start_at(loop, cfg->start_at);
 	h.next_progress = clock_now_ns() + cfg->interval_ns;
@@ -225,10 +247,18 @@ static int run(struct config *cfg, int argc, char **argv)
 	if (u) {
 		char saved[1200] = "";
 		if (!v.hung_up) {
-			rc = snapshot_write_final(&v, engine_snapshot_writer(e), stderr) == 0 ? 0 : 1;
-			if (cfg->output_path)
-				snprintf(saved, sizeof saved, rc == 0 ? "result saved to %s" : "could not save %s",
-					 cfg->output_path);
+			char where[1024];
+			rc = snapshot_write_final_at(&v, engine_snapshot_writer(e), stderr, where, sizeof where) == 0
+				     ? 0
+				     : 1;
+			if (rc == 0 && cfg->output_path)
+				snprintf(saved, sizeof saved, "result saved to %s", where);
+			else if (rc != 0 && where[0])
+				snprintf(saved, sizeof saved, "could not save %s: saved in %s instead",
+					 cfg->output_path ? cfg->output_path : "the result", where);
+			else if (rc != 0)
+				snprintf(saved, sizeof saved, "could not save %s",
+					 cfg->output_path ? cfg->output_path : "the result");
 		}
 		ui_wait_quit(u, saved);
 		ui_stop(u); /* the terminal is back before the summary */

@@ -14,6 +14,9 @@ LOG = open(sys.argv[1], "a", buffering=1)
 GZIP = "--gzip" in sys.argv[2:]
 # --usage-lies: plain streams whose usage claims ten times the chunks sent.
 LIES = "--usage-lies" in sys.argv[2:]
+# --escapes: terminal escapes in the model id and the error bodies (ESC [2J
+# clears a screen, BEL rings, U+009B is the 8-bit CSI) (tests/escapes.sh).
+ESC = "\x1b[2J\x07\u009b31m" if "--escapes" in sys.argv[2:] else ""
 
 
 class Echo(BaseHTTPRequestHandler):
@@ -36,7 +39,7 @@ class Echo(BaseHTTPRequestHandler):
             self.rfile.read(n)
         LOG.write(self.requestline + "\n" + str(self.headers) + "\n")
         if self.command == "GET" and self.path.startswith("/v1/models"):
-            self.reply(200, {"object": "list", "data": [{"id": "m", "object": "model"}]})
+            self.reply(200, {"object": "list", "data": [{"id": "m" + ESC, "object": "model"}]})
             return
         if (GZIP or LIES) and self.command == "POST" and "completions" in self.path:
             chunk = {"id": "c", "object": "chat.completion.chunk", "model": "m",
@@ -55,8 +58,8 @@ class Echo(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(body)
             return
-        echo = "bad request %s; Authorization: %s" % (
-            self.requestline, self.headers.get("Authorization"))
+        echo = "bad request %s;%s Authorization: %s" % (
+            self.requestline, ESC, self.headers.get("Authorization"))
         self.reply(400, {"error": {"message": echo, "type": "invalid_request_error"}})
 
     do_GET = handle_any

@@ -856,6 +856,10 @@ static void test_dcgm_fixture(void **state)
 	check_value("small", "tensor", &st.gpu[0].tensor_active, NAN);
 	check_value("small", "mem total", &st.gpu[0].mem_total_mib, NAN);
 	assert_false(rd.energy_valid);
+	/* The exporter's modelName drives no terminal: its controls go. */
+	static const char esc[] = "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",modelName=\"H\x1b[2J\x07\xc2\x9b" "1m\"} 50\n";
+	assert_int_equal(gpu_parse_dcgm(esc, strlen(esc), 0, &st, &rd, err, sizeof err), 1);
+	assert_string_equal(st.gpu[0].name, "H?[2J??1m");
 	/* Not a DCGM exporter. */
 	assert_int_equal(gpu_parse_dcgm("up 1\n", 5, 0, &st, &rd, err, sizeof err), -1);
 	assert_non_null(strstr(err, "DCGM"));

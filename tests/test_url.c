@@ -108,12 +108,36 @@ static void test_secrets(void **state)
 	assert_false(redact_looks_secret("/tmp/some/long/path/to/file.json"));
 }
 
+/* Server text printed on a terminal: each control becomes one '?' (or a
+ * space for the blanks), UTF-8 text stays, secrets scrubbing does it too. */
+static void test_controls(void **state)
+{
+	(void)state;
+	char a[64] = "m\x1b[2J\x07id\tx\r\ny\x7f";
+	redact_controls(a);
+	assert_string_equal(a, "m?[2J?id x  y?");
+	/* C1 CSI in UTF-8 (U+009B) and raw (0x9b), a stray continuation byte,
+	 * a cut sequence; é, € and 😀 kept. */
+	char b[64] = "\xc2\x9b" "31m \x9b" "1m \x80 \xe2\x82 \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
+	redact_controls(b);
+	assert_string_equal(b, "?31m ?1m ? ?? \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+	/* Overlong and surrogate encodings are not text either. */
+	char c[32] = "\xc0\x9b|\xed\xa0\x80|\xc2\xa0";
+	redact_controls(c);
+	assert_string_equal(c, "??|???|\xc2\xa0");
+	char d[64] = "HTTP 400: bad \x1b]0;title\x07 key sk-test-KEY0123456789";
+	redact_secrets(d, NULL);
+	assert_string_equal(d, "HTTP 400: bad ?]0;title? key sk-***");
+	redact_controls(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_base),
 		cmocka_unit_test(test_join),
 		cmocka_unit_test(test_secrets),
+		cmocka_unit_test(test_controls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

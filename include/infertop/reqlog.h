@@ -8,7 +8,8 @@
  * fsync. Past --request-log-max the file is renamed FILE.1 (FILE.1 to
  * FILE.2 ... up to REQLOG_KEEP) and a new FILE started. A failed write
  * (disk full, file gone) is counted and its lines dropped; the run goes
- * on and the next flush tries again.
+ * on and the next flush tries again. A line a short write cut is taken
+ * back off the file (ftruncate), so the file is whole lines only.
  *
  * Fields of a line (times in s since the run's start, durations in ms,
  * both to the microsecond; null when a request never got that far):

@@ -325,14 +325,23 @@ const struct snapshot_result *snapshot_last(const struct snapshot_writer *w);
 uint64_t snapshot_written(const struct snapshot_writer *w);
 uint64_t snapshot_failures(const struct snapshot_writer *w);
 
-/* --snapshot-dir must be a directory we can create files in: 0, or -1
- * with the reason in err. */
+/* --snapshot-dir must be a directory we can create files in (a file is
+ * made there and removed): 0, or -1 with the reason in err. */
 int snapshot_dir_check(const char *dir, char *err, size_t errcap);
+/* The same for -o FILE, before anything is sent: FILE is not a directory
+ * and its directory takes a new file. 0, or -1 with the reason in err. */
+int snapshot_output_check(const char *path, char *err, size_t errcap);
 /* At the end of the run (synchronous: nothing is measured any more). The
  * final snapshot goes to -o when given, else to the snapshot directory when
  * snapshots were in use (--snapshot-dir, --snapshot-every, or one taken
- * during the run). Messages on `log` (successes not with -q). 0, or -1 if
- * a file could not be written. */
+ * during the run). When that write fails the result goes to $TMPDIR (else
+ * /tmp) under the same name, never over an existing file, and `log` says
+ * where. Messages on `log` (successes not with -q). 0, or -1 if the file
+ * could not be written where asked (even when saved in the fallback). */
 int snapshot_write_final(const struct run_view *v, const struct snapshot_writer *w, FILE *log);
+/* snapshot_write_final, also copying into where (wherecap bytes) the file
+ * actually written: the one asked for, the fallback, or "" when none. */
+int snapshot_write_final_at(const struct run_view *v, const struct snapshot_writer *w, FILE *log, char *where,
+			    size_t wherecap);
 
 #endif

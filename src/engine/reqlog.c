@@ -167,6 +167,33 @@ static void rotate(struct reqlog *l)
 	}
 }
 
+/* A write cut short after off bytes of the buffer (a full disk, a file
+ * size limit): the lines that reached the file whole stay, the cut one is
+ * taken back off the file's end, so it stays valid JSON lines (jq reads
+ * on) and the next flush, once there is room, carries on after the last
+ * whole line. The lines not written are counted as dropped by the caller. */
+static void keep_whole(struct reqlog *l, size_t off)
+{
+	size_t whole = off;
+	while (whole > 0 && l->buf[whole - 1] != '\n')
+		whole--;
+	if (whole < off) {
+		/* O_APPEND: the offset is the end of what this flush wrote. */
+		off_t end = lseek(l->fd, 0, SEEK_CUR);
+		off_t cut = end - (off_t)(off - whole);
+		if (end < 0 || cut < 0 || ftruncate(l->fd, cut) != 0) {
+			/* Cannot take it back: end it at the next flush. */
+			l->torn = true;
+			whole = off;
+		}
+	}
+	l->file_bytes += whole;
+	l->st.written_bytes += whole;
+	for (size_t i = 0; i < whole; i++)
+		if (l->buf[i] == '\n')
+			l->buffered--;
+}
+
 int reqlog_flush(struct reqlog *l)
 {
 	if (!l)
@@ -178,8 +205,9 @@ int reqlog_flush(struct reqlog *l)
 		set_error(l, "cannot open", errno);
 		goto lost;
 	}
-	/* A line cut by an earlier failed write is ended first, so line
-	 * readers see one bad line at most, never two glued together. */
+	/* A line cut by an earlier failed write that could not be taken
+	 * back is ended first, so line readers see one bad line at most,
+	 * never two glued together. */
 	if (l->torn) {
 		if (write(l->fd, "\n", 1) != 1) {
 			set_error(l, "cannot write", errno);
@@ -195,12 +223,7 @@ int reqlog_flush(struct reqlog *l)
 			continue;
 		if (w <= 0) {
 			set_error(l, "cannot write", w < 0 ? errno : EIO);
-			l->torn = off > 0 && l->buf[off - 1] != '\n';
-			l->file_bytes += off;
-			l->st.written_bytes += off;
-			for (size_t i = 0; i < off; i++)
-				if (l->buf[i] == '\n')
-					l->buffered--;
+			keep_whole(l, off);
 			goto lost;
 		}
 		off += (size_t)w;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "infertop/profile.h"
+#include "infertop/redact.h"
 
 /* DCGM exporter fields (dcgm-exporter's default counters plus the
  * profiling ones when enabled). */
@@ -88,9 +89,10 @@ static int gpu_slot(struct gctx *c, const struct prom_sample *s)
 			g->index = (int)idx;
 	}
 	l = prom_sample_label(s, "modelName");
-	if (l)
+	if (l) {
 		prom_label_unescape(l->value, l->value_len, g->name, sizeof g->name);
-	else if (g->index >= 0)
+		redact_controls(g->name); /* the exporter's text, shown and saved */
+	} else if (g->index >= 0)
 		snprintf(g->name, sizeof g->name, "GPU %d", g->index);
 	else
 		snprintf(g->name, sizeof g->name, "GPU");

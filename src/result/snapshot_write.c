@@ -590,24 +590,54 @@ static int fill_detail(int fd, void *ud)
 	return write_all(fd, "\n}\n", 3);
 }
 
-static int write_result(char *path, size_t cap, const struct run_view *v, const char *txt, size_t n, char *err,
-			size_t errcap, FILE *log)
+static int write_result(char *path, size_t cap, bool no_clobber, const struct run_view *v, const char *txt,
+			size_t n, char *err, size_t errcap, FILE *log)
 {
 	struct detail *d = reqlog_detail(v->reqlog);
 	if (!d)
-		return snapshot_write_atomic(path, cap, false, txt, n, err, errcap);
+		return snapshot_write_atomic(path, cap, no_clobber, txt, n, err, errcap);
 	struct fill_detail f = { txt, n, d };
-	if (write_atomic(path, cap, false, fill_detail, &f, err, errcap) == 0)
+	if (write_atomic(path, cap, no_clobber, fill_detail, &f, err, errcap) == 0)
 		return 0;
 	/* The figures are worth having without the arrays. */
 	fprintf(log, "infertop: %s; writing the result without the detailed arrays\n", err);
-	return snapshot_write_atomic(path, cap, false, txt, n, err, errcap);
+	return snapshot_write_atomic(path, cap, no_clobber, txt, n, err, errcap);
 }
 
-int snapshot_write_final(const struct run_view *v, const struct snapshot_writer *w, FILE *log)
+/* The result could not go where it was asked for (its directory removed,
+ * the disk full): an hour's run must not be lost for that. It goes to
+ * $TMPDIR, else /tmp, under the same base name, never over a file already
+ * there. 0 with the name used in path, or -1. */
+static int write_fallback(char *path, size_t cap, const char *wanted, const struct run_view *v, const char *txt,
+			  size_t n, FILE *log)
+{
+	const char *base = strrchr(wanted, '/');
+	base = base ? base + 1 : wanted;
+	if (!*base)
+		base = "infertop-result.json";
+	const char *tmpdir = getenv("TMPDIR");
+	const char *dirs[2] = { tmpdir && *tmpdir ? tmpdir : "/tmp", "/tmp" };
+	for (int i = 0; i < 2; i++) {
+		if (i == 1 && strcmp(dirs[0], dirs[1]) == 0)
+			break;
+		char err[512];
+		int len = snprintf(path, cap, "%s%s%s", dirs[i], dirs[i][strlen(dirs[i]) - 1] == '/' ? "" : "/", base);
+		if (len < 0 || (size_t)len >= cap)
+			continue;
+		if (write_result(path, cap, true, v, txt, n, err, sizeof err, log) == 0)
+			return 0;
+		fprintf(log, "infertop: fallback: %s\n", err);
+	}
+	return -1;
+}
+
+int snapshot_write_final_at(const struct run_view *v, const struct snapshot_writer *w, FILE *log, char *where,
+			    size_t wherecap)
 {
 	const struct config *c = v->cfg;
 	bool in_use = c->snapshot_dir || c->snapshot_every_ns > 0 || (w && w->requests > 0);
+	if (where && wherecap)
+		where[0] = '\0';
 	if (!c->output_path && !in_use)
 		return 0;
 	char *txt = snapshot_build(v, clock_now_ns(), SNAPSHOT_FINAL);
@@ -629,7 +659,7 @@ int snapshot_write_final(const struct run_view *v, const struct snapshot_writer 
 	int rc = 0;
 	if (c->output_path) {
 		snprintf(path, sizeof path, "%s", c->output_path);
-		if (write_result(path, sizeof path, v, txt, n, err, sizeof err, log) != 0) {
+		if (write_result(path, sizeof path, false, v, txt, n, err, sizeof err, log) != 0) {
 			fprintf(log, "infertop: %s\n", err);
 			rc = -1;
 		} else if (!c->quiet) {
@@ -644,24 +674,79 @@ int snapshot_write_final(const struct run_view *v, const struct snapshot_writer 
 			fprintf(log, "infertop: final snapshot written to %s\n", path);
 		}
 	}
+	if (rc != 0) {
+		/* Still a failure (exit status 1): whatever reads -o finds no
+		 * file there. The run's figures are kept all the same. */
+		char wanted[1024];
+		snprintf(wanted, sizeof wanted, "%s", path);
+		if (write_fallback(path, sizeof path, wanted, v, txt, n, log) == 0)
+			fprintf(log, "infertop: the result is saved in %s instead (%s could not be written)\n", path,
+				wanted);
+		else
+			path[0] = '\0';
+	}
+	if (where && wherecap)
+		snprintf(where, wherecap, "%s", path);
 	free(txt);
 	return rc;
 }
 
-int snapshot_dir_check(const char *dir, char *err, size_t errcap)
+int snapshot_write_final(const struct run_view *v, const struct snapshot_writer *w, FILE *log)
+{
+	return snapshot_write_final_at(v, w, log, NULL, 0);
+}
+
+/* dir exists, is a directory and takes a new file: tried for real (a
+ * temporary file made and removed), since access() says yes to root on a
+ * directory whose mode says no. what names the option in messages. */
+static int dir_check(const char *what, const char *dir, char *err, size_t errcap)
 {
 	struct stat st;
 	if (stat(dir, &st) != 0) {
-		snprintf(err, errcap, "--snapshot-dir %s: %s", dir, strerror(errno));
+		snprintf(err, errcap, "%s: %s", what, strerror(errno));
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, errcap, "--snapshot-dir %s: not a directory", dir);
+		snprintf(err, errcap, "%s: not a directory", what);
 		return -1;
 	}
-	if (access(dir, W_OK | X_OK) != 0) {
-		snprintf(err, errcap, "--snapshot-dir %s: cannot create files there (%s)", dir, strerror(errno));
+	char probe[1200];
+	snprintf(probe, sizeof probe, "%s/.infertop-probe.%ld", dir, (long)getpid());
+	int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		unlink(probe);
+		fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	}
+	if (fd < 0) {
+		snprintf(err, errcap, "%s: cannot create files there (%s)", what, strerror(errno));
 		return -1;
 	}
+	close(fd);
+	unlink(probe);
 	return 0;
+}
+
+int snapshot_output_check(const char *path, char *err, size_t errcap)
+{
+	char dir[1024], what[1200];
+	const char *base;
+	struct stat st;
+	if (!*path) {
+		snprintf(err, errcap, "-o: the file name is empty");
+		return -1;
+	}
+	split_dir(path, dir, sizeof dir, &base);
+	if (!*base || (stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
+		snprintf(err, errcap, "-o %s: a directory; -o names the result file", path);
+		return -1;
+	}
+	snprintf(what, sizeof what, "-o %s: directory %s", path, dir);
+	return dir_check(what, dir, err, errcap);
+}
+
+int snapshot_dir_check(const char *dir, char *err, size_t errcap)
+{
+	char what[1200];
+	snprintf(what, sizeof what, "--snapshot-dir %s", dir);
+	return dir_check(what, dir, err, errcap);
 }

@@ -86,6 +86,7 @@ void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 	/* Never the URL's password or query (keys live there). */
 	redact_url(e->cfg && e->cfg->url ? e->cfg->url : "", url, sizeof url);
 	snprintf(model, sizeof model, "%s", e->model ? e->model : wd_dash(d));
+	redact_controls(model); /* the server's /v1/models id */
 	int avail = room - x - 8; /* "  model " */
 	if (wd_width(url) + wd_width(model) > avail) {
 		int mw = wd_width(model), uw = avail - (mw < avail / 2 ? mw : avail / 2);

@@ -31,6 +31,66 @@ void redact_url(const char *url, char *dst, size_t cap)
 	dst[w] = '\0';
 }
 
+/* Length of the valid UTF-8 sequence at s that is not a C1 control, 0
+ * otherwise. */
+static size_t printable_utf8(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	size_t n;
+	unsigned cp;
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3fu);
+	}
+	if (cp < 0xa0 || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+void redact_controls(char *t)
+{
+	if (!t)
+		return;
+	unsigned char *r = (unsigned char *)t, *w = r;
+	while (*r) {
+		unsigned char c = *r;
+		size_t n;
+		if (c >= 0x20 && c < 0x7f) {
+			*w++ = *r++;
+		} else if (c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') {
+			*w++ = ' ';
+			r++;
+		} else if (c < 0x80) {
+			*w++ = '?';    /* ESC, BEL, DEL and the other C0 controls */
+			r++;
+		} else if ((n = printable_utf8(r)) != 0) {
+			memmove(w, r, n);
+			w += n;
+			r += n;
+		} else {
+			/* A C1 control (8-bit CSI is 0x9b, or U+009B in UTF-8)
+			 * or a byte that is not UTF-8: one '?' for the lot. */
+			*w++ = '?';
+			r += c >= 0xc2 && c <= 0xdf && (r[1] & 0xc0) == 0x80 ? 2 : 1;
+		}
+	}
+	*w = '\0';
+}
+
 void redact_userinfo(char *t)
 {
 	char *p = t;
@@ -45,6 +105,7 @@ void redact_userinfo(char *t)
 			memmove(host, at + 1, strlen(at + 1) + 1);
 		p = host;
 	}
+	redact_controls(t);
 }
 
 static int token_char(int c)
