@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,20 +17,14 @@
 #include "infertop/dataset.h"
 #include "infertop/engine.h"
 #include "infertop/fleet.h"
-#include "infertop/plan.h"
 #include "infertop/redact.h"
 #include "infertop/report.h"
 #include "infertop/serve.h"
+#include "infertop/session.h"
 #include "infertop/sim.h"
-#include "infertop/stats.h"
-#include "infertop/snapshot.h"
 #include "infertop/tools.h"
 #include "infertop/ui.h"
 #include "infertop/workers.h"
-
-/* File descriptors beyond the streams themselves: stdio, epoll, the
- * connection cache's slack, the scrape and snapshot files. */
-#define FD_HEADROOM 64
 
 struct headless {
 	int64_t next_progress;
@@ -51,51 +44,6 @@ static void on_tick(struct engine *e, void *ud, int64_t now)
 		while (h->next_progress <= now)
 			h->next_progress += h->interval_ns;
 	}
-}
-
-/* Streams need one descriptor each; ask for the hard limit up front so a
- * high concurrency fails here, clearly, instead of as connect errors. */
-static int fit_descriptors(long want)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-		return 0;
-	if (rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-		getrlimit(RLIMIT_NOFILE, &rl);
-	}
-	if (want > 0 && (rlim_t)want + FD_HEADROOM > rl.rlim_cur) {
-		fprintf(stderr,
-			"infertop: %ld concurrent streams need about %ld file descriptors, but the limit is %llu.\n"
-			"Raise it (ulimit -n %ld, or LimitNOFILE= in a unit file) or lower the concurrency.\n",
-			want, want + FD_HEADROOM, (unsigned long long)rl.rlim_cur, want + FD_HEADROOM);
-		return -1;
-	}
-	return 0;
-}
-
-static void on_start_at(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	(void)w;
-	(void)revents;
-	ev_break(loop, EVBREAK_ONE);
-}
-
-/* --start-at: the load begins at that wall time (a fleet's common start);
- * the loop runs meanwhile, so the control API answers. */
-static void wait_start_at(struct ev_loop *loop, double start_at)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	double wait = start_at - ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
-	if (!(start_at > 0) || wait <= 0)
-		return;
-	ev_timer t;
-	ev_timer_init(&t, on_start_at, wait, 0.);
-	ev_timer_start(loop, &t);
-	ev_run(loop, 0);
-	ev_timer_stop(loop, &t);
 }
 
 static struct sim_child demo_child = {.pid = -1};
@@ -136,61 +84,22 @@ static int demo_start(struct config *cfg)
 	return cfg->url ? 0 : -1;
 }
 
-/* Where the result goes must take a file before any load is sent, not
- * be found wanting when the run is over (--snapshot-dir itself is checked
- * when the run is built, also before anything is sent). */
-static int check_result_dirs(const struct config *cfg)
-{
-	char err[1400];
-	if (cfg->output_path && snapshot_output_check(cfg->output_path, err, sizeof err) != 0) {
-		fprintf(stderr, "infertop: %s\n", err);
-		return -1;
-	}
-	if (cfg->snapshot_every_ns > 0 && !cfg->snapshot_dir && snapshot_dir_check(".", err, sizeof err) != 0) {
-		fprintf(stderr, "infertop: --snapshot-every writes into the current directory: %s\n", err);
-		return -1;
-	}
-	return 0;
-}
+/* What comes up between the probe and the load: the control API (its
+ * address on the terminal, serving until the result is written), the
+ * dashboard, or the headless progress lines and banner. */
+struct front {
+	struct config *cfg;
+	struct control *ctl;
+	struct ui *ui;
+	struct headless h;
+};
 
-static int run(struct config *cfg, int argc, char **argv)
+static int front_ready(struct session *s, void *ud)
 {
-	if (check_result_dirs(cfg) != 0)
-		return 2;
-	if (fit_descriptors(cfg->rate > 0 ? cfg->max_concurrency : cfg->concurrency) != 0)
-		return 2;
-	if (cfg->demo && demo_start(cfg) != 0)
-		return 2;
-	/* One simulator for all of them: the workers are sent to its URL. */
-	if (cfg->workers > 1)
-		return workers_main(cfg, argc, argv);
-	struct ev_loop *loop = ev_default_loop(EVFLAG_AUTO);
-	if (!loop) {
-		fprintf(stderr, "infertop: cannot create the event loop\n");
-		return 2;
-	}
+	struct front *f = ud;
+	struct config *cfg = f->cfg;
+	struct engine *e = session_engine(s);
 	char err[512];
-	struct engine *e = engine_new(cfg, loop, err, sizeof err);
-	if (!e) {
-		fprintf(stderr, "infertop: %s\n", err);
-		return 2;
-	}
-	/* A plan (stages, sweep, matrix) may peak above -c. */
-	struct run_view v;
-	engine_view(e, &v);
-	if (fit_descriptors(plan_peak_concurrency(v.plan)) != 0) {
-		engine_free(e);
-		return 2;
-	}
-	if (engine_probe(e, err, sizeof err) != 0) {
-		fprintf(stderr, "infertop: %s\n", err);
-		engine_free(e);
-		return 2;
-	}
-	/* The control API comes up once the run is built and the server
-	 * answers, and before the dashboard, so its address is on the
-	 * terminal. It serves until the result is written. */
-	struct control *ctl = NULL;
 	if (cfg->listen) {
 		struct control_opts co = {
 			.listen = cfg->listen,
@@ -198,31 +107,28 @@ static int run(struct config *cfg, int argc, char **argv)
 			.metrics_open = cfg->listen_metrics_open,
 			.id = cfg->id,
 		};
-		ctl = control_start(e, &co, stderr, err, sizeof err);
-		if (!ctl) {
+		f->ctl = control_start(e, &co, stderr, err, sizeof err);
+		if (!f->ctl) {
 			fprintf(stderr, "infertop: %s\n", err);
-			engine_free(e);
-			return 2;
+			return SESSION_EXIT_USAGE;
 		}
 	}
-	struct ui *u = NULL;
 	if (ui_wanted(cfg)) {
-		u = ui_new(e, cfg, err, sizeof err);
-		if (!u || ui_start(u, err, sizeof err) != 0) {
+		f->ui = ui_new(e, cfg, err, sizeof err);
+		if (!f->ui || ui_start(f->ui, err, sizeof err) != 0) {
 			fprintf(stderr, "infertop: %s; running headless\n", err);
-			ui_free(u);
-			u = NULL;
+			ui_free(f->ui);
+			f->ui = NULL;
 		}
 	}
-	struct headless h = {
-		.next_progress = 0,
+	f->h = (struct headless){
+		.next_progress = clock_now_ns() + cfg->interval_ns,
 		.interval_ns = cfg->interval_ns,
 		.quiet = cfg->quiet,
 	};
-	if (!u) {
-		engine_set_on_tick(e, on_tick, &h);
-	}
-	if (!cfg->quiet && !u) {
+	if (!f->ui)
+		engine_set_on_tick(e, on_tick, &f->h);
+	if (!cfg->quiet && !f->ui) {
 		char mode[64];
 		if (cfg->rate > 0)
 			snprintf(mode, sizeof mode, "rate %.4g req/s", cfg->rate);
@@ -230,6 +136,7 @@ static int run(struct config *cfg, int argc, char **argv)
 			snprintf(mode, sizeof mode, "concurrency %ld", cfg->concurrency);
 		char shown[1024], model[256];
 		redact_url(engine_endpoint(e), shown, sizeof shown);
+		struct run_view v;
 		engine_view(e, &v);
 		/* The id is the server's (/v1/models): printed, never obeyed. */
 		snprintf(model, sizeof model, "%s", v.model ? v.model : "-");
@@ -237,58 +144,58 @@ static int run(struct config *cfg, int argc, char **argv)
 		fprintf(stderr, "infertop %s: %s, model %s, %s, %s\n", PACKAGE_VERSION, shown, model, mode,
 			dataset_describe(v.dataset));
 	}
-	wait_start_at(loop, cfg->start_at);
-	h.next_progress = clock_now_ns() + cfg->interval_ns;
-	engine_run(e);
-	/* The -o result is the final snapshot, written when the run ends, not
-	 * when the user gets round to leaving the dashboard. */
-	int rc = -1;
-	engine_view(e, &v);
-	if (u) {
-		char saved[1200] = "";
-		if (!v.hung_up) {
-			char where[1024];
-			rc = snapshot_write_final_at(&v, engine_snapshot_writer(e), stderr, where, sizeof where) == 0
-				     ? 0
-				     : 1;
-			if (rc == 0 && cfg->output_path)
-				snprintf(saved, sizeof saved, "result saved to %s", where);
-			else if (rc != 0 && where[0])
-				snprintf(saved, sizeof saved, "could not save %s: saved in %s instead",
-					 cfg->output_path ? cfg->output_path : "the result", where);
-			else if (rc != 0)
-				snprintf(saved, sizeof saved, "could not save %s",
-					 cfg->output_path ? cfg->output_path : "the result");
-		}
-		ui_wait_quit(u, saved);
-		ui_stop(u); /* the terminal is back before the summary */
-		ui_free(u);
+	return 0;
+}
+
+static int run(struct config *cfg, int argc, char **argv)
+{
+	if (cfg->demo && demo_start(cfg) != 0)
+		return SESSION_EXIT_USAGE;
+	/* One simulator for all of them: the workers are sent to its URL. */
+	if (cfg->workers > 1)
+		return workers_main(cfg, argc, argv);
+	struct ev_loop *loop = ev_default_loop(EVFLAG_AUTO);
+	if (!loop) {
+		fprintf(stderr, "infertop: cannot create the event loop\n");
+		return SESSION_EXIT_USAGE;
+	}
+	char err[1024];
+	struct session *s = session_new(cfg, loop, err, sizeof err);
+	if (!s) {
+		fprintf(stderr, "infertop: %s\n", err);
+		return SESSION_EXIT_USAGE;
+	}
+	struct front f = {.cfg = cfg};
+	int rc = session_run(s, front_ready, &f, err, sizeof err);
+	if (rc != 0) {
+		if (err[0])
+			fprintf(stderr, "infertop: %s\n", err);
+		control_stop(f.ctl);
+		session_free(s);
+		return rc;
+	}
+	struct engine *e = session_engine(s);
+	if (f.ui) {
+		char saved[2400] = "";
+		const char *where = session_result_path(s);
+		const char *want = cfg->output_path ? cfg->output_path : "the result";
+		if (!session_write_failed(s) && cfg->output_path)
+			snprintf(saved, sizeof saved, "result saved to %s", where);
+		else if (session_write_failed(s) && where[0])
+			snprintf(saved, sizeof saved, "could not save %s: saved in %s instead", want, where);
+		else if (session_write_failed(s))
+			snprintf(saved, sizeof saved, "could not save %s", want);
+		ui_wait_quit(f.ui, saved);
+		ui_stop(f.ui); /* the terminal is back before the summary */
+		ui_free(f.ui);
 	}
 	/* From here on nothing waits for the terminal: a hangup now must not
-	 * cut the summary or the result short. */
+	 * cut the summary short. */
 	signal(SIGHUP, SIG_IGN);
 	report_summary(stdout, e);
-	if (rc < 0)
-		rc = snapshot_write_final(&v, engine_snapshot_writer(e), stderr) == 0 ? 0 : 1;
-	/* Nothing succeeded: the figures describe no server behaviour at all,
-	 * and a script must not take the run for a pass. */
-	const struct stats *st = v.stats;
-	if (rc == 0 && st->run_c.completed == 0 && stats_errors_total(st) > 0) {
-		fprintf(stderr, "infertop: no request succeeded (%" PRIu64 " failed)\n", stats_errors_total(st));
-		rc = 4;
-	}
-	if (rc == 0 && cfg->have_max_error_rate) {
-		uint64_t failed = stats_errors_total(st);
-		uint64_t ended = failed + st->run_c.completed;
-		double share = ended ? (double)failed / (double)ended : 0.0;
-		if (share > cfg->max_error_rate) {
-			fprintf(stderr, "infertop: %.1f%% of requests failed, above --max-error-rate %g\n",
-				100.0 * share, cfg->max_error_rate);
-			rc = 3;
-		}
-	}
-	control_stop(ctl);
-	engine_free(e);
+	rc = session_exit_code(s, stderr);
+	control_stop(f.ctl);
+	session_free(s);
 	ev_loop_destroy(loop);
 	return rc;
 }

@@ -45,7 +45,7 @@ verdict() {
 # folders listed before it, never one after it: the lowest first. A header
 # belongs to the folder of its .c (include/infertop/ headers with no .c, such
 # as clock.h and options.h, are the base everyone may use).
-layers="util wire stats net metrics engine result sim cli service ui fleet top"
+layers="util wire stats net metrics engine result run sim cli service ui fleet top"
 # Known upward edges, each with its reason; a new one fails until it is
 # written here (or, better, removed).
 allowed_up="

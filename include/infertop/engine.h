@@ -25,9 +25,15 @@ typedef void (*engine_tick_fn)(struct engine *e, void *ud, int64_t now_ns);
 struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *err, size_t errcap);
 void engine_free(struct engine *e);
 
-/* Before the run: checks the server answers and picks the model (GET
- * /v1/models, blocking, bounded by 10 s: nothing is being measured yet).
- * Returns 0, or -1 with a message for the user in err. */
+/* Before the run, on the engine's loop: checks the server answers and
+ * picks the model (GET /v1/models, bounded by 10 s), then calibrates the
+ * prompt lengths (dataset.h); then fn(ud, rc, err): rc 0, or -1 with a
+ * message for the user in err. Returns -1 (fn not called) when it cannot
+ * start. engine_probe_cancel drops it unsaid; engine_free does too. */
+typedef void (*engine_probed_fn)(void *ud, int rc, const char *err);
+int engine_probe_start(struct engine *e, engine_probed_fn fn, void *ud);
+void engine_probe_cancel(struct engine *e);
+/* The same, running the loop until it is over (tests, benches). */
 int engine_probe(struct engine *e, char *err, size_t errcap);
 
 /* Called once when the run is over (state ENGINE_DONE), on the loop, from

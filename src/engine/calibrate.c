@@ -4,10 +4,14 @@
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <ev.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "infertop/fetch.h"
+#include "infertop/http.h"
 #include "infertop/redact.h"
 #include "infertop/url.h"
 
@@ -20,7 +24,9 @@
  * form the chat template) comes out exact whatever the text. The slope
  * converts the dataset's units (synthetic words and periods, or file
  * characters) to tokens. A prefix is then built and measured until its
- * count is within half a token (at most 3 tries). */
+ * count is within half a token (at most 3 tries). Each POST goes out on
+ * the loop (fetch.h) and its answer takes the next step, so nothing
+ * waits: a control API or a serve on the same loop goes on answering. */
 
 #define SAMPLE_UNITS_SYNTH 500
 #define SAMPLE_UNITS_FILE 8000
@@ -29,53 +35,37 @@
 #define ANSWER_MAX ((size_t)16 << 20)
 #define PREFIX_TRIES 3
 
-struct answer {
-	char *p;
-	size_t len, cap;
-	bool overflow;
+/* What the answer in hand measures. */
+enum calib_step {
+	STEP_A,         /* the sample */
+	STEP_B,         /* the sample twice */
+	STEP_PREFIX,    /* the prefix as built */
 };
 
-struct tok {
-	CURL *c;
+struct calib {
+	struct dataset *d;
+	struct fetch *f;
 	char *url;
-	struct curl_slist *headers;
+	char *a, *b;
 	const char *model;
+	const char *const *secrets;
+	long units, sep_units, ta;
 	bool messages;          /* chat form: {"messages": [...]} */
+	enum calib_step step;
+	int prefix_try;
 	char why[160];          /* the last failure, for the note */
 	long status;            /* the last HTTP status, 0 = none */
+	calibrate_fn fn;
+	void *ud;
+	bool *ending;           /* set when it ends inside dataset_calibrate_start */
+	char err[256];
 };
 
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
-{
-	struct answer *a = ud;
-	size_t n = size * nmemb;
-	if (a->overflow || a->len + n + 1 > ANSWER_MAX) {
-		a->overflow = true;
-		return n;
-	}
-	if (a->len + n + 1 > a->cap) {
-		size_t cap = a->cap ? a->cap : 4096;
-		while (cap < a->len + n + 1)
-			cap *= 2;
-		char *p = realloc(a->p, cap);
-		if (!p) {
-			a->overflow = true;
-			return n;
-		}
-		a->p = p;
-		a->cap = cap;
-	}
-	memcpy(a->p + a->len, ptr, n);
-	a->len += n;
-	a->p[a->len] = '\0';
-	return n;
-}
-
-static char *request_json(const struct tok *t, const char *text)
+static char *request_json(const struct calib *c, const char *text)
 {
 	cJSON *root = cJSON_CreateObject();
-	bool ok = root && (!t->model || cJSON_AddStringToObject(root, "model", t->model));
-	if (ok && t->messages) {
+	bool ok = root && (!c->model || cJSON_AddStringToObject(root, "model", c->model));
+	if (ok && c->messages) {
 		cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
 		cJSON *m = cJSON_CreateObject();
 		ok = msgs && m && cJSON_AddItemToArray(msgs, m);
@@ -109,76 +99,270 @@ static long answer_count(const char *s, size_t len)
 	return n;
 }
 
-/* Tokens of text by the server, or -1 with t->why and t->status set; -2
- * when out of memory. */
-static long tokenize(struct tok *t, const char *text)
+/* Tokens in an answer, or -1 with c->why and c->status set. */
+static long answer_tokens(struct calib *c, long status, const char *body, size_t len, const char *err)
 {
-	char *body = request_json(t, text);
-	if (!body)
-		return -2;
-	struct answer a = {0};
-	char cerr[CURL_ERROR_SIZE] = "";
-	curl_easy_setopt(t->c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(t->c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-	curl_easy_setopt(t->c, CURLOPT_WRITEDATA, &a);
-	curl_easy_setopt(t->c, CURLOPT_ERRORBUFFER, cerr);
-	CURLcode cc = curl_easy_perform(t->c);
-	free(body);
-	long n = -1;
-	t->status = 0;
-	if (cc != CURLE_OK) {
-		snprintf(t->why, sizeof t->why, "POST /tokenize failed: %.120s", cerr[0] ? cerr : curl_easy_strerror(cc));
-		goto out;
+	c->status = status;
+	if (err) {
+		snprintf(c->why, sizeof c->why, "POST /tokenize failed: %.120s", err);
+		return -1;
 	}
-	curl_easy_getinfo(t->c, CURLINFO_RESPONSE_CODE, &t->status);
-	if (t->status < 200 || t->status > 299) {
+	if (status < 200 || status > 299) {
 		char m[96];
-		oai_error_body_message(a.p, a.len, m, sizeof m);
-		snprintf(t->why, sizeof t->why, "POST /tokenize answered HTTP %ld%s%s", t->status, m[0] ? ": " : "", m);
-		goto out;
+		oai_error_body_message(body, len, m, sizeof m);
+		snprintf(c->why, sizeof c->why, "POST /tokenize answered HTTP %ld%s%s", status, m[0] ? ": " : "", m);
+		return -1;
 	}
-	n = a.overflow ? -1 : answer_count(a.p, a.len);
+	long n = answer_count(body, len);
 	/* Text always makes tokens: none means the server did not read it
 	 * (llama.cpp answers {"tokens": []} to the chat form). */
 	if (n <= 0) {
-		n = -1;
-		snprintf(t->why, sizeof t->why, "POST /tokenize gave no token count");
+		snprintf(c->why, sizeof c->why, "POST /tokenize gave no token count");
+		return -1;
 	}
-out:
-	free(a.p);
 	return n;
 }
 
-static int fallback(struct dataset *d, const char *why, char *err, size_t errcap)
+static void calib_end(struct calib *c, int rc)
 {
-	snprintf(d->note, sizeof d->note, "%s", why);
-	dataset_update_desc(d);
-	snprintf(err, errcap, "%s; prompt lengths are estimated", why);
-	return 0;
+	calibrate_fn fn = c->fn;
+	void *ud = c->ud;
+	if (c->ending)
+		*c->ending = true;
+	char err[sizeof c->err];
+	memcpy(err, c->err, sizeof err);
+	fetch_free(c->f);
+	free(c->url);
+	free(c->a);
+	free(c->b);
+	free(c);
+	fn(ud, rc, err);
 }
 
-/* Measures the prefix as built and rebuilds it until close. */
-static int fit_prefix(struct dataset *d, struct tok *t)
+static void calib_fallback(struct calib *c, const char *why)
 {
-	for (int i = 0; i < PREFIX_TRIES && d->prefix_len; i++) {
-		long n = tokenize(t, d->prefix);
-		if (n == -2)
-			return -1;
-		if (n < 0)
-			return 0; /* keep the estimate for the prefix */
-		double got = (double)n - d->overhead;
-		if (got < 1)
-			got = 1;
-		d->prefix_tok = got;
-		if (fabs(got - (double)d->prefix_tokens) <= 0.5)
-			break;
-		if (i + 1 == PREFIX_TRIES)
-			break;
-		d->prefix_scale *= (double)d->prefix_tokens / got;
-		if (dataset_build_prefix(d) != 0)
-			return -1;
+	struct dataset *d = c->d;
+	snprintf(d->note, sizeof d->note, "%s", why);
+	dataset_update_desc(d);
+	snprintf(c->err, sizeof c->err, "%s; prompt lengths are estimated", why);
+	calib_end(c, 0);
+}
+
+static void calib_oom(struct calib *c)
+{
+	snprintf(c->err, sizeof c->err, "out of memory");
+	calib_end(c, -1);
+}
+
+static void calib_ok(struct calib *c)
+{
+	dataset_update_desc(c->d);
+	c->err[0] = '\0';
+	calib_end(c, 0);
+}
+
+/* Asks for the tokens of text; the answer comes to calib_on_answer. */
+static void calib_ask(struct calib *c, enum calib_step step, const char *text)
+{
+	c->step = step;
+	char *body = request_json(c, text);
+	if (!body) {
+		calib_oom(c);
+		return;
 	}
-	return 0;
+	CURLcode cc = curl_easy_setopt(fetch_easy(c->f), CURLOPT_COPYPOSTFIELDS, body);
+	free(body);
+	if (cc != CURLE_OK) {
+		calib_oom(c);
+		return;
+	}
+	if (fetch_send(c->f) != 0)
+		calib_fallback(c, "POST /tokenize could not be sent");
+}
+
+/* The prefix as built measured n tokens: rebuilt until close. A failure
+ * here keeps the estimate for the prefix, the slope stays. */
+static void calib_prefix(struct calib *c, long n)
+{
+	struct dataset *d = c->d;
+	if (n < 0) {
+		calib_ok(c);
+		return;
+	}
+	double got = (double)n - d->overhead;
+	if (got < 1)
+		got = 1;
+	d->prefix_tok = got;
+	if (fabs(got - (double)d->prefix_tokens) <= 0.5 || ++c->prefix_try >= PREFIX_TRIES) {
+		calib_ok(c);
+		return;
+	}
+	d->prefix_scale *= (double)d->prefix_tokens / got;
+	if (dataset_build_prefix(d) != 0) {
+		calib_oom(c);
+		return;
+	}
+	calib_ask(c, STEP_PREFIX, d->prefix);
+}
+
+/* Both points are in: the fit, then the prefix. */
+static void calib_fit(struct calib *c, long tb)
+{
+	struct dataset *d = c->d;
+	double slope = (double)(tb - c->ta) / (double)(c->units + c->sep_units);
+	double overhead = (double)c->ta - slope * (double)c->units;
+	if (!(slope > 0) || !isfinite(slope)) {
+		calib_fallback(c, "POST /tokenize counts did not grow with the text");
+		return;
+	}
+	d->slope = slope;
+	d->overhead = overhead > 0 ? overhead : 0;
+	d->calibrated = true;
+	d->note[0] = '\0';
+	d->prefix_scale = 1.0;
+	c->prefix_try = 0;
+	if (dataset_build_prefix(d) != 0) {
+		calib_oom(c);
+		return;
+	}
+	if (!d->prefix_len) {
+		calib_ok(c);
+		return;
+	}
+	calib_ask(c, STEP_PREFIX, d->prefix);
+}
+
+static void calib_on_answer(void *ud, long status, const char *body, size_t len, const char *err)
+{
+	struct calib *c = ud;
+	long n = answer_tokens(c, status, body, len, err);
+	switch (c->step) {
+	case STEP_A:
+		if (n < 0 && c->messages && c->status != 404) {
+			/* No chat form (llama.cpp): the plain form still gives
+			 * the slope; the chat template is then not counted. */
+			c->messages = false;
+			calib_ask(c, STEP_A, c->a);
+			return;
+		}
+		break;
+	case STEP_B:
+		break;
+	case STEP_PREFIX:
+		calib_prefix(c, n);
+		return;
+	}
+	if (n < 0) {
+		/* The server's words go into the description, which is shown
+		 * and saved: scrubbed first. */
+		redact_secrets(c->why, c->secrets);
+		calib_fallback(c, c->status == 404 ? "no /tokenize (HTTP 404)" : c->why);
+		return;
+	}
+	if (c->step == STEP_A) {
+		c->ta = n;
+		calib_ask(c, STEP_B, c->b);
+	} else {
+		calib_fit(c, n);
+	}
+}
+
+struct calib *dataset_calibrate_start(struct dataset *d, struct http *h, const char *base_url,
+				      struct curl_slist *headers, const char *const *secrets, const char *model,
+				      bool insecure, calibrate_fn fn, void *ud)
+{
+	bool ended = false;
+	struct calib *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	c->d = d;
+	c->fn = fn;
+	c->ud = ud;
+	c->model = model;
+	c->secrets = secrets;
+	c->messages = d->api == OAI_CHAT;
+	bool synth = d->kind == DATASET_SYNTHETIC;
+	c->a = dataset_sample_text(d, synth ? SAMPLE_UNITS_SYNTH : SAMPLE_UNITS_FILE, &c->units);
+	/* The sample twice, joined the way prompts join text: a space
+	 * between synthetic words, a newline (one character) between lines. */
+	char sep = synth ? ' ' : '\n';
+	c->sep_units = synth ? 0 : 1;
+	size_t al = c->a ? strlen(c->a) : 0;
+	c->b = c->a ? malloc(2 * al + 2) : NULL;
+	if (c->b) {
+		memcpy(c->b, c->a, al);
+		c->b[al] = sep;
+		memcpy(c->b + al + 1, c->a, al + 1);
+	}
+	size_t ucap = strlen(base_url) + sizeof "/tokenize" + 64;
+	c->url = malloc(ucap);
+	c->f = fetch_new(h, ANSWER_MAX, calib_on_answer, c);
+	if (!c->a || !c->b || !c->url || !c->f) {
+		fetch_free(c->f);
+		free(c->url);
+		free(c->a);
+		free(c->b);
+		free(c);
+		return NULL;
+	}
+	/* From here on fn is told, possibly before this returns (then the
+	 * handle returned is already gone: a caller keeping it learns of the
+	 * end through fn first). */
+	if (url_join(base_url, "/tokenize", c->url, ucap) != 0) {
+		calib_fallback(c, "cannot build the /tokenize URL");
+		return CALIBRATE_ENDED;
+	}
+	CURL *e = fetch_easy(c->f);
+	curl_easy_setopt(e, CURLOPT_URL, c->url);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, TOKENIZE_TIMEOUT_MS);
+	if (insecure) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (c->units < MIN_UNITS) {
+		/* A tiny file: too little text to measure. */
+		calib_fallback(c, "too little text to calibrate");
+		return CALIBRATE_ENDED;
+	}
+	c->ending = &ended;
+	calib_ask(c, STEP_A, c->a);
+	if (ended)
+		return CALIBRATE_ENDED;
+	c->ending = NULL;
+	return c;
+}
+
+void dataset_calibrate_cancel(struct calib *c)
+{
+	if (!c || c == CALIBRATE_ENDED)
+		return;
+	fetch_free(c->f);
+	free(c->url);
+	free(c->a);
+	free(c->b);
+	free(c);
+}
+
+/* ---- The blocking form, for tests and tools: the same steps on a loop
+ * of its own. ---- */
+
+struct calib_wait {
+	struct ev_loop *loop;
+	bool done;
+	int rc;
+	char *err;
+	size_t errcap;
+};
+
+static void calib_waited(void *ud, int rc, const char *err)
+{
+	struct calib_wait *w = ud;
+	w->done = true;
+	w->rc = rc;
+	if (w->errcap)
+		snprintf(w->err, w->errcap, "%s", err);
+	ev_break(w->loop, EVBREAK_ONE);
 }
 
 int dataset_calibrate(struct dataset *d, const char *base_url, struct curl_slist *headers,
@@ -187,89 +371,21 @@ int dataset_calibrate(struct dataset *d, const char *base_url, struct curl_slist
 {
 	if (errcap)
 		err[0] = '\0';
-	bool synth = d->kind == DATASET_SYNTHETIC;
-	long units = 0;
-	char *a = dataset_sample_text(d, synth ? SAMPLE_UNITS_SYNTH : SAMPLE_UNITS_FILE, &units);
-	/* The sample twice, joined the way prompts join text: a space
-	 * between synthetic words, a newline (one character) between lines. */
-	const char *sep = synth ? " " : "\n";
-	long sep_units = synth ? 0 : 1;
-	size_t al = a ? strlen(a) : 0;
-	char *b = a ? malloc(2 * al + 2) : NULL;
-	if (b) {
-		memcpy(b, a, al);
-		b[al] = sep[0];
-		memcpy(b + al + 1, a, al + 1);
-	}
-	struct tok t = {.headers = headers, .model = model, .messages = d->api == OAI_CHAT};
-	size_t ucap = strlen(base_url) + sizeof "/tokenize" + 64;
-	t.url = malloc(ucap);
-	t.c = curl_easy_init();
+	struct calib_wait w = {.loop = ev_loop_new(EVFLAG_AUTO), .err = err, .errcap = errcap};
+	struct http *h = w.loop ? http_new(w.loop) : NULL;
 	int rc = -1;
-	if (!a || !b || !t.url || !t.c) {
+	if (!h) {
 		snprintf(err, errcap, "out of memory");
-		goto out;
-	}
-	if (url_join(base_url, "/tokenize", t.url, ucap) != 0) {
-		snprintf(err, errcap, "cannot build the /tokenize URL");
-		goto out;
-	}
-	curl_easy_setopt(t.c, CURLOPT_URL, t.url);
-	curl_easy_setopt(t.c, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(t.c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(t.c, CURLOPT_TIMEOUT_MS, TOKENIZE_TIMEOUT_MS);
-	curl_easy_setopt(t.c, CURLOPT_NOSIGNAL, 1L);
-	if (insecure) {
-		curl_easy_setopt(t.c, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(t.c, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
-
-	if (units < MIN_UNITS) {
-		/* A tiny file: too little text to measure. */
-		rc = fallback(d, "too little text to calibrate", err, errcap);
-		goto out;
-	}
-	long ta = tokenize(&t, a);
-	if (ta < 0 && ta != -2 && t.messages && t.status != 404) {
-		/* No chat form (llama.cpp): the plain form still gives the
-		 * slope; the chat template is then not counted. */
-		t.messages = false;
-		ta = tokenize(&t, a);
-	}
-	long tb = ta >= 0 ? tokenize(&t, b) : ta;
-	if (ta == -2 || tb == -2) {
+	} else if (!dataset_calibrate_start(d, h, base_url, headers, secrets, model, insecure, calib_waited, &w)) {
 		snprintf(err, errcap, "out of memory");
-		goto out;
+	} else {
+		while (!w.done)
+			ev_run(w.loop, 0);
+		rc = w.rc;
 	}
-	if (ta < 0 || tb < 0) {
-		/* The server's words go into the description, which is shown
-		 * and saved: scrubbed first. */
-		redact_secrets(t.why, secrets);
-		rc = fallback(d, t.status == 404 ? "no /tokenize (HTTP 404)" : t.why, err, errcap);
-		goto out;
-	}
-	double slope = (double)(tb - ta) / (double)(units + sep_units);
-	double overhead = (double)ta - slope * (double)units;
-	if (!(slope > 0) || !isfinite(slope)) {
-		rc = fallback(d, "POST /tokenize counts did not grow with the text", err, errcap);
-		goto out;
-	}
-	d->slope = slope;
-	d->overhead = overhead > 0 ? overhead : 0;
-	d->calibrated = true;
-	d->note[0] = '\0';
-	d->prefix_scale = 1.0;
-	if (dataset_build_prefix(d) != 0 || fit_prefix(d, &t) != 0) {
-		snprintf(err, errcap, "out of memory");
-		goto out;
-	}
-	dataset_update_desc(d);
-	rc = 0;
-out:
-	if (t.c)
-		curl_easy_cleanup(t.c);
-	free(t.url);
-	free(a);
-	free(b);
+	if (h)
+		http_free(h);
+	if (w.loop)
+		ev_loop_destroy(w.loop);
 	return rc;
 }

@@ -14,6 +14,7 @@
 #include "infertop/clock.h"
 #include "infertop/dataset.h"
 #include "infertop/dist.h"
+#include "infertop/fetch.h"
 #include "infertop/http.h"
 #include "infertop/loop.h"
 #include "infertop/redact.h"
@@ -523,6 +524,7 @@ void engine_free(struct engine *e)
 	free(e->server);
 	plan_free(e->plan);
 	load_free(&e->load);
+	engine_probe_cancel(e);
 	dataset_free(e->dataset);
 	http_free(e->http);
 	stats_free(e->stats);
@@ -535,100 +537,177 @@ void engine_free(struct engine *e)
 	free(e);
 }
 
-struct probe_buf {
-	char data[65536];
-	size_t len;
+#define PROBE_TIMEOUT_MS 10000L
+#define PROBE_BODY_MAX ((size_t)4 << 20)   /* a gateway lists hundreds of models */
+
+/* The probe on the loop: GET /v1/models (the server answers, and which
+ * model it serves), then the prompt calibration; each answer takes the
+ * next step. */
+struct probe {
+	struct engine *e;
+	struct fetch *f;
+	struct calib *calib;    /* the calibration under way, after the GET */
+	char *url;
+	engine_probed_fn fn;
+	void *ud;
 };
 
-static size_t probe_write(char *ptr, size_t size, size_t nmemb, void *ud)
+static void probe_end(struct probe *p, int rc, const char *err)
 {
-	struct probe_buf *b = ud;
-	size_t n = size * nmemb;
-	size_t room = sizeof b->data - 1 - b->len;
-	size_t take = n < room ? n : room;
-	memcpy(b->data + b->len, ptr, take);
-	b->len += take;
-	b->data[b->len] = '\0';
-	return n;
+	struct engine *e = p->e;
+	engine_probed_fn fn = p->fn;
+	void *ud = p->ud;
+	fetch_free(p->f);
+	free(p->url);
+	free(p);
+	e->probe = NULL;
+	char msg[512];
+	snprintf(msg, sizeof msg, "%s", err ? err : "");
+	if (rc != 0)
+		redact_secrets(msg, (const char *const *)e->secrets);
+	fn(ud, rc, msg);
 }
 
-int engine_probe(struct engine *e, char *err, size_t errcap)
+static void probe_calibrated(void *ud, int rc, const char *note)
 {
-	char *url = engine_url(e->cfg->url, "/v1/models");
-	CURL *c = curl_easy_init();
-	struct probe_buf *b = calloc(1, sizeof *b);
-	int rc = -1;
-	if (!url || !c || !b) {
-		snprintf(err, errcap, "out of memory");
-		goto out;
-	}
-	char cerr[CURL_ERROR_SIZE] = "";
+	(void)note; /* a fallback is told in the dataset's description */
+	struct probe *p = ud;
+	p->calib = NULL;
+	probe_end(p, rc == 0 ? 0 : -1, rc == 0 ? NULL : "out of memory while calibrating prompt lengths");
+}
+
+static void probe_on_models(void *ud, long status, const char *body, size_t len, const char *cerr)
+{
+	struct probe *p = ud;
+	struct engine *e = p->e;
+	char err[2600];
 	/* Messages name the URL without credentials or query values. */
 	char shown[1024], base[1024];
-	redact_url(url, shown, sizeof shown);
+	redact_url(p->url, shown, sizeof shown);
 	redact_url(e->cfg->url, base, sizeof base);
-	curl_easy_setopt(c, CURLOPT_URL, url);
+	if (cerr) {
+		snprintf(err, sizeof err, "cannot reach %s: %s", base, cerr);
+		probe_end(p, -1, err);
+		return;
+	}
+	if (status == 401 || status == 403) {
+		char m[160];
+		oai_error_body_message(body, len, m, sizeof m);
+		snprintf(err, sizeof err,
+			 "%s refused the request (HTTP %ld: %s); set the key with $%s or --api-key-env", shown, status, m,
+			 e->cfg->api_key_env ? e->cfg->api_key_env : "OPENAI_API_KEY");
+		probe_end(p, -1, err);
+		return;
+	}
+	/* The server answers; a missing /v1/models is fine when -m is given. */
+	if (!e->model) {
+		char id[256];
+		if (status != 200) {
+			snprintf(err, sizeof err, "GET %s answered HTTP %ld; give the model with -m/--model", shown,
+				 status);
+			probe_end(p, -1, err);
+			return;
+		}
+		if (oai_models_first_id(body, len, id, sizeof id) != 0) {
+			snprintf(err, sizeof err, "GET %s listed no model; give the model with -m/--model", shown);
+			probe_end(p, -1, err);
+			return;
+		}
+		if (!(e->model = strdup(id))) {
+			probe_end(p, -1, "out of memory");
+			return;
+		}
+	}
+	/* Prompt lengths in the server's own tokens; a server without
+	 * /tokenize leaves the estimate (noted in the description). */
+	struct calib *c = dataset_calibrate_start(e->dataset, e->http, e->cfg->url, e->headers,
+						  (const char *const *)e->secrets, e->model, e->cfg->insecure,
+						  probe_calibrated, p);
+	if (!c)
+		probe_end(p, -1, "out of memory while calibrating prompt lengths");
+	else if (c != CALIBRATE_ENDED)
+		p->calib = c; /* (when it ended already, p is gone with it) */
+}
+
+int engine_probe_start(struct engine *e, engine_probed_fn fn, void *ud)
+{
+	if (e->probe)
+		return -1;
+	struct probe *p = calloc(1, sizeof *p);
+	if (!p)
+		return -1;
+	p->e = e;
+	p->fn = fn;
+	p->ud = ud;
+	p->url = engine_url(e->cfg->url, "/v1/models");
+	p->f = fetch_new(e->http, PROBE_BODY_MAX, probe_on_models, p);
+	if (!p->url || !p->f) {
+		fetch_free(p->f);
+		free(p->url);
+		free(p);
+		return -1;
+	}
+	CURL *c = fetch_easy(p->f);
+	curl_easy_setopt(c, CURLOPT_URL, p->url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, e->headers);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, probe_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, PROBE_TIMEOUT_MS);
 	if (e->cfg->insecure) {
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
-	CURLcode cc = curl_easy_perform(c);
-	if (cc != CURLE_OK) {
-		snprintf(err, errcap, "cannot reach %s: %s", base, cerr[0] ? cerr : curl_easy_strerror(cc));
-		goto out;
+	if (fetch_send(p->f) != 0) {
+		fetch_free(p->f);
+		free(p->url);
+		free(p);
+		return -1;
 	}
-	long status = 0;
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	if (status == 401 || status == 403) {
-		char m[160];
-		oai_error_body_message(b->data, b->len, m, sizeof m);
-		snprintf(err, errcap, "%s refused the request (HTTP %ld: %s); set the key with $%s or --api-key-env",
-			 shown, status, m, e->cfg->api_key_env ? e->cfg->api_key_env : "OPENAI_API_KEY");
-		goto out;
-	}
-	if (e->model) {
-		rc = 0; /* the server answers; a missing /v1/models is fine when -m is given */
-		goto out;
-	}
-	if (status != 200) {
-		snprintf(err, errcap, "GET %s answered HTTP %ld; give the model with -m/--model", shown, status);
-		goto out;
-	}
-	char id[256];
-	if (oai_models_first_id(b->data, b->len, id, sizeof id) != 0) {
-		snprintf(err, errcap, "GET %s listed no model; give the model with -m/--model", shown);
-		goto out;
-	}
-	if (!(e->model = strdup(id))) {
+	e->probe = p;
+	return 0;
+}
+
+void engine_probe_cancel(struct engine *e)
+{
+	/* Dropped with its callback unsaid: the caller is going away. */
+	struct probe *p = e->probe;
+	if (!p)
+		return;
+	dataset_calibrate_cancel(p->calib);
+	fetch_free(p->f);
+	free(p->url);
+	free(p);
+	e->probe = NULL;
+}
+
+struct probe_wait {
+	struct ev_loop *loop;
+	bool done;
+	int rc;
+	char *err;
+	size_t errcap;
+};
+
+static void probe_waited(void *ud, int rc, const char *err)
+{
+	struct probe_wait *w = ud;
+	w->done = true;
+	w->rc = rc;
+	if (w->errcap)
+		snprintf(w->err, w->errcap, "%s", err);
+	ev_break(w->loop, EVBREAK_ONE);
+}
+
+int engine_probe(struct engine *e, char *err, size_t errcap)
+{
+	struct probe_wait w = {.loop = e->loop, .err = err, .errcap = errcap};
+	if (errcap)
+		err[0] = '\0';
+	if (engine_probe_start(e, probe_waited, &w) != 0) {
 		snprintf(err, errcap, "out of memory");
-		goto out;
+		return -1;
 	}
-	rc = 0;
-out:
-	if (rc != 0)
-		redact_secrets(err, (const char *const *)e->secrets);
-	if (c)
-		curl_easy_cleanup(c);
-	free(b);
-	free(url);
-	if (rc == 0) {
-		/* Prompt lengths in the server's own tokens; a server without
-		 * /tokenize leaves the estimate (noted in the description). */
-		char note[256];
-		if (dataset_calibrate(e->dataset, e->cfg->url, e->headers, (const char *const *)e->secrets,
-				      e->model, e->cfg->insecure, note,
-				      sizeof note) != 0) {
-			snprintf(err, errcap, "out of memory while calibrating prompt lengths");
-			rc = -1;
-		}
-	}
-	return rc;
+	while (!w.done)
+		ev_run(e->loop, 0);
+	return w.rc;
 }
 
 void engine_start(struct engine *e)

@@ -32,6 +32,7 @@ struct engine {
 	const struct config *cfg;
 	struct ev_loop *loop;
 	struct http *http;
+	struct probe *probe;        /* engine_probe_start's, while it goes on */
 	struct stats *stats;
 	struct series *series;      /* one point per second, for the charts */
 	struct sampler sampler;     /* what turns the run into series points */
