@@ -47,7 +47,7 @@ static void on_tick(struct engine *e, void *ud, int64_t now)
 	struct run_view v;
 	engine_view(e, &v);
 	if (v.state == ENGINE_DONE || now >= h->next_progress) {
-		report_progress(stderr, e, now);
+		report_progress(stderr, &v, now);
 		while (h->next_progress <= now)
 			h->next_progress += h->interval_ns;
 	}
@@ -237,7 +237,7 @@ static int run(struct config *cfg, int argc, char **argv)
 	/* From here on nothing waits for the terminal: a hangup now must not
 	 * cut the summary or the result short. */
 	signal(SIGHUP, SIG_IGN);
-	report_summary(stdout, e);
+	report_summary(stdout, &v);
 	if (rc < 0)
 		rc = snapshot_write_final(&v, engine_snapshot_writer(e), stderr) == 0 ? 0 : 1;
 	/* Nothing succeeded: the figures describe no server behaviour at all,
