@@ -1107,7 +1107,7 @@ static cJSON *latency_json(struct hist *const *h)
 	return o;
 }
 
-cJSON *result_json_report(const char *file, const struct snapshot *s)
+static cJSON *report_doc(const char *file, const struct snapshot *s)
 {
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
@@ -1170,7 +1170,7 @@ cJSON *result_json_report(const char *file, const struct snapshot *s)
 
 /* ---- infertop compare --format json ---- */
 
-cJSON *result_json_compare(const struct result_compare *c)
+static cJSON *compare_doc(const struct result_compare *c)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON *arr = o ? cJSON_AddArrayToObject(o, "rows") : NULL;
@@ -1228,4 +1228,14 @@ int result_json_print(FILE *out, struct cJSON *doc)
 	fprintf(out, "%s\n", txt);
 	free(txt);
 	return 0;
+}
+
+int result_json_report(FILE *out, const char *file, const struct snapshot *s)
+{
+	return result_json_print(out, report_doc(file, s));
+}
+
+int result_json_compare(FILE *out, const struct result_compare *c)
+{
+	return result_json_print(out, compare_doc(c));
 }
