@@ -106,6 +106,9 @@ int result_json_print(FILE *out, struct cJSON *doc);
 /* Parts of a live snapshot that are carried as JSON: the options as given
  * (credentials never), the load changes, the time series. NULL on OOM. */
 struct cJSON *result_json_options(const struct config *c, const char *model);
+/* The key of the options block that echoes option `option` (a long name
+ * of the option table, without "--"), NULL when none does. */
+const char *result_option_key(const char *option);
 struct cJSON *result_json_load_changes(const struct load *l, int64_t t_start);
 struct cJSON *result_json_series(const struct series *ser, int64_t t_start, int64_t elapsed_ns);
 /* A merge's summary of one input (its "merged_from" entry). */
