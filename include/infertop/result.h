@@ -100,9 +100,6 @@ const struct result_crow *result_compare_find(const struct result_compare *c, co
 
 /* ---- JSON (json_write.c) ---- */
 
-/* Prints doc and a newline on out, then frees doc. 0, or -1 when doc is
- * NULL or could not be printed (out of memory). */
-int result_json_print(FILE *out, struct cJSON *doc);
 /* Parts of a live snapshot that are carried as JSON: the options as given
  * (credentials never), the load changes, the time series. NULL on OOM. */
 struct cJSON *result_json_options(const struct config *c, const char *model);

@@ -1356,7 +1356,9 @@ char *snapshot_to_text(const struct snapshot *s)
 	return txt;
 }
 
-int result_json_print(FILE *out, struct cJSON *doc)
+/* Prints doc and a newline on out, then frees doc. 0, or -1 when doc is
+ * NULL or could not be printed (out of memory). */
+static int print_doc(FILE *out, struct cJSON *doc)
 {
 	char *txt = doc ? cJSON_Print(doc) : NULL;
 	cJSON_Delete(doc);
@@ -1369,10 +1371,10 @@ int result_json_print(FILE *out, struct cJSON *doc)
 
 int result_json_report(FILE *out, const char *file, const struct snapshot *s)
 {
-	return result_json_print(out, report_doc(file, s));
+	return print_doc(out, report_doc(file, s));
 }
 
 int result_json_compare(FILE *out, const struct result_compare *c)
 {
-	return result_json_print(out, compare_doc(c));
+	return print_doc(out, compare_doc(c));
 }
