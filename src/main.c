@@ -40,7 +40,7 @@ static void on_tick(struct engine *e, void *ud, int64_t now)
 	struct run_view v;
 	engine_view(e, &v);
 	if (v.state == ENGINE_DONE || now >= h->next_progress) {
-		report_progress(stderr, e, now);
+		report_progress(stderr, &v, now);
 		while (h->next_progress <= now)
 			h->next_progress += h->interval_ns;
 	}
@@ -192,7 +192,9 @@ static int run(struct config *cfg, int argc, char **argv)
 	/* From here on nothing waits for the terminal: a hangup now must not
 	 * cut the summary short. */
 	signal(SIGHUP, SIG_IGN);
-	report_summary(stdout, e);
+	struct run_view v;
+	engine_view(e, &v);
+	report_summary(stdout, &v);
 	rc = session_exit_code(s, stderr);
 	control_stop(f.ctl);
 	session_free(s);

@@ -106,7 +106,9 @@ static void test_dropped_on_reuse(void **state)
 	size_t len = 0;
 	FILE *mem = open_memstream(&txt, &len);
 	assert_non_null(mem);
-	report_summary(mem, f->e);
+	struct run_view v;
+	engine_view(f->e, &v);
+	report_summary(mem, &v);
 	fclose(mem);
 	assert_non_null(strstr(txt, "Connection retries: "));
 	free(txt);

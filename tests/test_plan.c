@@ -834,7 +834,9 @@ static void test_goodput_all(void **state)
 	double dur = plan_measured_seconds(f->e->plan, f->e->t_start, f->e->t_end);
 	assert_true(fabs(gp - 24 / dur) < 1e-9);
 	/* The JSON carries vLLM's key. */
-	char *txt = report_json(f->e);
+	struct run_view v;
+	engine_view(f->e, &v);
+	char *txt = report_json(&v);
 	assert_non_null(txt);
 	cJSON *j = cJSON_Parse(txt);
 	free(txt);
@@ -1059,7 +1061,9 @@ static void test_matrix_run(void **state)
 		assert_int_equal(r[i].output_tokens, 128 * r[i].completed);
 		assert_true((double)r[i].input_tokens / (double)r[i].completed > 1500);
 	}
-	char *txt = report_json(f->e);
+	struct run_view v;
+	engine_view(f->e, &v);
+	char *txt = report_json(&v);
 	assert_non_null(txt);
 	cJSON *j = cJSON_Parse(txt);
 	free(txt);

@@ -621,7 +621,9 @@ static void make_engine(struct fx *f, const char **tail)
 
 static cJSON *result_server(struct engine *e)
 {
-	char *txt = report_json(e);
+	struct run_view v;
+	engine_view(e, &v);
+	char *txt = report_json(&v);
 	assert_non_null(txt);
 	cJSON *j = cJSON_Parse(txt);
 	free(txt);
@@ -638,7 +640,9 @@ static void progress_contains(struct engine *e, const char *want)
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
 	assert_non_null(m);
-	report_progress(m, e, clock_now_ns());
+	struct run_view v;
+	engine_view(e, &v);
+	report_progress(m, &v, clock_now_ns());
 	fclose(m);
 	if (!strstr(buf, want))
 		fail_msg("progress line '%s' lacks '%s'", buf, want);

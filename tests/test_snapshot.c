@@ -191,7 +191,9 @@ static char *memout(void (*fn)(FILE *, const void *), const void *arg)
 
 static void summary_of_engine(FILE *out, const void *e)
 {
-	report_summary(out, e);
+	struct run_view v;
+	engine_view(e, &v);
+	report_summary(out, &v);
 }
 
 static void summary_of_snapshot(FILE *out, const void *s)

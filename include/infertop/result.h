@@ -15,7 +15,9 @@
  *   src/result/markdown.c    `report`/`compare --format markdown`
  *
  * The JSON reader (snapshot_read.c) and the writer name enum values with
- * the same tables (src/result/keys.c), each used both ways.
+ * the same tables (src/result/keys.c), each used both ways. The model's
+ * own (release, derived figures) is model.c; merging runs merge.c (in
+ * snapshot.h); comparing two compare.c (below).
  */
 
 #include <stdint.h>
@@ -78,6 +80,8 @@ struct result_compare {
 	 * NULL when none differ (or out of memory). */
 	struct cJSON *options_diff;
 };
+/* src/result/compare.c: the rows of a against b, and the options that
+ * differ. */
 void result_compare_build(struct result_compare *c, const struct snapshot *a, const struct snapshot *b,
 			  const char *file_a, const char *file_b);
 /* Frees what result_compare_build allocated. */
@@ -96,15 +100,12 @@ const struct result_crow *result_compare_find(const struct result_compare *c, co
 
 /* ---- JSON (json_write.c) ---- */
 
-/* Prints doc and a newline on out, then frees doc. 0, or -1 when doc is
- * NULL or could not be printed (out of memory). */
-int result_json_print(FILE *out, struct cJSON *doc);
-/* `infertop report --format json` and `compare --format json`. */
-struct cJSON *result_json_report(const char *file, const struct snapshot *s);
-struct cJSON *result_json_compare(const struct result_compare *c);
 /* Parts of a live snapshot that are carried as JSON: the options as given
  * (credentials never), the load changes, the time series. NULL on OOM. */
 struct cJSON *result_json_options(const struct config *c, const char *model);
+/* The key of the options block that echoes option `option` (a long name
+ * of the option table, without "--"), NULL when none does. */
+const char *result_option_key(const char *option);
 struct cJSON *result_json_load_changes(const struct load *l, int64_t t_start);
 struct cJSON *result_json_series(const struct series *ser, int64_t t_start, int64_t elapsed_ns);
 /* A merge's summary of one input (its "merged_from" entry). */
@@ -114,8 +115,6 @@ void result_json_plan(struct cJSON *o, const struct snapshot *s);
 
 /* ---- text (text.c) ---- */
 
-void result_text_report(FILE *out, const char *file, const struct snapshot *s);
-void result_text_compare(FILE *out, const struct result_compare *c);
 /* The options that differ, one "PREFIXname: A -> B" line each, into buf;
  * returns how many (0: the same). */
 int result_text_options_diff(char *buf, size_t cap, const struct result_compare *c, const char *prefix);
@@ -131,11 +130,29 @@ void result_text_pct(char *buf, size_t cap, double p);
  * plan's note); the text an older file saved when it has no plan data. */
 void result_text_plan(FILE *out, const struct snapshot *s);
 
-/* ---- CSV (csv.c) and Markdown (markdown.c) ---- */
+/* ---- the formats of `report` and `compare --format` ---- */
 
-void result_csv_report(FILE *out, const struct snapshot *s);
-void result_csv_compare(FILE *out, const struct result_compare *c);
-void result_md_report(FILE *out, const char *file, const struct snapshot *s);
-void result_md_compare(FILE *out, const struct result_compare *c);
+/* One row a format: its name, another name it answers to (NULL: none),
+ * what `report --help` says of it (NULL: nothing), how it renders a run
+ * (`report`) and two runs (`compare`). The first row is the default.
+ * tools.c makes the --help lists, the --format parser and the dispatch
+ * from these rows: a new format is a row here, its two renderers declared
+ * below, and the module that writes them. */
+#define RESULT_FORMATS(X)                                                                                    \
+	X("text", NULL, NULL, result_text_report, result_text_compare)                                       \
+	X("json", NULL, NULL, result_json_report, result_json_compare)                                       \
+	X("csv", NULL, "the latency table, one row per scope and metric", result_csv_report, result_csv_compare) \
+	X("markdown", "md", NULL, result_md_report, result_md_compare)
+
+/* A renderer writes on out: 0, or -1 on out of memory. file is the name
+ * the run was read from. */
+int result_text_report(FILE *out, const char *file, const struct snapshot *s);
+int result_text_compare(FILE *out, const struct result_compare *c);
+int result_json_report(FILE *out, const char *file, const struct snapshot *s);
+int result_json_compare(FILE *out, const struct result_compare *c);
+int result_csv_report(FILE *out, const char *file, const struct snapshot *s);
+int result_csv_compare(FILE *out, const struct result_compare *c);
+int result_md_report(FILE *out, const char *file, const struct snapshot *s);
+int result_md_compare(FILE *out, const struct result_compare *c);
 
 #endif

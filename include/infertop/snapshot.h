@@ -8,8 +8,9 @@
  * read back by `infertop report|merge|compare`.
  *
  * struct snapshot is the one in-memory model of a run: built from a live
- * run (snapshot.c, from its view) it borrows the engine's histograms; read from a file
- * or merged (snapshot_read.c) it owns decoded copies. The plan's results
+ * run (snapshot.c, from its view) it borrows the engine's histograms; read
+ * from a file (snapshot_read.c) or merged (merge.c) it owns decoded
+ * copies, which model.c frees. The plan's results
  * are data (struct snapshot_plan), not text. Each output format is one
  * module that only reads the model (include/infertop/result.h): JSON
  * (snapshot_to_json, json_write.c), text (snapshot_print_summary, report,
@@ -233,7 +234,7 @@ int snapshot_reparse(struct snapshot *s, const char *text, size_t len, char *err
 /* snapshot_parse on a file's contents. */
 int snapshot_read_file(struct snapshot *s, const char *path, char *err, size_t errcap);
 
-/* dst = the union of n runs made side by side: histograms added, counters
+/* (merge.c) dst = the union of n runs made side by side: histograms added, counters
  * summed, load targets summed, duration from the earliest start to the
  * latest end. Exact for every count and histogram. 0, or -1 with err. */
 int snapshot_merge(struct snapshot *dst, const struct snapshot *const *src, size_t n, char *err, size_t errcap);

@@ -22,17 +22,19 @@ static void csv_latency(FILE *out, const char *scope, struct hist *const *h)
 	}
 }
 
-void result_csv_report(FILE *out, const struct snapshot *s)
+int result_csv_report(FILE *out, const char *file, const struct snapshot *s)
 {
+	(void)file;
 	fprintf(out, "scope,metric,count");
 	for (int i = 0; i < RESULT_NSTAT; i++)
 		fprintf(out, ",%s", result_mstat_keys[i]);
 	fputc('\n', out);
 	csv_latency(out, "run", s->run);
 	csv_latency(out, "window", s->win);
+	return 0;
 }
 
-void result_csv_compare(FILE *out, const struct result_compare *c)
+int result_csv_compare(FILE *out, const struct result_compare *c)
 {
 	fprintf(out, "name,unit,a,b,delta,delta_pct,verdict,key\n");
 	for (int i = 0; i < c->n; i++) {
@@ -43,4 +45,5 @@ void result_csv_compare(FILE *out, const struct result_compare *c)
 			fprintf(out, "%.3f", p);
 		fprintf(out, ",%s,%s\n", result_crow_verdict(r), r->key);
 	}
+	return 0;
 }

@@ -11,6 +11,8 @@
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -828,105 +830,240 @@ static void copy_str(char *dst, size_t cap, const char *src)
 }
 
 
-static void add_str_array(cJSON *o, const char *k, char *const *v, size_t n)
+/* ---- the options block ----
+ * One row a key, in the order the block has always had: a result's
+ * bytes, and `compare`'s list of the options that differ, follow it.
+ * `option` is the option of the option table (src/cli/cli.c's opts[])
+ * whose value the key echoes; tests/test_result.c fails when an option of
+ * that table is in no row here and not in its list of options left out on
+ * purpose, so an option added there cannot go missing from results. */
+
+struct opt_row;
+typedef void (*opt_put)(cJSON *o, const struct opt_row *r, const struct config *c, const char *model);
+struct opt_row {
+	const char *key;
+	const char *option; /* long name, without "--"; NULL: no option (the URL argument, the load mode) */
+	opt_put put;
+	size_t field;       /* offsetof(struct config, ...) for the generic writers */
+	size_t field2;      /* an array's length, or the flag that says a number was given */
+	const char *dflt;   /* a string's value when the option was not given */
+};
+
+#define CF(f) offsetof(struct config, f)
+#define FIELD(c, off, type) (*(type const *)(const void *)((const char *)(c) + (off)))
+
+static void put_string(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
 {
-	cJSON *a = cJSON_AddArrayToObject(o, k);
+	(void)model;
+	const char *v = FIELD(c, r->field, char *);
+	put_str(o, r->key, v ? v : r->dflt);
+}
+
+static void put_long(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	(void)model;
+	put_num(o, r->key, (double)FIELD(c, r->field, long));
+}
+
+static void put_double(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	(void)model;
+	put_num(o, r->key, FIELD(c, r->field, double));
+}
+
+/* A number given or not (null). */
+static void put_given(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	(void)model;
+	if (FIELD(c, r->field2, bool))
+		put_num(o, r->key, FIELD(c, r->field, double));
+	else
+		cJSON_AddNullToObject(o, r->key);
+}
+
+/* A duration in seconds. */
+static void put_seconds(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	(void)model;
+	put_num(o, r->key, (double)FIELD(c, r->field, int64_t) / 1e9);
+}
+
+static void put_count(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	(void)model;
+	put_u64(o, r->key, FIELD(c, r->field, uint64_t));
+}
+
+static void put_bool(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	(void)model;
+	cJSON_AddBoolToObject(o, r->key, FIELD(c, r->field, bool));
+}
+
+/* A repeatable option's values. */
+static void put_strings(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	(void)model;
+	char *const *v = FIELD(c, r->field, char **);
+	size_t n = FIELD(c, r->field2, size_t);
+	cJSON *a = cJSON_AddArrayToObject(o, r->key);
 	for (size_t i = 0; a && i < n; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(v[i] ? v[i] : ""));
 }
 
-cJSON *result_json_options(const struct config *c, const char *model)
+/* A URL without its user:password@, query and fragment. */
+static void put_url(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
 {
+	(void)model;
 	char url[1024];
-	cJSON *o = cJSON_CreateObject();
-	if (!o)
-		return NULL;
-	redact_url(c->url, url, sizeof url);
-	put_str(o, "url", url);
-	cJSON_AddStringToObject(o, "api", c->api == OAI_CHAT ? "chat" : "completions");
-	put_str(o, "model", model ? model : c->model);
-	cJSON_AddStringToObject(o, "mode", mode_key(c->rate > 0 ? LOAD_OPEN : LOAD_CLOSED));
-	put_num(o, "concurrency", (double)c->concurrency);
-	put_num(o, "rate", c->rate);
-	put_num(o, "max_concurrency", (double)c->max_concurrency);
-	put_u64(o, "seed", c->seed);
-	/* The dataset's share this run sent (--slice, or a pod's index). */
-	if (c->slice_count > 0) {
-		char sl[48];
-		snprintf(sl, sizeof sl, "%ld/%ld", c->slice_index, c->slice_count);
-		cJSON_AddStringToObject(o, "slice", sl);
-	} else {
-		cJSON_AddNullToObject(o, "slice");
-	}
-	put_num(o, "requests", (double)c->requests);
-	put_num(o, "duration_s", (double)c->duration_ns / 1e9);
-	put_num(o, "input_tokens", (double)c->input_tokens);
-	put_num(o, "output_tokens", (double)c->output_tokens);
-	cJSON_AddBoolToObject(o, "ignore_eos", c->ignore_eos);
-	if (c->have_temperature)
-		put_num(o, "temperature", c->temperature);
+	redact_url(FIELD(c, r->field, char *), url, sizeof url);
+	put_str(o, r->key, url);
+}
+
+/* "none" (scraping off) is no URL to redact. */
+static void put_metrics_url(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	(void)model;
+	const char *v = FIELD(c, r->field, char *);
+	char url[1024];
+	if (v && strcmp(v, "none") != 0)
+		redact_url(v, url, sizeof url);
 	else
-		cJSON_AddNullToObject(o, "temperature");
-	cJSON *xb = c->extra_body ? cJSON_Parse(c->extra_body) : NULL;
-	cJSON_AddItemToObject(o, "extra_body", xb ? xb : cJSON_CreateNull());
-	/* Header values may carry credentials: only their names are saved. */
-	cJSON *h = cJSON_AddArrayToObject(o, "header_names");
-	for (size_t i = 0; h && i < c->nheaders; i++) {
-		const char *colon = strchr(c->headers[i], ':');
-		size_t n = colon ? (size_t)(colon - c->headers[i]) : strlen(c->headers[i]);
+		copy_str(url, sizeof url, v);
+	put_str(o, r->key, url);
+}
+
+static void put_api(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	(void)model;
+	cJSON_AddStringToObject(o, r->key, FIELD(c, r->field, enum oai_api) == OAI_CHAT ? "chat" : "completions");
+}
+
+/* The model asked for: probed, or -m. */
+static void put_model(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	put_str(o, r->key, model ? model : FIELD(c, r->field, char *));
+}
+
+static void put_mode(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	(void)model;
+	cJSON_AddStringToObject(o, r->key, mode_key(FIELD(c, r->field, double) > 0 ? LOAD_OPEN : LOAD_CLOSED));
+}
+
+/* The dataset's share this run sent (--slice, or a pod's index). */
+static void put_slice(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	(void)model;
+	long count = FIELD(c, r->field2, long);
+	if (count > 0) {
+		char sl[48];
+		snprintf(sl, sizeof sl, "%ld/%ld", FIELD(c, r->field, long), count);
+		cJSON_AddStringToObject(o, r->key, sl);
+	} else {
+		cJSON_AddNullToObject(o, r->key);
+	}
+}
+
+static void put_extra_body(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	(void)model;
+	const char *text = FIELD(c, r->field, char *);
+	cJSON *xb = text ? cJSON_Parse(text) : NULL;
+	cJSON_AddItemToObject(o, r->key, xb ? xb : cJSON_CreateNull());
+}
+
+/* Header values may carry credentials: only their names are saved. */
+static void put_header_names(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	(void)model;
+	char *const *hv = FIELD(c, r->field, char **);
+	size_t nh = FIELD(c, r->field2, size_t);
+	cJSON *h = cJSON_AddArrayToObject(o, r->key);
+	for (size_t i = 0; h && i < nh; i++) {
+		const char *colon = strchr(hv[i], ':');
+		size_t n = colon ? (size_t)(colon - hv[i]) : strlen(hv[i]);
 		char name[128];
-		snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), c->headers[i]);
+		snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), hv[i]);
 		cJSON_AddItemToArray(h, cJSON_CreateString(name));
 	}
-	put_str(o, "api_key_env", c->api_key_env ? c->api_key_env : "OPENAI_API_KEY");
-	cJSON_AddBoolToObject(o, "insecure", c->insecure);
-	put_num(o, "timeout_s", (double)c->timeout_ns / 1e9);
-	cJSON_AddBoolToObject(o, "new_connection", c->new_connection);
-	put_str(o, "http_client", c->http_client ? c->http_client : "direct");
-	cJSON_AddBoolToObject(o, "no_tui", c->no_tui);
-	cJSON_AddBoolToObject(o, "demo", c->demo);
-	add_str_array(o, "sim_args", c->demo_args, c->ndemo_args);
-	put_num(o, "interval_s", (double)c->interval_ns / 1e9);
-	put_num(o, "window_s", (double)c->window_ns / 1e9);
-	put_num(o, "grace_s", (double)c->grace_ns / 1e9);
-	put_str(o, "output", c->output_path);
-	cJSON_AddBoolToObject(o, "save_detailed", c->save_detailed);
-	cJSON_AddBoolToObject(o, "save_detailed_texts", c->save_texts);
-	cJSON_AddBoolToObject(o, "quiet", c->quiet);
-	if (c->metrics_url && strcmp(c->metrics_url, "none") != 0)
-		redact_url(c->metrics_url, url, sizeof url);
-	else
-		copy_str(url, sizeof url, c->metrics_url);
-	put_str(o, "metrics_url", url);
-	put_num(o, "metrics_interval_s", (double)c->metrics_interval_ns / 1e9);
-	put_str(o, "server", c->server);
-	redact_url(c->gpu_metrics_url, url, sizeof url);
-	put_str(o, "gpu_metrics_url", url);
-	add_str_array(o, "watch_metrics", c->watch_metrics, c->nwatch_metrics);
-	put_str(o, "arrival", c->arrival);
-	put_num(o, "burstiness", c->burstiness);
-	put_str(o, "stages", c->stages);
-	put_str(o, "sweep", c->sweep);
-	put_num(o, "stage_duration_s", (double)c->stage_duration_ns / 1e9);
-	put_str(o, "warmup", c->warmup);
-	put_num(o, "cooldown_s", (double)c->cooldown_ns / 1e9);
-	put_str(o, "scenario", c->scenario);
-	cJSON_AddBoolToObject(o, "matrix", c->matrix);
-	put_str(o, "models", c->models);
-	put_str(o, "traffic_split", c->traffic_split);
-	put_str(o, "slo", c->slo);
-	put_str(o, "snapshot_dir", c->snapshot_dir);
-	put_num(o, "snapshot_every_s", (double)c->snapshot_every_ns / 1e9);
-	put_str(o, "request_log", c->request_log);
-	put_u64(o, "request_log_max", c->request_log_max);
-	if (c->have_max_error_rate)
-		put_num(o, "max_error_rate", c->max_error_rate);
-	else
-		cJSON_AddNullToObject(o, "max_error_rate");
-	put_num(o, "refresh_hz", c->refresh_hz);
-	put_str(o, "theme", c->theme);
-	cJSON_AddBoolToObject(o, "ascii", c->ascii);
+}
+
+static const struct opt_row opt_rows[] = {
+	{ "url", NULL, put_url, .field = CF(url) },
+	{ "api", "api", put_api, .field = CF(api) },
+	{ "model", "model", put_model, .field = CF(model) },
+	{ "mode", NULL, put_mode, .field = CF(rate) },
+	{ "concurrency", "concurrency", put_long, .field = CF(concurrency) },
+	{ "rate", "rate", put_double, .field = CF(rate) },
+	{ "max_concurrency", "max-concurrency", put_long, .field = CF(max_concurrency) },
+	{ "seed", "seed", put_count, .field = CF(seed) },
+	{ "slice", "slice", put_slice, .field = CF(slice_index), .field2 = CF(slice_count) },
+	{ "requests", "requests", put_long, .field = CF(requests) },
+	{ "duration_s", "duration", put_seconds, .field = CF(duration_ns) },
+	{ "input_tokens", "input-tokens", put_long, .field = CF(input_tokens) },
+	{ "output_tokens", "output-tokens", put_long, .field = CF(output_tokens) },
+	{ "ignore_eos", "no-ignore-eos", put_bool, .field = CF(ignore_eos) },
+	{ "temperature", "temperature", put_given, .field = CF(temperature), .field2 = CF(have_temperature) },
+	{ "extra_body", "extra-body", put_extra_body, .field = CF(extra_body) },
+	{ "header_names", "header", put_header_names, .field = CF(headers), .field2 = CF(nheaders) },
+	{ "api_key_env", "api-key-env", put_string, .field = CF(api_key_env), .dflt = "OPENAI_API_KEY" },
+	{ "insecure", "insecure", put_bool, .field = CF(insecure) },
+	{ "timeout_s", "timeout", put_seconds, .field = CF(timeout_ns) },
+	{ "new_connection", "new-connection", put_bool, .field = CF(new_connection) },
+	{ "http_client", "http-client", put_string, .field = CF(http_client), .dflt = "direct" },
+	{ "no_tui", "no-tui", put_bool, .field = CF(no_tui) },
+	{ "demo", "demo", put_bool, .field = CF(demo) },
+	{ "sim_args", "sim-arg", put_strings, .field = CF(demo_args), .field2 = CF(ndemo_args) },
+	{ "interval_s", "interval", put_seconds, .field = CF(interval_ns) },
+	{ "window_s", "window", put_seconds, .field = CF(window_ns) },
+	{ "grace_s", "grace", put_seconds, .field = CF(grace_ns) },
+	{ "output", "output", put_string, .field = CF(output_path) },
+	{ "save_detailed", "save-detailed", put_bool, .field = CF(save_detailed) },
+	{ "save_detailed_texts", "save-detailed-texts", put_bool, .field = CF(save_texts) },
+	{ "quiet", "quiet", put_bool, .field = CF(quiet) },
+	{ "metrics_url", "metrics-url", put_metrics_url, .field = CF(metrics_url) },
+	{ "metrics_interval_s", "metrics-interval", put_seconds, .field = CF(metrics_interval_ns) },
+	{ "server", "server", put_string, .field = CF(server) },
+	{ "gpu_metrics_url", "gpu-metrics-url", put_url, .field = CF(gpu_metrics_url) },
+	{ "watch_metrics", "watch-metric", put_strings, .field = CF(watch_metrics), .field2 = CF(nwatch_metrics) },
+	{ "arrival", "arrival", put_string, .field = CF(arrival) },
+	{ "burstiness", "burstiness", put_double, .field = CF(burstiness) },
+	{ "stages", "stages", put_string, .field = CF(stages) },
+	{ "sweep", "sweep", put_string, .field = CF(sweep) },
+	{ "stage_duration_s", "stage-duration", put_seconds, .field = CF(stage_duration_ns) },
+	{ "warmup", "warmup", put_string, .field = CF(warmup) },
+	{ "cooldown_s", "cooldown", put_seconds, .field = CF(cooldown_ns) },
+	{ "scenario", "scenario", put_string, .field = CF(scenario) },
+	{ "matrix", "matrix", put_bool, .field = CF(matrix) },
+	{ "models", "models", put_string, .field = CF(models) },
+	{ "traffic_split", "traffic-split", put_string, .field = CF(traffic_split) },
+	{ "slo", "slo", put_string, .field = CF(slo) },
+	{ "snapshot_dir", "snapshot-dir", put_string, .field = CF(snapshot_dir) },
+	{ "snapshot_every_s", "snapshot-every", put_seconds, .field = CF(snapshot_every_ns) },
+	{ "request_log", "request-log", put_string, .field = CF(request_log) },
+	{ "request_log_max", "request-log-max", put_count, .field = CF(request_log_max) },
+	{ "max_error_rate", "max-error-rate", put_given, .field = CF(max_error_rate),
+	  .field2 = CF(have_max_error_rate) },
+	{ "refresh_hz", "refresh", put_double, .field = CF(refresh_hz) },
+	{ "theme", "theme", put_string, .field = CF(theme) },
+	{ "ascii", "ascii", put_bool, .field = CF(ascii) },
+};
+
+cJSON *result_json_options(const struct config *c, const char *model)
+{
+	cJSON *o = cJSON_CreateObject();
+	for (size_t i = 0; o && i < sizeof opt_rows / sizeof opt_rows[0]; i++)
+		opt_rows[i].put(o, &opt_rows[i], c, model);
 	return o;
+}
+
+const char *result_option_key(const char *option)
+{
+	for (size_t i = 0; i < sizeof opt_rows / sizeof opt_rows[0]; i++)
+		if (opt_rows[i].option && strcmp(opt_rows[i].option, option) == 0)
+			return opt_rows[i].key;
+	return NULL;
 }
 
 cJSON *result_json_load_changes(const struct load *l, int64_t t_start)
@@ -1107,7 +1244,7 @@ static cJSON *latency_json(struct hist *const *h)
 	return o;
 }
 
-cJSON *result_json_report(const char *file, const struct snapshot *s)
+static cJSON *report_doc(const char *file, const struct snapshot *s)
 {
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
@@ -1170,7 +1307,7 @@ cJSON *result_json_report(const char *file, const struct snapshot *s)
 
 /* ---- infertop compare --format json ---- */
 
-cJSON *result_json_compare(const struct result_compare *c)
+static cJSON *compare_doc(const struct result_compare *c)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON *arr = o ? cJSON_AddArrayToObject(o, "rows") : NULL;
@@ -1219,7 +1356,9 @@ char *snapshot_to_text(const struct snapshot *s)
 	return txt;
 }
 
-int result_json_print(FILE *out, struct cJSON *doc)
+/* Prints doc and a newline on out, then frees doc. 0, or -1 when doc is
+ * NULL or could not be printed (out of memory). */
+static int print_doc(FILE *out, struct cJSON *doc)
 {
 	char *txt = doc ? cJSON_Print(doc) : NULL;
 	cJSON_Delete(doc);
@@ -1228,4 +1367,14 @@ int result_json_print(FILE *out, struct cJSON *doc)
 	fprintf(out, "%s\n", txt);
 	free(txt);
 	return 0;
+}
+
+int result_json_report(FILE *out, const char *file, const struct snapshot *s)
+{
+	return print_doc(out, report_doc(file, s));
+}
+
+int result_json_compare(FILE *out, const struct result_compare *c)
+{
+	return print_doc(out, compare_doc(c));
 }

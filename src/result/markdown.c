@@ -40,7 +40,7 @@ static void md_cell(FILE *out, const char *s)
 	}
 }
 
-void result_md_report(FILE *out, const char *file, const struct snapshot *s)
+int result_md_report(FILE *out, const char *file, const struct snapshot *s)
 {
 	char start[40], load[96];
 	result_text_utc(start, sizeof start, s->start_unix);
@@ -83,9 +83,10 @@ void result_md_report(FILE *out, const char *file, const struct snapshot *s)
 			fprintf(out, " |\n");
 		}
 	}
+	return 0;
 }
 
-void result_md_compare(FILE *out, const struct result_compare *c)
+int result_md_compare(FILE *out, const struct result_compare *c)
 {
 	char pct[32];
 	char opts[4096];
@@ -101,4 +102,5 @@ void result_md_compare(FILE *out, const struct result_compare *c)
 			p, r->b - r->a, pct, result_crow_verdict(r), r->key);
 	}
 	fprintf(out, "\nA: `%s`, B: `%s`\n", c->file_a, c->file_b);
+	return 0;
 }

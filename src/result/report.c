@@ -14,17 +14,15 @@
 #include "infertop/stats.h"
 #include "infertop/snapshot.h"
 #include "infertop/units.h"
+#include "infertop/view.h"
 
 static double us_to_ms(int64_t us)
 {
 	return (double)us / 1000.0;
 }
 
-void report_progress(FILE *out, const struct engine *eng, int64_t now_ns)
+void report_progress(FILE *out, const struct run_view *v, int64_t now_ns)
 {
-	struct run_view view;
-	engine_view(eng, &view);
-	const struct run_view *v = &view;
 	const struct stats *s = v->stats;
 	double win = stats_window_seconds(s, now_ns);
 	uint64_t errors = stats_errors_total(s);
@@ -61,14 +59,12 @@ void report_progress(FILE *out, const struct engine *eng, int64_t now_ns)
 	fflush(out);
 }
 
-void report_summary(FILE *out, const struct engine *e)
+void report_summary(FILE *out, const struct run_view *v)
 {
 	/* One printer for a live run and a saved file: `infertop report`
 	 * shows the same block from a snapshot. */
-	struct run_view v;
-	engine_view(e, &v);
 	struct snapshot s;
-	if (snapshot_from_view(&s, &v, clock_now_ns(), SNAPSHOT_FINAL) != 0) {
+	if (snapshot_from_view(&s, v, clock_now_ns(), SNAPSHOT_FINAL) != 0) {
 		fprintf(out, "infertop: out of memory building the summary\n");
 		return;
 	}
@@ -78,16 +74,14 @@ void report_summary(FILE *out, const struct engine *e)
 
 /* The result is the final snapshot (man infertop-snapshot(5)): vLLM's keys
  * at the top level, infertop's under "infertop". */
-char *report_json(const struct engine *e)
+char *report_json(const struct run_view *v)
 {
-	struct run_view v;
-	engine_view(e, &v);
-	return snapshot_build(&v, clock_now_ns(), v.state == ENGINE_DONE ? SNAPSHOT_FINAL : SNAPSHOT_KEY);
+	return snapshot_build(v, clock_now_ns(), v->state == ENGINE_DONE ? SNAPSHOT_FINAL : SNAPSHOT_KEY);
 }
 
-int report_write_json(const struct engine *e, const char *path, char *err, size_t errcap)
+int report_write_json(const struct run_view *v, const char *path, char *err, size_t errcap)
 {
-	char *txt = report_json(e);
+	char *txt = report_json(v);
 	if (!txt) {
 		snprintf(err, errcap, "out of memory building the result");
 		return -1;

@@ -1,13 +1,15 @@
 #include "config.h"
 
-/* The in-memory form of a snapshot, whatever it came from: parsed back
- * from a file (the JSON writer's counterpart, json_write.c, naming enum
- * values with the same tables, keys.c), merged, and the figures every
- * renderer derives from it. Needs nothing from a live engine, so
+/* A snapshot read back: a document parsed into struct snapshot (the JSON
+ * writer's counterpart, json_write.c, naming enum values with the same
+ * tables, keys.c), and a saved server block into struct server_state.
+ * Reads only: merging is merge.c, comparing compare.c, the model's own
+ * (release, figures) model.c. Needs nothing from a live engine, so
  * report/merge/compare and the fuzz target use it alone. */
 
 #include "infertop/snapshot.h"
 #include "infertop/result.h"
+#include "model.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -21,175 +23,6 @@
 #include "infertop/load.h"
 #include "infertop/server.h"
 
-const char *snapshot_reason_name(enum snapshot_reason r)
-{
-	return result_key_name(result_keys_reason, (int)r, "?");
-}
-
-uint64_t snapshot_failed(const struct snapshot *s)
-{
-	uint64_t t = 0;
-	for (int k = 0; k < ERR_NKINDS; k++)
-		t += s->errors[k];
-	return t;
-}
-
-double snapshot_rate(uint64_t count, double seconds)
-{
-	return seconds > 0 ? (double)count / seconds : 0.0;
-}
-
-/* ---- derived figures ---- */
-
-const char *const result_mstat_keys[RESULT_NSTAT] = {"mean_ms", "std_ms", "min_ms", "p50_ms", "p90_ms",
-						      "p95_ms", "p99_ms", "p99_9_ms", "max_ms"};
-const char *const result_mstat_heads[RESULT_NSTAT] = {"mean", "std", "min", "p50", "p90",
-						       "p95", "p99", "p99.9", "max"};
-
-void result_mstat_of(const struct hist *h, struct result_mstat *m)
-{
-	static const double ps[] = {50, 90, 95, 99, 99.9};
-	m->count = hist_count(h);
-	m->v[0] = hist_mean(h) / 1000.0;
-	m->v[1] = hist_stddev(h) / 1000.0;
-	m->v[2] = (double)hist_min(h) / 1000.0;
-	for (int i = 0; i < 5; i++)
-		m->v[3 + i] = (double)hist_percentile(h, ps[i]) / 1000.0;
-	m->v[8] = (double)hist_max(h) / 1000.0;
-}
-
-static void crow_add(struct result_compare *c, const char *name, const char *key, const char *unit, int better,
-		     double a, double b)
-{
-	struct result_crow *r = &c->rows[c->n++];
-	snprintf(r->name, sizeof r->name, "%s", name);
-	snprintf(r->key, sizeof r->key, "%s", key);
-	snprintf(r->unit, sizeof r->unit, "%s", unit);
-	r->prec = strcmp(unit, "count") == 0 ? 0 : strcmp(unit, "share") == 0 ? 4 : 3;
-	r->better = better;
-	r->a = a;
-	r->b = b;
-}
-
-/* The options of the two runs that differ. "output" is left out: where
- * the file went says nothing of how the run ran. */
-static cJSON *options_diff(const cJSON *a, const cJSON *b)
-{
-	cJSON *d = cJSON_CreateObject();
-	const cJSON *sides[2] = { a, b };
-	for (int s = 0; d && s < 2; s++) {
-		const cJSON *it;
-		cJSON_ArrayForEach(it, sides[s])
-		{
-			if (!it->string || strcmp(it->string, "output") == 0 ||
-			    cJSON_GetObjectItemCaseSensitive(d, it->string))
-				continue;
-			const cJSON *va = cJSON_GetObjectItemCaseSensitive(a, it->string);
-			const cJSON *vb = cJSON_GetObjectItemCaseSensitive(b, it->string);
-			if (va && vb && cJSON_Compare(va, vb, true))
-				continue;
-			cJSON *e = cJSON_AddObjectToObject(d, it->string);
-			if (!e)
-				break;
-			cJSON_AddItemToObject(e, "a", va ? cJSON_Duplicate(va, true) : cJSON_CreateNull());
-			cJSON_AddItemToObject(e, "b", vb ? cJSON_Duplicate(vb, true) : cJSON_CreateNull());
-		}
-	}
-	if (d && !d->child) {
-		cJSON_Delete(d);
-		d = NULL;
-	}
-	return d;
-}
-
-void result_compare_release(struct result_compare *c)
-{
-	cJSON_Delete(c->options_diff);
-	c->options_diff = NULL;
-}
-
-const char *result_crow_verdict(const struct result_crow *r)
-{
-	if (!r->better || isnan(r->a) || isnan(r->b))
-		return "";
-	if (r->b == r->a)
-		return "same";
-	return (r->b > r->a) == (r->better > 0) ? "better" : "worse";
-}
-
-const struct result_crow *result_compare_find(const struct result_compare *c, const char *key)
-{
-	for (int i = 0; i < c->n; i++)
-		if (strcmp(c->rows[i].key, key) == 0)
-			return &c->rows[i];
-	return NULL;
-}
-
-static double error_share(const struct snapshot *s)
-{
-	uint64_t f = snapshot_failed(s), t = f + s->run_c.completed;
-	return t ? (double)f / (double)t : 0.0;
-}
-
-void result_compare_build(struct result_compare *c, const struct snapshot *a, const struct snapshot *b,
-			  const char *file_a, const char *file_b)
-{
-	c->file_a = file_a;
-	c->file_b = file_b;
-	c->n = 0;
-	c->options_diff = options_diff(a->options, b->options);
-	crow_add(c, "duration", "duration", "s", 0, a->duration, b->duration);
-	crow_add(c, "completed", "completed", "count", 0, (double)a->run_c.completed, (double)b->run_c.completed);
-	crow_add(c, "failed", "failed", "count", -1, (double)snapshot_failed(a), (double)snapshot_failed(b));
-	crow_add(c, "error_share", "error_share", "share", -1, error_share(a), error_share(b));
-	crow_add(c, "output_tokens", "total_output_tokens", "count", 0, (double)a->run_c.output_tokens,
-		 (double)b->run_c.output_tokens);
-	crow_add(c, "request_throughput", "request_throughput", "req/s", +1,
-		 snapshot_rate(a->run_c.completed, a->duration), snapshot_rate(b->run_c.completed, b->duration));
-	crow_add(c, "output_throughput", "output_throughput", "tok/s", +1,
-		 snapshot_rate(a->run_c.output_tokens, a->duration), snapshot_rate(b->run_c.output_tokens, b->duration));
-	crow_add(c, "total_token_throughput", "total_token_throughput", "tok/s", +1,
-		 snapshot_rate(a->run_c.output_tokens + a->run_c.input_tokens, a->duration),
-		 snapshot_rate(b->run_c.output_tokens + b->run_c.input_tokens, b->duration));
-	static const int which[] = {0, 3, 4, 6, 7}; /* mean p50 p90 p99 p99.9 */
-	static const char *const vllm[] = {"mean", "median", "p90", "p99", "p99.9"};
-	for (int m = 0; m < STAT_NMETRICS; m++) {
-		struct result_mstat sa, sb;
-		result_mstat_of(a->run[m], &sa);
-		result_mstat_of(b->run[m], &sb);
-		for (size_t i = 0; i < sizeof which / sizeof which[0]; i++) {
-			char name[48], key[48];
-			const char *mn = stats_metric_name((enum stat_metric)m);
-			snprintf(name, sizeof name, "%s %s", mn, result_mstat_heads[which[i]]);
-			snprintf(key, sizeof key, "%s_%s_ms", vllm[i], mn);
-			crow_add(c, name, key, "ms", -1, sa.v[which[i]], sb.v[which[i]]);
-		}
-	}
-}
-
-double result_crow_delta_pct(const struct result_crow *r)
-{
-	return r->a != 0 ? 100.0 * (r->b - r->a) / fabs(r->a) : NAN;
-}
-
-void snapshot_release(struct snapshot *s)
-{
-	if (s->owns_hists) {
-		for (int m = 0; m < STAT_NMETRICS; m++) {
-			hist_free(s->run[m]);
-			hist_free(s->win[m]);
-		}
-	}
-	cJSON_Delete(s->options);
-	cJSON_Delete(s->load_changes);
-	cJSON_Delete(s->server);
-	cJSON_Delete(s->series);
-	cJSON_Delete(s->request_log);
-	cJSON_Delete(s->sources);
-	snapshot_plan_release(&s->plan);
-	free(s->plan_text);
-	memset(s, 0, sizeof *s);
-}
 /* ---- the server block read back ---- */
 
 static bool sv_num(const cJSON *o, const char *k, double scale, struct server_value *v)
@@ -422,51 +255,6 @@ static void get_hists(struct rd *r, const cJSON *metrics, struct hist **h)
 	}
 }
 
-/* The histograms a snapshot may hand on to its next parse or merge. */
-struct hist_set {
-	struct hist *run[STAT_NMETRICS], *win[STAT_NMETRICS];
-};
-
-/* Releases s but keeps its histograms in *keep (all NULL when s has none
- * of its own); s is zeroed. */
-static void release_keeping_hists(struct snapshot *s, struct hist_set *keep)
-{
-	memset(keep, 0, sizeof *keep);
-	if (s->owns_hists) {
-		memcpy(keep->run, s->run, sizeof keep->run);
-		memcpy(keep->win, s->win, sizeof keep->win);
-		s->owns_hists = false;
-	}
-	snapshot_release(s);
-}
-
-static void hist_set_free(struct hist_set *keep)
-{
-	for (int m = 0; keep && m < STAT_NMETRICS; m++) {
-		hist_free(keep->run[m]);
-		hist_free(keep->win[m]);
-	}
-}
-
-/* s's histograms: those of *keep, emptied (cheap: a histogram clears only
- * the buckets between its extremes), or new ones. */
-static int alloc_hists(struct snapshot *s, struct hist_set *keep)
-{
-	s->owns_hists = true;
-	for (int m = 0; m < STAT_NMETRICS; m++) {
-		s->run[m] = keep ? keep->run[m] : NULL;
-		s->win[m] = keep ? keep->win[m] : NULL;
-		if (s->run[m])
-			hist_reset(s->run[m]);
-		if (s->win[m])
-			hist_reset(s->win[m]);
-	}
-	for (int m = 0; m < STAT_NMETRICS; m++)
-		if ((!s->run[m] && !(s->run[m] = hist_new())) || (!s->win[m] && !(s->win[m] = hist_new())))
-			return -1;
-	return 0;
-}
-
 static enum snapshot_reason reason_of(const char *name)
 {
 	int id = result_key_id(result_keys_reason, name);
@@ -476,14 +264,6 @@ static enum snapshot_reason reason_of(const char *name)
 /* ---- the plan's results ----
  * Read leniently: a figure of the wrong type reads as 0 (the plan's
  * figures are for people; the counters above are checked). */
-
-void snapshot_plan_release(struct snapshot_plan *p)
-{
-	free(p->timeline);
-	free(p->steps);
-	free(p->models);
-	memset(p, 0, sizeof *p);
-}
 
 static double pnum(const cJSON *o, const char *k)
 {
@@ -658,12 +438,12 @@ static int get_plan(const cJSON *it, struct snapshot_plan *p)
 	return 0;
 }
 
-static int parse_into(struct snapshot *s, struct hist_set *keep, const char *text, size_t len, char *err,
+static int parse_into(struct snapshot *s, struct snapshot_hists *keep, const char *text, size_t len, char *err,
 		      size_t errcap)
 {
 	struct rd r = {.err = err, .cap = errcap};
 	memset(s, 0, sizeof *s);
-	if (alloc_hists(s, keep) != 0) {
+	if (snapshot_hists_alloc(s, keep) != 0) {
 		snapshot_release(s);
 		snprintf(err, errcap, "out of memory");
 		return -1;
@@ -822,8 +602,8 @@ int snapshot_parse(struct snapshot *s, const char *text, size_t len, char *err, 
 
 int snapshot_reparse(struct snapshot *s, const char *text, size_t len, char *err, size_t errcap)
 {
-	struct hist_set keep;
-	release_keeping_hists(s, &keep);
+	struct snapshot_hists keep;
+	snapshot_hists_take(s, &keep);
 	return parse_into(s, &keep, text, len, err, errcap);
 }
 
@@ -867,184 +647,4 @@ out:
 	free(buf);
 	fclose(f);
 	return rc;
-}
-
-/* ---- merge ---- */
-
-/* Whether run id `id` is input s's own or one of the runs s merged. */
-static bool snapshot_has_run(const struct snapshot *s, const char *id)
-{
-	if (!id[0])
-		return false;
-	if (strcmp(s->run_id, id) == 0)
-		return true;
-	const cJSON *src;
-	cJSON_ArrayForEach(src, s->sources)
-	{
-		const cJSON *r = cJSON_GetObjectItemCaseSensitive(src, "run_id");
-		if (cJSON_IsString(r) && strcmp(r->valuestring, id) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* The same run twice (a file given twice, a run with its own snapshot, a
- * merge with one of its parts) would count its requests twice. */
-static int merge_check_distinct(const struct snapshot *const *src, size_t n, char *err, size_t errcap)
-{
-	for (size_t i = 0; i < n; i++) {
-		const char *ids[1 + 64];
-		size_t k = 0;
-		if (src[i]->run_id[0])
-			ids[k++] = src[i]->run_id;
-		const cJSON *so;
-		cJSON_ArrayForEach(so, src[i]->sources)
-		{
-			const cJSON *r = cJSON_GetObjectItemCaseSensitive(so, "run_id");
-			if (k < sizeof ids / sizeof ids[0] && cJSON_IsString(r) && r->valuestring[0])
-				ids[k++] = r->valuestring;
-		}
-		for (size_t j = i + 1; j < n; j++)
-			for (size_t m = 0; m < k; m++)
-				if (snapshot_has_run(src[j], ids[m])) {
-					snprintf(err, errcap,
-						 "inputs %zu and %zu hold the same run (run_id %s): merging would "
-						 "count its requests twice",
-						 i + 1, j + 1, ids[m]);
-					return -1;
-				}
-	}
-	return 0;
-}
-
-static int merge_into(struct snapshot *dst, struct hist_set *keep, const struct snapshot *const *src, size_t n,
-		      char *err, size_t errcap)
-{
-	memset(dst, 0, sizeof *dst);
-	if (n == 0 || merge_check_distinct(src, n, err, errcap) != 0) {
-		if (n == 0)
-			snprintf(err, errcap, "nothing to merge");
-		hist_set_free(keep);
-		return -1;
-	}
-	if (alloc_hists(dst, keep) != 0 || !(dst->sources = cJSON_CreateArray()))
-		goto oom;
-	const struct snapshot *first = src[0];
-	dst->schema = SNAPSHOT_SCHEMA;
-	dst->reason = SNAPSHOT_MERGED;
-	snprintf(dst->version, sizeof dst->version, "%s", PACKAGE_VERSION);
-	snprintf(dst->status, sizeof dst->status, "merged");
-	snprintf(dst->stop_reason, sizeof dst->stop_reason, "merged");
-	snprintf(dst->target_url, sizeof dst->target_url, "%s", first->target_url);
-	snprintf(dst->model, sizeof dst->model, "%s", first->model);
-	snprintf(dst->server_detected, sizeof dst->server_detected, "%s", first->server_detected);
-	dst->open_loop = first->open_loop;
-	dst->max_output_tok_s = NAN;
-	dst->vllm_request_rate = 0;
-	dst->vllm_max_concurrency = 0;
-	dst->burstiness = first->burstiness;
-	/* Goodput adds up only when every run counted the same SLOs. */
-	dst->have_slo = first->have_slo;
-	snprintf(dst->slo_desc, sizeof dst->slo_desc, "%s", first->slo_desc);
-	double start = INFINITY, end = -INFINITY, taken = -INFINITY;
-	bool same_host = true;
-	for (size_t i = 0; i < n; i++) {
-		const struct snapshot *s = src[i];
-		/* Fields shared by every input are kept; ones that differ are
-		 * listed per input in merged_from. */
-		if (strcmp(s->host, first->host) != 0)
-			same_host = false;
-		if (strcmp(s->target_url, first->target_url) != 0)
-			dst->target_url[0] = '\0';
-		if (strcmp(s->model, first->model) != 0)
-			dst->model[0] = '\0';
-		if (strcmp(s->server_detected, first->server_detected) != 0)
-			dst->server_detected[0] = '\0';
-		if (s->open_loop != first->open_loop)
-			dst->open_loop = false;
-		if (!(s->burstiness == first->burstiness))
-			dst->burstiness = NAN;
-		if (!s->have_slo || strcmp(s->slo_desc, first->slo_desc) != 0)
-			dst->have_slo = false;
-		dst->slo_run.ended += s->slo_run.ended;
-		dst->slo_run.met_all += s->slo_run.met_all;
-		for (int k = 0; k < SLO_N; k++)
-			dst->slo_run.met[k] += s->slo_run.met[k];
-		/* The measured span ends where the run did; warmup comes first,
-		 * so it starts `duration` before (a cooldown shifts it later by
-		 * its length, the same for runs made alike). */
-		double s_end = s->start_unix + s->elapsed, s_start = s_end - s->duration;
-		if (s_start < start)
-			start = s_start;
-		if (s_end > end)
-			end = s_end;
-		if (s->taken_unix > taken)
-			taken = s->taken_unix;
-		if (s->win_seconds > dst->win_seconds)
-			dst->win_seconds = s->win_seconds;
-		dst->concurrency += s->concurrency;
-		dst->rate += s->rate;
-		dst->max_concurrency += s->max_concurrency;
-		dst->paused = dst->paused || s->paused;
-		dst->in_flight += s->in_flight;
-		dst->pending += s->pending;
-		dst->vllm_request_rate += s->vllm_request_rate;
-		dst->vllm_max_concurrency += s->vllm_max_concurrency;
-		stats_counters_add(&dst->run_c, &s->run_c);
-		stats_counters_add(&dst->win_c, &s->win_c);
-		dst->started += s->started;
-		/* Peaks need not coincide: the sum is an upper bound. */
-		dst->max_in_flight += s->max_in_flight;
-		dst->connections += s->connections;
-		dst->connection_retries += s->connection_retries;
-		dst->tokens_from_usage += s->tokens_from_usage;
-		dst->tokens_from_chunks += s->tokens_from_chunks;
-		dst->usage_mismatch += s->usage_mismatch;
-		if (s->usage_mismatch)
-			snprintf(dst->usage_mismatch_msg, sizeof dst->usage_mismatch_msg, "%s", s->usage_mismatch_msg);
-		for (int k = 0; k < ERR_NKINDS; k++) {
-			dst->errors[k] += s->errors[k];
-			if (s->errors[k] && s->last_msg[k][0])
-				snprintf(dst->last_msg[k], sizeof dst->last_msg[k], "%s", s->last_msg[k]);
-		}
-		for (int c = 0; c < STATS_HTTP_CODES; c++)
-			dst->http_codes[c] += s->http_codes[c];
-		for (int m = 0; m < STAT_NMETRICS; m++) {
-			hist_add(dst->run[m], s->run[m]);
-			hist_add(dst->win[m], s->win[m]);
-		}
-		dst->nruns += s->nruns ? s->nruns : 1;
-		cJSON *sum = result_json_source(s);
-		if (!sum)
-			goto oom;
-		cJSON_AddItemToArray(dst->sources, sum);
-	}
-	snprintf(dst->host, sizeof dst->host, "%s", same_host ? first->host : "");
-	snprintf(dst->token_source, sizeof dst->token_source, "%s",
-		 dst->tokens_from_usage && dst->tokens_from_chunks ? "mixed"
-		 : dst->tokens_from_chunks			   ? "chunks"
-								   : "usage");
-	dst->start_unix = start;
-	dst->duration = end > start ? end - start : 0;
-	dst->elapsed = dst->duration;
-	if (!dst->have_slo)
-		memset(&dst->slo_run, 0, sizeof dst->slo_run);
-	dst->taken_unix = taken;
-	return 0;
-oom:
-	snapshot_release(dst);
-	snprintf(err, errcap, "out of memory");
-	return -1;
-}
-
-int snapshot_merge(struct snapshot *dst, const struct snapshot *const *src, size_t n, char *err, size_t errcap)
-{
-	return merge_into(dst, NULL, src, n, err, errcap);
-}
-
-int snapshot_remerge(struct snapshot *dst, const struct snapshot *const *src, size_t n, char *err, size_t errcap)
-{
-	struct hist_set keep;
-	release_keeping_hists(dst, &keep);
-	return merge_into(dst, &keep, src, n, err, errcap);
 }

@@ -437,7 +437,7 @@ static void server_text(FILE *out, const struct cJSON *srv)
 	free(st);
 }
 
-void result_text_report(FILE *out, const char *file, const struct snapshot *s)
+int result_text_report(FILE *out, const char *file, const struct snapshot *s)
 {
 	char start[40], taken[40], dur[32], load[96];
 	result_text_utc(start, sizeof start, s->start_unix);
@@ -501,6 +501,7 @@ void result_text_report(FILE *out, const char *file, const struct snapshot *s)
 		fprintf(out, "\nRequest log: %s, %.0f records, %.0f dropped\n", cJSON_IsString(p) ? p->valuestring : "-",
 			jnum(s->request_log, "records"), jnum(s->request_log, "dropped"));
 	}
+	return 0;
 }
 
 /* ---- infertop compare ---- */
@@ -537,7 +538,7 @@ int result_text_options_diff(char *buf, size_t cap, const struct result_compare 
 	return lines;
 }
 
-void result_text_compare(FILE *out, const struct result_compare *c)
+int result_text_compare(FILE *out, const struct result_compare *c)
 {
 	char pct[32], opts[4096];
 	fprintf(out, "A: %s\nB: %s\n\n", c->file_a, c->file_b);
@@ -553,4 +554,5 @@ void result_text_compare(FILE *out, const struct result_compare *c)
 		fprintf(out, "%-26s %-6s %14.*f %14.*f %+14.*f %9s %-6s  %s\n", r->name, r->unit, p, r->a, p, r->b, p,
 			r->b - r->a, pct, result_crow_verdict(r), r->key);
 	}
+	return 0;
 }

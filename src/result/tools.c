@@ -2,12 +2,11 @@
 
 /* infertop report | merge | compare: the subcommands on saved snapshots.
  * Argument handling only: the files are read into struct snapshot and
- * rendered by the result layer's modules (text.c, json_write.c, csv.c,
- * markdown.c). */
+ * rendered by the result layer's modules, one per format, as the table
+ * RESULT_FORMATS (result.h) lists them. */
 
 #include "infertop/tools.h"
 
-#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -15,19 +14,59 @@
 #include <string.h>
 
 #include "infertop/failif.h"
+#include "infertop/help.h"
 #include "infertop/result.h"
 #include "infertop/snapshot.h"
 
-enum fmt { FMT_TEXT, FMT_JSON, FMT_CSV, FMT_MARKDOWN };
+/* The output formats, from result.h's table. */
+struct format {
+	const char *name, *alias, *note;
+	int (*report)(FILE *out, const char *file, const struct snapshot *s);
+	int (*compare)(FILE *out, const struct result_compare *c);
+};
+#define FORMAT_ROW(name, alias, note, report, compare) { name, alias, note, report, compare },
+static const struct format formats[] = { RESULT_FORMATS(FORMAT_ROW) };
+#undef FORMAT_ROW
+#define NFORMATS ((int)(sizeof formats / sizeof formats[0]))
 
-static const char usage_report[] =
-	"Usage: infertop report FILE.json [--format text|json|csv|markdown]\n"
-	"Show a saved snapshot or result: the vLLM-style summary, latency tables for\n"
-	"the whole run and the sliding window, throughput, errors, server metrics.\n"
-	"\n"
-	"  -f, --format FMT   text (default), json, csv (the latency table, one row\n"
-	"                     per scope and metric) or markdown\n"
-	"  -h, --help         show this help\n";
+/* The formats' names as usage lines show them ("a|b|c"), as an error
+ * lists them ("a, b or c"), or as --help does ("a (default), b or c";
+ * with notes, b's note after it: `report`'s list). */
+enum names_as { NAMES_ARG, NAMES_ERROR, NAMES_HELP, NAMES_HELP_NOTES };
+
+static const char *format_names(char *buf, size_t cap, enum names_as as)
+{
+	const char *names[NFORMATS];
+	char item[NFORMATS][160];
+	for (int i = 0; i < NFORMATS; i++) {
+		const char *note = as < NAMES_HELP ? NULL
+				   : i == 0 ? "default"
+				   : as == NAMES_HELP_NOTES ? formats[i].note
+							    : NULL;
+		snprintf(item[i], sizeof item[i], "%s%s%s%s", formats[i].name, note ? " (" : "", note ? note : "",
+			 note ? ")" : "");
+		names[i] = item[i];
+	}
+	if (as != NAMES_ARG)
+		return help_join(buf, cap, names, NFORMATS, " or ");
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < NFORMATS && n < cap; i++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? "|" : "", names[i]);
+	return buf;
+}
+
+static void usage_report(FILE *out)
+{
+	char list[1024];
+	fprintf(out, "Usage: infertop report FILE.json [--format %s]\n", format_names(list, sizeof list, NAMES_ARG));
+	fputs("Show a saved snapshot or result: the vLLM-style summary, latency tables for\n"
+	      "the whole run and the sliding window, throughput, errors, server metrics.\n"
+	      "\n",
+	      out);
+	help_option(out, "-f, --format FMT", format_names(list, sizeof list, NAMES_HELP_NOTES), 21);
+	help_option(out, "-h, --help", "show this help", 21);
+}
 
 static const char usage_merge[] =
 	"Usage: infertop merge A.json B.json ... -o OUT.json\n"
@@ -38,21 +77,27 @@ static const char usage_merge[] =
 	"  -o, --output FILE  where the merged snapshot goes (written atomically)\n"
 	"  -h, --help         show this help\n";
 
-static const char usage_compare[] =
-	"Usage: infertop compare A.json B.json [--format text|json|csv|markdown] [--fail-if EXPR]\n"
-	"The options that differ between the runs, then a side-by-side table with\n"
-	"deltas (B - A, and in percent of A): throughput, errors, and\n"
-	"mean/p50/p90/p99/p99.9 of every latency metric, each change marked better\n"
-	"or worse, and its key (vLLM's name).\n"
-	"\n"
-	"  -f, --format FMT   text (default), json, csv or markdown\n"
-	"      --fail-if EXPR exit 1 when a condition on B's change holds:\n"
-	"                     KEY>N%, KEY<N% (change in percent of A), KEY>N (B - A),\n"
-	"                     >= and <= too, joined by ','; e.g.\n"
-	"                     'p99_ttft_ms>+10%,output_throughput<-5%'\n"
-	"  -h, --help         show this help\n"
-	"Exit status: 0 done (no condition holds), 1 a condition holds or a file\n"
-	"could not be read, 2 bad usage or a bad --fail-if.\n";
+static void usage_compare(FILE *out)
+{
+	char list[1024];
+	fprintf(out, "Usage: infertop compare A.json B.json [--format %s] [--fail-if EXPR]\n",
+		format_names(list, sizeof list, NAMES_ARG));
+	fputs("The options that differ between the runs, then a side-by-side table with\n"
+	      "deltas (B - A, and in percent of A): throughput, errors, and\n"
+	      "mean/p50/p90/p99/p99.9 of every latency metric, each change marked better\n"
+	      "or worse, and its key (vLLM's name).\n"
+	      "\n",
+	      out);
+	help_option(out, "-f, --format FMT", format_names(list, sizeof list, NAMES_HELP), 21);
+	fputs("      --fail-if EXPR exit 1 when a condition on B's change holds:\n"
+	      "                     KEY>N%, KEY<N% (change in percent of A), KEY>N (B - A),\n"
+	      "                     >= and <= too, joined by ','; e.g.\n"
+	      "                     'p99_ttft_ms>+10%,output_throughput<-5%'\n"
+	      "  -h, --help         show this help\n"
+	      "Exit status: 0 done (no condition holds), 1 a condition holds or a file\n"
+	      "could not be read, 2 bad usage or a bad --fail-if.\n",
+	      out);
+}
 
 bool tools_is_command(const char *name)
 {
@@ -62,7 +107,7 @@ bool tools_is_command(const char *name)
 void tools_usage(FILE *out, const char *cmd)
 {
 	if (!cmd || strcmp(cmd, "report") == 0)
-		fputs(usage_report, out);
+		usage_report(out);
 	if (!cmd)
 		fputc('\n', out);
 	if (!cmd || strcmp(cmd, "merge") == 0)
@@ -70,29 +115,22 @@ void tools_usage(FILE *out, const char *cmd)
 	if (!cmd)
 		fputc('\n', out);
 	if (!cmd || strcmp(cmd, "compare") == 0)
-		fputs(usage_compare, out);
+		usage_compare(out);
 }
 
-static int parse_format(const char *s, enum fmt *f)
+/* The row of formats[] named s (or its alias), -1 if none. */
+static int parse_format(const char *s)
 {
-	static const char *const names[] = {"text", "json", "csv", "markdown"};
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		if (strcmp(s, names[i]) == 0) {
-			*f = (enum fmt)i;
-			return 0;
-		}
-	}
-	if (strcmp(s, "md") == 0) {
-		*f = FMT_MARKDOWN;
-		return 0;
-	}
+	for (int i = 0; i < NFORMATS; i++)
+		if (strcmp(s, formats[i].name) == 0 || (formats[i].alias && strcmp(s, formats[i].alias) == 0))
+			return i;
 	return -1;
 }
 
-/* A JSON document on stdout (freed): 0, or 1 on out of memory. */
-static int print_json(cJSON *doc)
+/* A renderer's outcome: 0, or 1 after saying it ran out of memory. */
+static int rendered(int rc)
 {
-	if (result_json_print(stdout, doc) != 0) {
+	if (rc != 0) {
 		fprintf(stderr, "infertop: out of memory\n");
 		return 1;
 	}
@@ -101,8 +139,8 @@ static int print_json(cJSON *doc)
 
 /* Options anywhere among the files (GNU getopt permutes argv); the files
  * end up in argv[optind..]. Returns -1 to go on, else an exit status. */
-static int parse_opts(int argc, char **argv, enum fmt *fmt, const char **output, bool is_merge, char ***files,
-		      int *nfiles, const char **fail_if)
+static int parse_opts(int argc, char **argv, const struct format **fmt, const char **output, bool is_merge,
+		      char ***files, int *nfiles, const char **fail_if)
 {
 	static const struct option report_opts[] = {
 		{"format", required_argument, NULL, 'f'},
@@ -123,7 +161,7 @@ static int parse_opts(int argc, char **argv, enum fmt *fmt, const char **output,
 	const char *cmd = argv[0];
 	optind = 0;
 	opterr = 0;
-	int c;
+	int c, f;
 	const struct option *table = is_merge ? merge_opts : fail_if ? compare_opts : report_opts;
 	while ((c = getopt_long(argc, argv, is_merge ? "o:h" : "f:h", table, NULL)) != -1) {
 		switch (c) {
@@ -131,11 +169,14 @@ static int parse_opts(int argc, char **argv, enum fmt *fmt, const char **output,
 			*fail_if = optarg;
 			break;
 		case 'f':
-			if (parse_format(optarg, fmt) != 0) {
-				fprintf(stderr, "infertop %s: --format: expected text, json, csv or markdown, not '%s'\n",
-					cmd, optarg);
+			f = parse_format(optarg);
+			if (f < 0) {
+				char list[1024];
+				fprintf(stderr, "infertop %s: --format: expected %s, not '%s'\n", cmd,
+					format_names(list, sizeof list, NAMES_ERROR), optarg);
 				return 2;
 			}
+			*fmt = &formats[f];
 			break;
 		case 'o':
 			*output = optarg;
@@ -156,7 +197,7 @@ static int parse_opts(int argc, char **argv, enum fmt *fmt, const char **output,
 
 static int cmd_report(int argc, char **argv)
 {
-	enum fmt fmt = FMT_TEXT;
+	const struct format *fmt = &formats[0];
 	const char *out = NULL;
 	char **files = NULL;
 	int n = 0;
@@ -173,20 +214,7 @@ static int cmd_report(int argc, char **argv)
 		fprintf(stderr, "infertop report: %s\n", err);
 		return 1;
 	}
-	switch (fmt) {
-	case FMT_TEXT:
-		result_text_report(stdout, files[0], &s);
-		break;
-	case FMT_JSON:
-		rc = print_json(result_json_report(files[0], &s));
-		break;
-	case FMT_CSV:
-		result_csv_report(stdout, &s);
-		break;
-	case FMT_MARKDOWN:
-		result_md_report(stdout, files[0], &s);
-		break;
-	}
+	rc = rendered(fmt->report(stdout, files[0], &s));
 	snapshot_release(&s);
 	if (fflush(stdout) != 0)
 		rc = 1;
@@ -249,7 +277,7 @@ static void merge_check_overlap(const struct snapshot *snaps, char **files, int 
 
 static int cmd_merge(int argc, char **argv)
 {
-	enum fmt fmt = FMT_TEXT;
+	const struct format *fmt = &formats[0];
 	const char *out = NULL;
 	char **files = NULL;
 	int n = 0;
@@ -349,7 +377,7 @@ static int check_gate(const struct result_compare *c, const struct failif *g)
 
 static int cmd_compare(int argc, char **argv)
 {
-	enum fmt fmt = FMT_TEXT;
+	const struct format *fmt = &formats[0];
 	const char *out = NULL;
 	char **files = NULL;
 	int n = 0;
@@ -388,20 +416,7 @@ static int cmd_compare(int argc, char **argv)
 		snapshot_release(&s[1]);
 		return 2;
 	}
-	switch (fmt) {
-	case FMT_TEXT:
-		result_text_compare(stdout, c);
-		break;
-	case FMT_CSV:
-		result_csv_compare(stdout, c);
-		break;
-	case FMT_MARKDOWN:
-		result_md_compare(stdout, c);
-		break;
-	case FMT_JSON:
-		rc = print_json(result_json_compare(c));
-		break;
-	}
+	rc = rendered(fmt->compare(stdout, c));
 	if (rc == 0 && fflush(stdout) == 0)
 		rc = check_gate(c, &gate);
 	result_compare_release(c);

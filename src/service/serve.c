@@ -207,7 +207,7 @@ static void serve_on_done(struct engine *e, void *ud)
 	if (v.interrupts > 0)
 		s->quitting = true;
 	char err[256] = "";
-	if (report_write_json(e, r->path, err, sizeof err) == 0) {
+	if (report_write_json(&v, r->path, err, sizeof err) == 0) {
 		r->written = true;
 		fprintf(stderr, "infertop serve: run %s done (%s): %s\n", r->id, r->stop_reason, r->path);
 	} else {

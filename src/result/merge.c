@@ -1,0 +1,195 @@
+#include "config.h"
+
+/* `infertop merge`, the fleet and --workers: runs made side by side added
+ * into one struct snapshot, exactly for every count and histogram. Each
+ * input's summary ("merged_from") is written by json_write.c. */
+
+#include "infertop/snapshot.h"
+#include "infertop/result.h"
+#include "model.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "infertop/hist.h"
+
+/* Whether run id `id` is input s's own or one of the runs s merged. */
+static bool snapshot_has_run(const struct snapshot *s, const char *id)
+{
+	if (!id[0])
+		return false;
+	if (strcmp(s->run_id, id) == 0)
+		return true;
+	const cJSON *src;
+	cJSON_ArrayForEach(src, s->sources)
+	{
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(src, "run_id");
+		if (cJSON_IsString(r) && strcmp(r->valuestring, id) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The same run twice (a file given twice, a run with its own snapshot, a
+ * merge with one of its parts) would count its requests twice. */
+static int merge_check_distinct(const struct snapshot *const *src, size_t n, char *err, size_t errcap)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *ids[1 + 64];
+		size_t k = 0;
+		if (src[i]->run_id[0])
+			ids[k++] = src[i]->run_id;
+		const cJSON *so;
+		cJSON_ArrayForEach(so, src[i]->sources)
+		{
+			const cJSON *r = cJSON_GetObjectItemCaseSensitive(so, "run_id");
+			if (k < sizeof ids / sizeof ids[0] && cJSON_IsString(r) && r->valuestring[0])
+				ids[k++] = r->valuestring;
+		}
+		for (size_t j = i + 1; j < n; j++)
+			for (size_t m = 0; m < k; m++)
+				if (snapshot_has_run(src[j], ids[m])) {
+					snprintf(err, errcap,
+						 "inputs %zu and %zu hold the same run (run_id %s): merging would "
+						 "count its requests twice",
+						 i + 1, j + 1, ids[m]);
+					return -1;
+				}
+	}
+	return 0;
+}
+
+static int merge_into(struct snapshot *dst, struct snapshot_hists *keep, const struct snapshot *const *src,
+		      size_t n, char *err, size_t errcap)
+{
+	memset(dst, 0, sizeof *dst);
+	if (n == 0 || merge_check_distinct(src, n, err, errcap) != 0) {
+		if (n == 0)
+			snprintf(err, errcap, "nothing to merge");
+		snapshot_hists_free(keep);
+		return -1;
+	}
+	if (snapshot_hists_alloc(dst, keep) != 0 || !(dst->sources = cJSON_CreateArray()))
+		goto oom;
+	const struct snapshot *first = src[0];
+	dst->schema = SNAPSHOT_SCHEMA;
+	dst->reason = SNAPSHOT_MERGED;
+	snprintf(dst->version, sizeof dst->version, "%s", PACKAGE_VERSION);
+	snprintf(dst->status, sizeof dst->status, "merged");
+	snprintf(dst->stop_reason, sizeof dst->stop_reason, "merged");
+	snprintf(dst->target_url, sizeof dst->target_url, "%s", first->target_url);
+	snprintf(dst->model, sizeof dst->model, "%s", first->model);
+	snprintf(dst->server_detected, sizeof dst->server_detected, "%s", first->server_detected);
+	dst->open_loop = first->open_loop;
+	dst->max_output_tok_s = NAN;
+	dst->vllm_request_rate = 0;
+	dst->vllm_max_concurrency = 0;
+	dst->burstiness = first->burstiness;
+	/* Goodput adds up only when every run counted the same SLOs. */
+	dst->have_slo = first->have_slo;
+	snprintf(dst->slo_desc, sizeof dst->slo_desc, "%s", first->slo_desc);
+	double start = INFINITY, end = -INFINITY, taken = -INFINITY;
+	bool same_host = true;
+	for (size_t i = 0; i < n; i++) {
+		const struct snapshot *s = src[i];
+		/* Fields shared by every input are kept; ones that differ are
+		 * listed per input in merged_from. */
+		if (strcmp(s->host, first->host) != 0)
+			same_host = false;
+		if (strcmp(s->target_url, first->target_url) != 0)
+			dst->target_url[0] = '\0';
+		if (strcmp(s->model, first->model) != 0)
+			dst->model[0] = '\0';
+		if (strcmp(s->server_detected, first->server_detected) != 0)
+			dst->server_detected[0] = '\0';
+		if (s->open_loop != first->open_loop)
+			dst->open_loop = false;
+		if (!(s->burstiness == first->burstiness))
+			dst->burstiness = NAN;
+		if (!s->have_slo || strcmp(s->slo_desc, first->slo_desc) != 0)
+			dst->have_slo = false;
+		dst->slo_run.ended += s->slo_run.ended;
+		dst->slo_run.met_all += s->slo_run.met_all;
+		for (int k = 0; k < SLO_N; k++)
+			dst->slo_run.met[k] += s->slo_run.met[k];
+		/* The measured span ends where the run did; warmup comes first,
+		 * so it starts `duration` before (a cooldown shifts it later by
+		 * its length, the same for runs made alike). */
+		double s_end = s->start_unix + s->elapsed, s_start = s_end - s->duration;
+		if (s_start < start)
+			start = s_start;
+		if (s_end > end)
+			end = s_end;
+		if (s->taken_unix > taken)
+			taken = s->taken_unix;
+		if (s->win_seconds > dst->win_seconds)
+			dst->win_seconds = s->win_seconds;
+		dst->concurrency += s->concurrency;
+		dst->rate += s->rate;
+		dst->max_concurrency += s->max_concurrency;
+		dst->paused = dst->paused || s->paused;
+		dst->in_flight += s->in_flight;
+		dst->pending += s->pending;
+		dst->vllm_request_rate += s->vllm_request_rate;
+		dst->vllm_max_concurrency += s->vllm_max_concurrency;
+		stats_counters_add(&dst->run_c, &s->run_c);
+		stats_counters_add(&dst->win_c, &s->win_c);
+		dst->started += s->started;
+		/* Peaks need not coincide: the sum is an upper bound. */
+		dst->max_in_flight += s->max_in_flight;
+		dst->connections += s->connections;
+		dst->connection_retries += s->connection_retries;
+		dst->tokens_from_usage += s->tokens_from_usage;
+		dst->tokens_from_chunks += s->tokens_from_chunks;
+		dst->usage_mismatch += s->usage_mismatch;
+		if (s->usage_mismatch)
+			snprintf(dst->usage_mismatch_msg, sizeof dst->usage_mismatch_msg, "%s", s->usage_mismatch_msg);
+		for (int k = 0; k < ERR_NKINDS; k++) {
+			dst->errors[k] += s->errors[k];
+			if (s->errors[k] && s->last_msg[k][0])
+				snprintf(dst->last_msg[k], sizeof dst->last_msg[k], "%s", s->last_msg[k]);
+		}
+		for (int c = 0; c < STATS_HTTP_CODES; c++)
+			dst->http_codes[c] += s->http_codes[c];
+		for (int m = 0; m < STAT_NMETRICS; m++) {
+			hist_add(dst->run[m], s->run[m]);
+			hist_add(dst->win[m], s->win[m]);
+		}
+		dst->nruns += s->nruns ? s->nruns : 1;
+		cJSON *sum = result_json_source(s);
+		if (!sum)
+			goto oom;
+		cJSON_AddItemToArray(dst->sources, sum);
+	}
+	snprintf(dst->host, sizeof dst->host, "%s", same_host ? first->host : "");
+	snprintf(dst->token_source, sizeof dst->token_source, "%s",
+		 dst->tokens_from_usage && dst->tokens_from_chunks ? "mixed"
+		 : dst->tokens_from_chunks			   ? "chunks"
+								   : "usage");
+	dst->start_unix = start;
+	dst->duration = end > start ? end - start : 0;
+	dst->elapsed = dst->duration;
+	if (!dst->have_slo)
+		memset(&dst->slo_run, 0, sizeof dst->slo_run);
+	dst->taken_unix = taken;
+	return 0;
+oom:
+	snapshot_release(dst);
+	snprintf(err, errcap, "out of memory");
+	return -1;
+}
+
+int snapshot_merge(struct snapshot *dst, const struct snapshot *const *src, size_t n, char *err, size_t errcap)
+{
+	return merge_into(dst, NULL, src, n, err, errcap);
+}
+
+int snapshot_remerge(struct snapshot *dst, const struct snapshot *const *src, size_t n, char *err, size_t errcap)
+{
+	struct snapshot_hists keep;
+	snapshot_hists_take(dst, &keep);
+	return merge_into(dst, &keep, src, n, err, errcap);
+}
