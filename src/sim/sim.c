@@ -18,6 +18,7 @@
 
 #include "infertop/clock.h"
 #include "infertop/help.h"
+#include "infertop/json_str.h"
 #include "infertop/loop.h"
 #include "sim_internal.h"
 #include "infertop/units.h"
@@ -497,7 +498,7 @@ static void on_signal(void *ud, int signum)
 
 static void json_escape_model(struct sim_server *s)
 {
-	sim_json_escape(s->opt.model, s->model_json, sizeof s->model_json);
+	json_str_escape(s->model_json, sizeof s->model_json, s->opt.model, JSON_STR_STRICT);
 	/* Prometheus label values escape only backslash, quote and newline. */
 	char *o = s->model_prom;
 	for (const char *p = s->opt.model; *p; p++) {
