@@ -21,6 +21,7 @@
 
 #include "infertop/clock.h"
 #include "infertop/sim.h"
+#include "sim/sim_internal.h"
 #include "simutil.h"
 
 static const char *const all_options[] = {
@@ -121,6 +122,77 @@ static void test_help(void **state)
 	fclose(f);
 	assert_string_equal(buf, r.out);
 	free(buf);
+}
+
+/* Every option sets its field (sim_opts_parse, in-process): the table of
+ * options parses what the hand-written switch did. */
+static void test_parse_values(void **state)
+{
+	(void)state;
+	struct sim_opts o;
+	char *none[] = { "sim", NULL };
+	assert_int_equal(sim_opts_parse(1, none, &o), 0);
+	assert_string_equal(o.listen_host, "127.0.0.1");
+	assert_int_equal(o.listen_port, 8000);
+	assert_string_equal(o.model, "infertop-sim");
+	assert_int_equal(o.profile, SIM_PROF_VLLM);
+	assert_int_equal(o.timing, SIM_TIMING_BATCHING);
+	assert_int_equal(o.ttft_ns, 50 * CLOCK_NS_PER_MS);
+	assert_int_equal(o.itl_ns, 10 * CLOCK_NS_PER_MS);
+	assert_int_equal(o.max_running, 32);
+	assert_int_equal(o.kv_tokens, 65536);
+	assert_true(o.prefill_rate == 20000);
+	assert_int_equal(o.step_ns, 8 * CLOCK_NS_PER_MS);
+	assert_int_equal(o.step_per_seq_ns, 250 * CLOCK_NS_PER_US);
+	assert_int_equal(o.max_connections, 4096);
+	assert_true(o.fail_rate == 0);
+	assert_int_equal(o.fail_kinds, (1u << SIM_FAULT_COUNT) - 1);
+	assert_int_equal(o.seed, 1);
+	assert_int_equal(o.max_tokens_default, 256);
+	assert_int_equal(o.conn_idle_s, 0);
+	assert_int_equal(o.conn_max_requests, 0);
+	assert_int_equal(o.conn_close_silently, 0);
+	assert_int_equal(o.verbose, 0);
+
+	char *all[] = { "sim", "--listen", "[::1]:0", "--model", "m/x", "--profile", "tgi", "--timing", "batching",
+			"--ttft", "20ms", "--itl", "3ms", "--max-running", "7", "--kv-tokens", "1000",
+			"--prefill-rate", "1.5e3", "--step-time", "2ms", "--step-time-per-seq", "0",
+			"--max-connections", "9", "--fail-rate", "0.25", "--fail-kinds", "429,stall", "--seed",
+			"18446744073709551615", "--max-tokens-default", "12", "--conn-idle-timeout", "1.5s",
+			"--conn-max-requests", "3", "--conn-close-silently", "--verbose", NULL };
+	assert_int_equal(sim_opts_parse((int)(sizeof all / sizeof all[0]) - 1, all, &o), 0);
+	assert_string_equal(o.listen_host, "::1");
+	assert_int_equal(o.listen_port, 0);
+	assert_string_equal(o.model, "m/x");
+	assert_int_equal(o.profile, SIM_PROF_TGI);
+	/* --timing given: --ttft and --itl do not switch to fixed */
+	assert_int_equal(o.timing, SIM_TIMING_BATCHING);
+	assert_int_equal(o.ttft_ns, 20 * CLOCK_NS_PER_MS);
+	assert_int_equal(o.itl_ns, 3 * CLOCK_NS_PER_MS);
+	assert_int_equal(o.max_running, 7);
+	assert_int_equal(o.kv_tokens, 1000);
+	assert_true(o.prefill_rate == 1500);
+	assert_int_equal(o.step_ns, 2 * CLOCK_NS_PER_MS);
+	assert_int_equal(o.step_per_seq_ns, 0);
+	assert_int_equal(o.max_connections, 9);
+	assert_true(o.fail_rate == 0.25);
+	assert_int_equal(o.fail_kinds, (1u << SIM_FAULT_429) | (1u << SIM_FAULT_STALL));
+	assert_true(o.seed == UINT64_MAX);
+	assert_int_equal(o.max_tokens_default, 12);
+	assert_int_equal(o.conn_idle_s, 2);	/* whole seconds, rounded up */
+	assert_int_equal(o.conn_max_requests, 3);
+	assert_int_equal(o.conn_close_silently, 1);
+	assert_int_equal(o.verbose, 1);
+
+	/* --ttft or --itl alone imply fixed timing; ":PORT" any IPv4 address */
+	char *fixed[] = { "sim", "--itl", "1ms", "--listen", ":8080", NULL };
+	assert_int_equal(sim_opts_parse(5, fixed, &o), 0);
+	assert_int_equal(o.timing, SIM_TIMING_FIXED);
+	assert_string_equal(o.listen_host, "0.0.0.0");
+	assert_int_equal(o.listen_port, 8080);
+	char *later[] = { "sim", "--ttft", "1ms", "--timing", "batching", NULL };
+	assert_int_equal(sim_opts_parse(5, later, &o), 0);
+	assert_int_equal(o.timing, SIM_TIMING_BATCHING);
 }
 
 static void test_bad_options(void **state)
@@ -327,6 +399,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_parse_values),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test_teardown(test_bind_failure, su_teardown),
 		cmocka_unit_test(test_stdout_stderr),

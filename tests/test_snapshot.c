@@ -1354,24 +1354,12 @@ static void test_reqlog_errors(void **state)
 	free(r);
 }
 
-static void test_json_escape(void **state)
-{
-	(void)state;
-	char out[64];
-	reqlog_json_escape(out, sizeof out, "a\"b\\c\n\x01\xff\xc3\xa9");
-	assert_string_equal(out, "a\\\"b\\\\c\\u000a\\u0001\xef\xbf\xbd\xc3\xa9");
-	/* Never a cut escape or sequence at the end of a small buffer. */
-	reqlog_json_escape(out, 4, "ab\"cd");
-	assert_string_equal(out, "ab");
-}
-
 int main(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sanitize_url),
 		cmocka_unit_test(test_json_number_exact),
-		cmocka_unit_test(test_json_escape),
 		cmocka_unit_test(test_parse_rejects),
 		cmocka_unit_test(test_server_block),
 		cmocka_unit_test_setup_teardown(test_roundtrip_run, setup, teardown),

@@ -323,6 +323,34 @@ static void test_gpu_history(void **state)
 	free(h);
 }
 
+/* panels.def is the one list of panels: every kind has a widget, a name
+ * of its own (the same one layout and widget tables say), and the panels
+ * that can be focused are boxed ones, exactly those they always were. */
+static void test_panel_table(void **state)
+{
+	(void)state;
+	static const enum panel_kind focusable[] = {PANEL_LATENCY, PANEL_SERVER, PANEL_GPU,
+						    PANEL_CHART,   PANEL_ERRORS, PANEL_STEPS,
+						    PANEL_HIST,    PANEL_GPU_HIST, PANEL_REQUESTS};
+	for (int k = 0; k < PANEL_KIND_N; k++) {
+		assert_non_null(widgets[k].draw);
+		assert_non_null(widgets[k].name);
+		assert_string_equal(layout_panel_name((enum panel_kind)k), widgets[k].name);
+		for (int j = 0; j < k; j++)
+			assert_string_not_equal(widgets[j].name, widgets[k].name);
+		bool want = false;
+		for (size_t i = 0; i < sizeof focusable / sizeof focusable[0]; i++)
+			want |= focusable[i] == (enum panel_kind)k;
+		assert_int_equal(layout_focusable((enum panel_kind)k), want);
+		if (want)
+			assert_true(widgets[k].boxed);
+	}
+	assert_false(layout_focusable(PANEL_KIND_N));
+	assert_string_equal(layout_panel_name(PANEL_GPU_HIST), "gpu-history");
+	assert_false(widgets[PANEL_KEYBAR].boxed);
+	assert_true(widgets[PANEL_HELP].boxed);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_hist_p99_mark),
 		cmocka_unit_test(test_joules_per_token),
 		cmocka_unit_test(test_gpu_history),
+		cmocka_unit_test(test_panel_table),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

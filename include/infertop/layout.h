@@ -16,21 +16,10 @@ enum ui_view { VIEW_OVERVIEW, VIEW_LATENCY, VIEW_HIST, VIEW_SERVER, VIEW_GPU, VI
  * (R) and goes back to the view it was opened from. */
 #define VIEW_CYCLE_N VIEW_REQUESTS
 
+/* One per line of panels.def. */
 enum panel_kind {
-	PANEL_HEADER,
-	PANEL_LOAD,
-	PANEL_LATENCY,
-	PANEL_SERVER,
-	PANEL_GPU,
-	PANEL_CHART,
-	PANEL_ERRORS,
-	PANEL_KEYBAR,
-	PANEL_STEPS,      /* the plan's steps, growing as they end */
-	PANEL_HIST,       /* a latency distribution (arg: enum hist_id) */
-	PANEL_GPU_HIST,   /* per-GPU utilisation, memory and power over time */
-	PANEL_REQUESTS,   /* in-flight and slowest requests, k9s-style */
-	PANEL_HELP,       /* overlay: drawn over the others */
-	PANEL_TOO_SMALL,  /* the only panel below LAYOUT_MIN_ROWS x LAYOUT_MIN_COLS */
+#define PANEL(id, name, draw, boxed, focusable) PANEL_##id,
+#include "infertop/panels.def"
 	PANEL_KIND_N
 };
 

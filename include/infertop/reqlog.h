@@ -71,9 +71,4 @@ const char *reqlog_path(const struct reqlog *l);
  * "last_error"}; NULL on out of memory. */
 struct cJSON *reqlog_to_json(const struct reqlog *l);
 
-/* Appends s as the body of a JSON string (quotes not included) to dst
- * (cap bytes, always terminated); invalid UTF-8 becomes U+FFFD. Returns
- * the length written. */
-size_t reqlog_json_escape(char *dst, size_t cap, const char *s);
-
 #endif

@@ -59,7 +59,7 @@ struct widget {
 	bool boxed;
 };
 
-/* Indexed by enum panel_kind. */
+/* Indexed by enum panel_kind: panels.def's lines. */
 extern const struct widget widgets[PANEL_KIND_N];
 
 /* One whole frame into w (erased first); the caller refreshes. */
@@ -67,21 +67,10 @@ void widgets_render(WINDOW *w, const struct layout *l, const struct dash *d);
 /* The flags layout_compute needs for this run (GPU, open loop). */
 unsigned widgets_layout_flags(const struct run_view *v);
 
-/* Widgets, one file each (src/w_*.c). */
-void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
-void w_load_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
-void w_latency_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
-void w_server_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
-void w_gpu_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
-void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
-void w_errors_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
-void w_keybar_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
-void w_steps_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
-void w_help_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
-void w_too_small_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
-void w_hist_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
-void w_gpu_hist_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
-void w_requests_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+/* Widgets, one file each (src/ui/w_*.c), one per line of panels.def. */
+#define PANEL(id, name, draw, boxed, focusable) \
+	void draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
+#include "infertop/panels.def"
 /* A key in the requests view: moves the selection, opens a request,
  * changes the list, sort or filter (UI state only). Returns whether the
  * key was the view's; now_ns is the time the rows are taken at. */

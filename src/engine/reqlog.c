@@ -17,6 +17,7 @@
 
 #include "infertop/clock.h"
 #include "infertop/detail.h"
+#include "infertop/json_str.h"
 #include "infertop/options.h"
 #include "infertop/request.h"
 #include "infertop/stats.h"
@@ -273,73 +274,6 @@ void reqlog_close(struct reqlog *l)
 	free(l);
 }
 
-/* Length of the valid UTF-8 sequence at s, 0 if invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-	size_t n;
-	uint32_t cp;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-size_t reqlog_json_escape(char *dst, size_t cap, const char *s)
-{
-	size_t w = 0;
-	if (!cap)
-		return 0;
-	for (const unsigned char *p = (const unsigned char *)s; p && *p;) {
-		char tmp[8];
-		size_t tn;
-		size_t adv = 1;
-		unsigned char c = *p;
-		if (c == '"' || c == '\\') {
-			tmp[0] = '\\';
-			tmp[1] = (char)c;
-			tn = 2;
-		} else if (c < 0x20) {
-			tn = (size_t)snprintf(tmp, sizeof tmp, "\\u%04x", c);
-		} else if (c < 0x80) {
-			tmp[0] = (char)c;
-			tn = 1;
-		} else if ((adv = utf8_len(p)) != 0) {
-			memcpy(tmp, p, adv);
-			tn = adv;
-		} else {
-			memcpy(tmp, "\xef\xbf\xbd", 3);
-			tn = 3;
-			adv = 1;
-		}
-		if (w + tn >= cap)
-			break;
-		memcpy(dst + w, tmp, tn);
-		w += tn;
-		p += adv;
-	}
-	dst[w] = '\0';
-	return w;
-}
-
 /* "%.6f" of ns as seconds or ms, or null; into b. */
 static const char *fmt_s(char *b, size_t cap, int64_t ns, bool valid)
 {
@@ -372,7 +306,7 @@ static void detail_row(struct reqlog *l, const struct request *r, const struct r
 		.ttft_s = r->t_first_token > 0 ? (double)(r->t_first_token - r->t_send) / 1e9 : 0.0,
 	};
 	if (!res->ok) {
-		reqlog_json_escape(msg, sizeof msg, res->msg ? res->msg : stats_err_name(res->err));
+		json_str_escape(msg, sizeof msg, res->msg ? res->msg : stats_err_name(res->err), JSON_STR_STRICT);
 		row.error_json = msg;
 	}
 	char *text = NULL;
@@ -380,7 +314,7 @@ static void detail_row(struct reqlog *l, const struct request *r, const struct r
 		const char *t = detail_text(l->detail, r);
 		size_t cap = strlen(t) * 6 + 1;
 		if ((text = malloc(cap)) != NULL)
-			reqlog_json_escape(text, cap, t);
+			json_str_escape(text, cap, t, JSON_STR_STRICT);
 		row.text_json = text;
 	}
 	detail_request(l->detail, r, &row);
@@ -415,7 +349,7 @@ void reqlog_request(struct reqlog *l, const struct request *r, const struct req_
 			     res->output_tokens, res->prompt_tokens, res->chunks,
 			     res->tokens_from_usage ? "usage" : "chunks", res->http_code);
 	} else {
-		reqlog_json_escape(msg, sizeof msg, res->msg ? res->msg : "");
+		json_str_escape(msg, sizeof msg, res->msg ? res->msg : "", JSON_STR_STRICT);
 		n = snprintf(line, sizeof line,
 			     "{\"t_intended\":%s,\"t_send\":%s,\"t_end\":%s,\"unix_send\":%s,\"queue_ms\":%s,"
 			     "\"ttfb_ms\":%s,\"ttft_ms\":%s,\"e2e_ms\":null,\"output_tokens\":null,"

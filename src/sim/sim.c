@@ -9,6 +9,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -17,6 +18,7 @@
 
 #include "infertop/clock.h"
 #include "infertop/help.h"
+#include "infertop/json_str.h"
 #include "infertop/loop.h"
 #include "sim_internal.h"
 #include "infertop/units.h"
@@ -38,110 +40,41 @@ static const char *profile_list(char *buf, size_t cap, const char *last_sep, int
 	return help_join(buf, cap, names, SIM_PROF_COUNT, last_sep);
 }
 
-void sim_usage(FILE *out)
+/* The fault kinds --fail-kinds takes, in their order (sim_fault.c). */
+static const char *fault_list(char *buf, size_t cap, const char *last_sep)
 {
-	fputs("Usage: infertop sim [OPTION]...\n"
-	      "Run a simulated OpenAI-compatible LLM inference server (for tests and --demo).\n"
-	      "\n"
-	      "Endpoints: GET /v1/models, POST /v1/chat/completions, POST /v1/completions\n"
-	      "(SSE when \"stream\": true), POST /tokenize, GET /health, GET /metrics and the\n"
-	      "profile's own metrics path.\n"
-	      "\n"
-	      "  --listen ADDR:PORT        address to serve on (default 127.0.0.1:8000; port 0\n"
-	      "                            picks a free one). The first stdout line is\n"
-	      "                            \"listening on ADDR:PORT\".\n"
-	      "  --model NAME              model id to serve (default infertop-sim)\n",
-	      out);
-	char list[1024], help[1200];
-	snprintf(help, sizeof help, "/metrics names, units and path to imitate: %s (default %s)",
-		 profile_list(list, sizeof list, ", ", 1), sim_profile_name(SIM_PROF_VLLM));
-	help_option(out, "--profile NAME", help, 28);
-	fputs("  --timing fixed|batching  fixed: first token --ttft after the request, then one\n"
-	      "                            every --itl, whatever the load; batching: a vLLM-like\n"
-	      "                            engine with slots, KV cache, queue and preemption\n"
-	      "                            (default batching; --ttft or --itl alone imply fixed)\n"
-	      "  --ttft T                  fixed: time to first token (default 50ms)\n"
-	      "  --itl T                   fixed: inter-token latency (default 10ms)\n"
-	      "  --max-running N           batching: concurrent sequences (default 32)\n"
-	      "  --kv-tokens N             batching: KV cache capacity in tokens, also the\n"
-	      "                            model's context length (default 65536)\n"
-	      "  --prefill-rate TOK/S      batching: prompt tokens per second, shared by the\n"
-	      "                            batch (default 20000)\n"
-	      "  --step-time T             batching: engine step time (default 8ms)\n"
-	      "  --step-time-per-seq T     batching: added per running sequence (default 0.25ms)\n"
-	      "  --max-connections N       concurrent connections; more get 503 (default 4096)\n"
-	      "  --fail-rate P             chance in [0,1] that a request gets a fault (default 0)\n"
-	      "  --fail-kinds LIST         comma list drawn from uniformly: 500, 429, disconnect,\n"
-	      "                            malformed, stall, slow-headers (default all)\n"
-	      "  --seed N                  random seed for output lengths and faults (default 1)\n"
-	      "  --max-tokens-default N    output limit when a request has none (default 256)\n"
-	      "  --conn-idle-timeout T     close keep-alive connections idle this long (whole\n"
-	      "                            seconds, at least 1; default: never)\n"
-	      "  --conn-max-requests N     a connection serves N requests; the next one sent\n"
-	      "                            on it is dropped unanswered and the connection closed\n"
-	      "  --conn-close-silently     close each connection after its response, without\n"
-	      "                            a Connection: close header\n"
-	      "  --verbose                 log requests and errors to stderr\n"
-	      "  -h, --help                show this help\n"
-	      "\n"
-	      "Durations take a unit (ns, us, ms, s, m, h); a bare number is seconds.\n"
-	      "Streams: headers as soon as the request is in (even while it queues), the\n"
-	      "role-only chat chunk at admission, one chunk per token at its scheduled time,\n"
-	      "the usage chunk when stream_options.include_usage, then data: [DONE].\n"
-	      "Output: \"ignore_eos\": true gives exactly max_tokens tokens, otherwise a seeded\n"
-	      "random length in [max(1,min_tokens), max_tokens]. Prompt tokens: one per run of\n"
-	      "ASCII punctuation and one per run of other non-space bytes (\"Hello, world!\"\n"
-	      "is 4); the same count is in usage.prompt_tokens and POST /tokenize.\n"
-	      "Faults are counted on /metrics as infertop_sim_faults_total{kind=...}.\n",
-	      out);
+	const char *names[SIM_FAULT_COUNT];
+	for (int i = 0; i < SIM_FAULT_COUNT; i++)
+		names[i] = sim_fault_name((enum sim_fault)i);
+	return help_join(buf, cap, names, SIM_FAULT_COUNT, last_sep);
 }
 
-enum {
-	OPT_LISTEN = 256,
-	OPT_MODEL,
-	OPT_PROFILE,
-	OPT_TIMING,
-	OPT_TTFT,
-	OPT_ITL,
-	OPT_MAX_RUNNING,
-	OPT_KV_TOKENS,
-	OPT_PREFILL_RATE,
-	OPT_STEP_TIME,
-	OPT_STEP_PER_SEQ,
-	OPT_MAX_CONN,
-	OPT_FAIL_RATE,
-	OPT_FAIL_KINDS,
-	OPT_SEED,
-	OPT_MAX_TOKENS_DEFAULT,
-	OPT_CONN_IDLE,
-	OPT_CONN_MAX_REQ,
-	OPT_CONN_CLOSE_SILENTLY,
-	OPT_VERBOSE,
+/* Every option is one row of opts[] below: getopt's long options, --help
+ * and the dispatch all come from it, as in the client's cli.c. A row
+ * names a handler; the generic ones (count, duration, flag) take the
+ * field and bounds from the row, the others are the option's own. */
+
+/* What the handlers fill, and what they note for the checks after the
+ * last option. */
+struct sim_parse {
+	struct sim_opts *o;
+	int timing_given, fixed_hint;
 };
 
-static const struct option long_opts[] = {
-	{ "listen", required_argument, NULL, OPT_LISTEN },
-	{ "model", required_argument, NULL, OPT_MODEL },
-	{ "profile", required_argument, NULL, OPT_PROFILE },
-	{ "timing", required_argument, NULL, OPT_TIMING },
-	{ "ttft", required_argument, NULL, OPT_TTFT },
-	{ "itl", required_argument, NULL, OPT_ITL },
-	{ "max-running", required_argument, NULL, OPT_MAX_RUNNING },
-	{ "kv-tokens", required_argument, NULL, OPT_KV_TOKENS },
-	{ "prefill-rate", required_argument, NULL, OPT_PREFILL_RATE },
-	{ "step-time", required_argument, NULL, OPT_STEP_TIME },
-	{ "step-time-per-seq", required_argument, NULL, OPT_STEP_PER_SEQ },
-	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
-	{ "fail-rate", required_argument, NULL, OPT_FAIL_RATE },
-	{ "fail-kinds", required_argument, NULL, OPT_FAIL_KINDS },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "max-tokens-default", required_argument, NULL, OPT_MAX_TOKENS_DEFAULT },
-	{ "conn-idle-timeout", required_argument, NULL, OPT_CONN_IDLE },
-	{ "conn-max-requests", required_argument, NULL, OPT_CONN_MAX_REQ },
-	{ "conn-close-silently", no_argument, NULL, OPT_CONN_CLOSE_SILENTLY },
-	{ "verbose", no_argument, NULL, OPT_VERBOSE },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+struct sim_opt;
+/* 0, 2 after printing an error, or 1 when the server must not start but
+ * nothing went wrong (--help). */
+typedef int (*sim_opt_set)(struct sim_parse *p, const struct sim_opt *so, const char *v);
+
+struct sim_opt {
+	const char *name;	/* long name, without "--" */
+	const char *arg;	/* argument in --help; NULL: none taken */
+	sim_opt_set set;
+	size_t field;		/* offsetof(struct sim_opts, ...) for the generic handlers */
+	long lo, hi;		/* bounds of set_count */
+	const char *help;	/* "%s": the list from names(), with ", " before its last name */
+	const char *(*names)(char *buf, size_t cap, const char *last_sep);
+	char shortc;		/* 0: none */
 };
 
 static int bad(const char *opt, const char *val, const char *why)
@@ -149,6 +82,8 @@ static int bad(const char *opt, const char *val, const char *why)
 	fprintf(stderr, "infertop sim: invalid --%s '%s': %s\n", opt, val, why);
 	return 2;
 }
+
+#define FIELD(p, so, type) ((type *)(void *)((char *)(p)->o + (so)->field))
 
 /* "127.0.0.1:8000", "localhost:0", "[::1]:8080", ":8000" (any IPv4 address). */
 static int parse_listen(const char *s, struct sim_opts *o)
@@ -189,14 +124,225 @@ static int parse_dur(const char *opt, const char *v, int64_t *out)
 	return 0;
 }
 
-static int parse_count(const char *opt, const char *v, long min, long max, long *out)
+static int set_listen(struct sim_parse *p, const struct sim_opt *so, const char *v)
 {
-	if (units_parse_long(v, min, max, out) != 0) {
+	if (parse_listen(v, p->o) != 0)
+		return bad(so->name, v, "expected ADDR:PORT, e.g. 127.0.0.1:8000");
+	return 0;
+}
+
+static int set_model(struct sim_parse *p, const struct sim_opt *so, const char *v)
+{
+	if (!*v || strlen(v) > SIM_MODEL_MAX)
+		return bad(so->name, v, "expected a name of 1 to 256 bytes");
+	strcpy(p->o->model, v);
+	return 0;
+}
+
+static int set_profile(struct sim_parse *p, const struct sim_opt *so, const char *v)
+{
+	if (sim_profile_parse(v, &p->o->profile) == 0)
+		return 0;
+	char list[512], want[600];
+	snprintf(want, sizeof want, "expected %s", profile_list(list, sizeof list, " or ", 0));
+	return bad(so->name, v, want);
+}
+
+static const char *profile_names(char *buf, size_t cap, const char *last_sep)
+{
+	return profile_list(buf, cap, last_sep, 1);
+}
+
+static int set_timing(struct sim_parse *p, const struct sim_opt *so, const char *v)
+{
+	p->timing_given = 1;
+	if (strcmp(v, "fixed") == 0)
+		p->o->timing = SIM_TIMING_FIXED;
+	else if (strcmp(v, "batching") == 0)
+		p->o->timing = SIM_TIMING_BATCHING;
+	else
+		return bad(so->name, v, "expected fixed or batching");
+	return 0;
+}
+
+static int set_duration(struct sim_parse *p, const struct sim_opt *so, const char *v)
+{
+	return parse_dur(so->name, v, FIELD(p, so, int64_t)) ? 2 : 0;
+}
+
+/* --ttft and --itl: alone, they mean fixed timing. */
+static int set_fixed_duration(struct sim_parse *p, const struct sim_opt *so, const char *v)
+{
+	p->fixed_hint = 1;
+	return set_duration(p, so, v);
+}
+
+static int set_count(struct sim_parse *p, const struct sim_opt *so, const char *v)
+{
+	if (units_parse_long(v, so->lo, so->hi, FIELD(p, so, long)) != 0) {
 		char why[96];
-		snprintf(why, sizeof why, "expected an integer in [%ld, %ld]", min, max);
-		return bad(opt, v, why);
+		snprintf(why, sizeof why, "expected an integer in [%ld, %ld]", so->lo, so->hi);
+		return bad(so->name, v, why);
 	}
 	return 0;
+}
+
+static int set_flag(struct sim_parse *p, const struct sim_opt *so, const char *v)
+{
+	(void)v;
+	*FIELD(p, so, int) = 1;
+	return 0;
+}
+
+static int set_prefill_rate(struct sim_parse *p, const struct sim_opt *so, const char *v)
+{
+	double *r = &p->o->prefill_rate;
+	if (units_parse_double(v, r) != 0 || *r <= 0 || *r > 1e12)
+		return bad(so->name, v, "expected tokens per second > 0");
+	return 0;
+}
+
+static int set_fail_rate(struct sim_parse *p, const struct sim_opt *so, const char *v)
+{
+	double *r = &p->o->fail_rate;
+	if (units_parse_double(v, r) != 0 || *r < 0 || *r > 1)
+		return bad(so->name, v, "expected a probability in [0, 1]");
+	return 0;
+}
+
+static int set_fail_kinds(struct sim_parse *p, const struct sim_opt *so, const char *v)
+{
+	char word[64];
+	if (sim_fault_parse_list(v, &p->o->fail_kinds, word, sizeof word) == 0)
+		return 0;
+	char list[256], why[384];
+	snprintf(why, sizeof why, "unknown kind '%s' (expected all or a comma list of %s)", word,
+		 fault_list(list, sizeof list, ", "));
+	return bad(so->name, v, why);
+}
+
+static int set_seed(struct sim_parse *p, const struct sim_opt *so, const char *v)
+{
+	char *end;
+	errno = 0;
+	unsigned long long sv = strtoull(v, &end, 10);
+	if (!*v || *v == '-' || *end || errno)
+		return bad(so->name, v, "expected a non-negative integer");
+	p->o->seed = sv;
+	return 0;
+}
+
+static int set_conn_idle(struct sim_parse *p, const struct sim_opt *so, const char *v)
+{
+	int64_t ns;
+	if (parse_dur(so->name, v, &ns))
+		return 2;
+	if (ns < CLOCK_NS_PER_S || ns > 86400 * CLOCK_NS_PER_S)
+		return bad(so->name, v, "expected 1s to 24h (libmicrohttpd counts whole seconds)");
+	p->o->conn_idle_s = (long)((ns + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S);
+	return 0;
+}
+
+static int show_help(struct sim_parse *p, const struct sim_opt *so, const char *v)
+{
+	(void)p, (void)so, (void)v;
+	sim_usage(stdout);
+	return 1;
+}
+
+#define F(f) offsetof(struct sim_opts, f)
+
+static const struct sim_opt opts[] = {
+	{ "listen", "ADDR:PORT", set_listen,
+	  .help = "address to serve on (default 127.0.0.1:8000; port 0 picks a free one). The first stdout "
+		  "line is \"listening on ADDR:PORT\"." },
+	{ "model", "NAME", set_model, .help = "model id to serve (default infertop-sim)" },
+	{ "profile", "NAME", set_profile, .names = profile_names,
+	  .help = "/metrics names, units and path to imitate: %s (default vllm)" },
+	{ "timing", "fixed|batching", set_timing,
+	  .help = "fixed: first token --ttft after the request, then one every --itl, whatever the load; "
+		  "batching: a vLLM-like engine with slots, KV cache, queue and preemption (default batching; "
+		  "--ttft or --itl alone imply fixed)" },
+	{ "ttft", "T", set_fixed_duration, F(ttft_ns), .help = "fixed: time to first token (default 50ms)" },
+	{ "itl", "T", set_fixed_duration, F(itl_ns), .help = "fixed: inter-token latency (default 10ms)" },
+	{ "max-running", "N", set_count, F(max_running), 1, 1000000,
+	  .help = "batching: concurrent sequences (default 32)" },
+	{ "kv-tokens", "N", set_count, F(kv_tokens), 1, 1L << 30,
+	  .help = "batching: KV cache capacity in tokens, also the model's context length (default 65536)" },
+	{ "prefill-rate", "TOK/S", set_prefill_rate,
+	  .help = "batching: prompt tokens per second, shared by the batch (default 20000)" },
+	{ "step-time", "T", set_duration, F(step_ns), .help = "batching: engine step time (default 8ms)" },
+	{ "step-time-per-seq", "T", set_duration, F(step_per_seq_ns),
+	  .help = "batching: step time added per running sequence\n(default 0.25ms)" },
+	{ "max-connections", "N", set_count, F(max_connections), 1, 1000000,
+	  .help = "concurrent connections; more get 503 (default 4096)" },
+	{ "fail-rate", "P", set_fail_rate, .help = "chance in [0,1] of a fault in a request (default 0)" },
+	{ "fail-kinds", "LIST", set_fail_kinds, .names = fault_list,
+	  .help = "the kinds drawn from, uniformly: all (the default) or a comma list of %s" },
+	{ "seed", "N", set_seed, .help = "random seed: output lengths and faults (default 1)" },
+	{ "max-tokens-default", "N", set_count, F(max_tokens_default), 1, 1L << 30,
+	  .help = "output limit when a request has none (default 256)" },
+	{ "conn-idle-timeout", "T", set_conn_idle,
+	  .help = "close keep-alive connections idle this long (whole seconds, at least 1; default: never)" },
+	{ "conn-max-requests", "N", set_count, F(conn_max_requests), 1, 1L << 30,
+	  .help = "a connection serves N requests; the next one sent on it is dropped unanswered and the "
+		  "connection closed" },
+	{ "conn-close-silently", NULL, set_flag, F(conn_close_silently),
+	  .help = "close each connection after its response, without a Connection: close header" },
+	{ "verbose", NULL, set_flag, F(verbose), .help = "log requests and errors to stderr" },
+	{ "help", NULL, show_help, .help = "show this help", .shortc = 'h' },
+};
+#define NOPTS ((int)(sizeof opts / sizeof opts[0]))
+/* getopt's value for opts[i] without a short form. */
+#define OPT_VAL_BASE 256
+
+static const struct sim_opt *opt_by_val(int c)
+{
+	if (c >= OPT_VAL_BASE && c < OPT_VAL_BASE + NOPTS)
+		return &opts[c - OPT_VAL_BASE];
+	for (int i = 0; i < NOPTS; i++)
+		if (opts[i].shortc && opts[i].shortc == c)
+			return &opts[i];
+	return NULL;
+}
+
+void sim_usage(FILE *out)
+{
+	fputs("Usage: infertop sim [OPTION]...\n"
+	      "Run a simulated OpenAI-compatible LLM inference server (for tests and --demo).\n"
+	      "\n"
+	      "Endpoints: GET /v1/models, POST /v1/chat/completions, POST /v1/completions\n"
+	      "(SSE when \"stream\": true), POST /tokenize, GET /health, GET /metrics and the\n"
+	      "profile's own metrics path.\n"
+	      "\n",
+	      out);
+	for (int i = 0; i < NOPTS; i++) {
+		const struct sim_opt *so = &opts[i];
+		char col[64], list[1024], help[1400];
+		if (so->shortc)
+			snprintf(col, sizeof col, "-%c, --%s%s%s", so->shortc, so->name, so->arg ? " " : "",
+				 so->arg ? so->arg : "");
+		else
+			snprintf(col, sizeof col, "--%s%s%s", so->name, so->arg ? " " : "", so->arg ? so->arg : "");
+		const char *h = so->help, *at = strstr(h, "%s");
+		if (so->names && at) {
+			snprintf(help, sizeof help, "%.*s%s%s", (int)(at - h), h, so->names(list, sizeof list, ", "),
+				 at + 2);
+			h = help;
+		}
+		help_option(out, col, h, 28);
+	}
+	fputs("\n"
+	      "Durations take a unit (ns, us, ms, s, m, h); a bare number is seconds.\n"
+	      "Streams: headers as soon as the request is in (even while it queues), the\n"
+	      "role-only chat chunk at admission, one chunk per token at its scheduled time,\n"
+	      "the usage chunk when stream_options.include_usage, then data: [DONE].\n"
+	      "Output: \"ignore_eos\": true gives exactly max_tokens tokens, otherwise a seeded\n"
+	      "random length in [max(1,min_tokens), max_tokens]. Prompt tokens: one per run of\n"
+	      "ASCII punctuation and one per run of other non-space bytes (\"Hello, world!\"\n"
+	      "is 4); the same count is in usage.prompt_tokens and POST /tokenize.\n"
+	      "Faults are counted on /metrics as infertop_sim_faults_total{kind=...}.\n",
+	      out);
 }
 
 int sim_opts_parse(int argc, char **argv, struct sim_opts *o)
@@ -220,134 +366,35 @@ int sim_opts_parse(int argc, char **argv, struct sim_opts *o)
 	o->seed = 1;
 	o->max_tokens_default = 256;
 
-	int timing_given = 0, fixed_hint = 0, rc = 0;
+	struct option long_opts[NOPTS + 1];
+	char short_opts[2 * NOPTS + 1];
+	size_t ns = 0;
+	for (int i = 0; i < NOPTS; i++) {
+		const struct sim_opt *so = &opts[i];
+		long_opts[i] = (struct option){ so->name, so->arg ? required_argument : no_argument, NULL,
+						so->shortc ? so->shortc : OPT_VAL_BASE + i };
+		if (so->shortc) {
+			short_opts[ns++] = so->shortc;
+			if (so->arg)
+				short_opts[ns++] = ':';
+		}
+	}
+	long_opts[NOPTS] = (struct option){ NULL, 0, NULL, 0 };
+	short_opts[ns] = '\0';
+
+	struct sim_parse p = { o, 0, 0 };
 	/* sim_main may run after the caller used getopt itself: 0 makes glibc
 	 * start over. */
 	optind = 0;
 	opterr = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
-		const char *v = optarg;
-		switch (c) {
-		case OPT_LISTEN:
-			if (parse_listen(v, o) != 0)
-				rc = bad("listen", v, "expected ADDR:PORT, e.g. 127.0.0.1:8000");
-			break;
-		case OPT_MODEL:
-			if (!*v || strlen(v) > SIM_MODEL_MAX)
-				rc = bad("model", v, "expected a name of 1 to 256 bytes");
-			else
-				strcpy(o->model, v);
-			break;
-		case OPT_PROFILE:
-			if (sim_profile_parse(v, &o->profile) != 0) {
-				char list[512], want[600];
-				snprintf(want, sizeof want, "expected %s", profile_list(list, sizeof list, " or ", 0));
-				rc = bad("profile", v, want);
-			}
-			break;
-		case OPT_TIMING:
-			timing_given = 1;
-			if (strcmp(v, "fixed") == 0)
-				o->timing = SIM_TIMING_FIXED;
-			else if (strcmp(v, "batching") == 0)
-				o->timing = SIM_TIMING_BATCHING;
-			else
-				rc = bad("timing", v, "expected fixed or batching");
-			break;
-		case OPT_TTFT:
-			fixed_hint = 1;
-			if (parse_dur("ttft", v, &o->ttft_ns))
-				rc = 2;
-			break;
-		case OPT_ITL:
-			fixed_hint = 1;
-			if (parse_dur("itl", v, &o->itl_ns))
-				rc = 2;
-			break;
-		case OPT_MAX_RUNNING:
-			if (parse_count("max-running", v, 1, 1000000, &o->max_running))
-				rc = 2;
-			break;
-		case OPT_KV_TOKENS:
-			if (parse_count("kv-tokens", v, 1, 1L << 30, &o->kv_tokens))
-				rc = 2;
-			break;
-		case OPT_PREFILL_RATE:
-			if (units_parse_double(v, &o->prefill_rate) != 0 || o->prefill_rate <= 0 ||
-			    o->prefill_rate > 1e12)
-				rc = bad("prefill-rate", v, "expected tokens per second > 0");
-			break;
-		case OPT_STEP_TIME:
-			if (parse_dur("step-time", v, &o->step_ns))
-				rc = 2;
-			break;
-		case OPT_STEP_PER_SEQ:
-			if (parse_dur("step-time-per-seq", v, &o->step_per_seq_ns))
-				rc = 2;
-			break;
-		case OPT_MAX_CONN:
-			if (parse_count("max-connections", v, 1, 1000000, &o->max_connections))
-				rc = 2;
-			break;
-		case OPT_FAIL_RATE:
-			if (units_parse_double(v, &o->fail_rate) != 0 || o->fail_rate < 0 ||
-			    o->fail_rate > 1)
-				rc = bad("fail-rate", v, "expected a probability in [0, 1]");
-			break;
-		case OPT_FAIL_KINDS: {
-			char word[64];
-			if (sim_fault_parse_list(v, &o->fail_kinds, word, sizeof word) != 0) {
-				char why[256];
-				snprintf(why, sizeof why,
-					 "unknown kind '%s' (expected all or a comma list of 500, 429, "
-					 "disconnect, malformed, stall, slow-headers)",
-					 word);
-				rc = bad("fail-kinds", v, why);
-			}
-			break;
-		}
-		case OPT_SEED: {
-			char *end;
-			errno = 0;
-			unsigned long long sv = strtoull(v, &end, 10);
-			if (!*v || *v == '-' || *end || errno)
-				rc = bad("seed", v, "expected a non-negative integer");
-			else
-				o->seed = sv;
-			break;
-		}
-		case OPT_MAX_TOKENS_DEFAULT:
-			if (parse_count("max-tokens-default", v, 1, 1L << 30, &o->max_tokens_default))
-				rc = 2;
-			break;
-		case OPT_CONN_IDLE: {
-			int64_t ns;
-			if (parse_dur("conn-idle-timeout", v, &ns))
-				rc = 2;
-			else if (ns < CLOCK_NS_PER_S || ns > 86400 * CLOCK_NS_PER_S)
-				rc = bad("conn-idle-timeout", v, "expected 1s to 24h (libmicrohttpd counts whole seconds)");
-			else
-				o->conn_idle_s = (long)((ns + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S);
-			break;
-		}
-		case OPT_CONN_MAX_REQ:
-			if (parse_count("conn-max-requests", v, 1, 1L << 30, &o->conn_max_requests))
-				rc = 2;
-			break;
-		case OPT_CONN_CLOSE_SILENTLY:
-			o->conn_close_silently = 1;
-			break;
-		case OPT_VERBOSE:
-			o->verbose = 1;
-			break;
-		case 'h':
-			sim_usage(stdout);
-			return 1;
-		default:
+	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+		const struct sim_opt *so = opt_by_val(c);
+		if (!so) {
 			fputs("Try 'infertop sim --help'.\n", stderr);
 			return 2;
 		}
+		int rc = so->set(&p, so, optarg);
 		if (rc)
 			return rc;
 	}
@@ -356,7 +403,7 @@ int sim_opts_parse(int argc, char **argv, struct sim_opts *o)
 			argv[optind]);
 		return 2;
 	}
-	if (!timing_given && fixed_hint)
+	if (!p.timing_given && p.fixed_hint)
 		o->timing = SIM_TIMING_FIXED;
 	if (o->timing == SIM_TIMING_BATCHING && o->step_ns + o->step_per_seq_ns <= 0) {
 		fputs("infertop sim: --step-time and --step-time-per-seq cannot both be 0\n", stderr);
@@ -451,7 +498,7 @@ static void on_signal(void *ud, int signum)
 
 static void json_escape_model(struct sim_server *s)
 {
-	sim_json_escape(s->opt.model, s->model_json, sizeof s->model_json);
+	json_str_escape(s->model_json, sizeof s->model_json, s->opt.model, JSON_STR_STRICT);
 	/* Prometheus label values escape only backslash, quote and newline. */
 	char *o = s->model_prom;
 	for (const char *p = s->opt.model; *p; p++) {

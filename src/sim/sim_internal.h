@@ -238,7 +238,6 @@ size_t sim_render_tail(const struct sim_server *s, const struct sim_rq *rq, char
 char *sim_render_full(const struct sim_server *s, const struct sim_rq *rq, size_t *len);
 /* {"error":{"message":...,"type":...,"code":...}} (malloc'd). */
 char *sim_render_error(const char *message, const char *type, int code, size_t *len);
-void sim_json_escape(const char *in, char *out, size_t cap);
 
 /* sim_metrics.c */
 void sim_stats_init(struct sim_stats *st);

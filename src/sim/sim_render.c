@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infertop/json_str.h"
 #include "sim_internal.h"
 
 /* Readable filler: a client showing the text shows words, and every word
@@ -31,32 +32,6 @@ static uint64_t mix64(uint64_t z)
 static const char *word_at(const struct sim_rq *rq, int32_t k)
 {
 	return words[mix64(rq->id * 0x9e3779b97f4a7c15ULL + (uint64_t)k) % NWORDS];
-}
-
-void sim_json_escape(const char *in, char *out, size_t cap)
-{
-	size_t o = 0;
-	if (cap == 0)
-		return;
-	for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
-		char tmp[8];
-		size_t n;
-		if (*p == '"' || *p == '\\') {
-			tmp[0] = '\\';
-			tmp[1] = (char)*p;
-			n = 2;
-		} else if (*p < 0x20) {
-			n = (size_t)snprintf(tmp, sizeof tmp, "\\u%04x", *p);
-		} else {
-			tmp[0] = (char)*p;
-			n = 1;
-		}
-		if (o + n >= cap)
-			break;
-		memcpy(out + o, tmp, n);
-		o += n;
-	}
-	out[o] = '\0';
 }
 
 /* "chatcmpl-" + 32 hex digits, like vLLM's uuid4 hex ids. */
@@ -178,7 +153,7 @@ char *sim_render_full(const struct sim_server *s, const struct sim_rq *rq, size_
 char *sim_render_error(const char *message, const char *type, int code, size_t *len)
 {
 	char esc[1024];
-	sim_json_escape(message, esc, sizeof esc);
+	json_str_escape(esc, sizeof esc, message, JSON_STR_STRICT);
 	size_t cap = strlen(esc) + strlen(type) + 96;
 	char *buf = malloc(cap);
 	if (!buf)

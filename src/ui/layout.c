@@ -19,21 +19,12 @@ static const char *const view_names[VIEW_N] = {
 	[VIEW_REQUESTS] = "requests",
 };
 
-static const char *const panel_names[PANEL_KIND_N] = {
-	[PANEL_HEADER] = "header",
-	[PANEL_LOAD] = "load",
-	[PANEL_LATENCY] = "latency",
-	[PANEL_SERVER] = "server",
-	[PANEL_GPU] = "gpu",
-	[PANEL_CHART] = "chart",
-	[PANEL_ERRORS] = "errors",
-	[PANEL_KEYBAR] = "keybar",
-	[PANEL_STEPS] = "steps",
-	[PANEL_HIST] = "histogram",
-	[PANEL_GPU_HIST] = "gpu-history",
-	[PANEL_REQUESTS] = "requests",
-	[PANEL_HELP] = "help",
-	[PANEL_TOO_SMALL] = "too-small",
+static const struct {
+	const char *name;
+	bool focusable;
+} panels[PANEL_KIND_N] = {
+#define PANEL(id, name, draw, boxed, focusable) [PANEL_##id] = {name, focusable},
+#include "infertop/panels.def"
 };
 
 const char *layout_view_name(enum ui_view v)
@@ -43,7 +34,7 @@ const char *layout_view_name(enum ui_view v)
 
 const char *layout_panel_name(enum panel_kind k)
 {
-	return (unsigned)k < PANEL_KIND_N ? panel_names[k] : "?";
+	return (unsigned)k < PANEL_KIND_N ? panels[k].name : "?";
 }
 
 int layout_latency_rows(int variant, unsigned flags)
@@ -262,20 +253,7 @@ const struct panel *layout_find(const struct layout *l, enum panel_kind kind, in
 
 bool layout_focusable(enum panel_kind k)
 {
-	switch (k) {
-	case PANEL_LATENCY:
-	case PANEL_SERVER:
-	case PANEL_GPU:
-	case PANEL_CHART:
-	case PANEL_ERRORS:
-	case PANEL_STEPS:
-	case PANEL_HIST:
-	case PANEL_GPU_HIST:
-	case PANEL_REQUESTS:
-		return true;
-	default:
-		return false;
-	}
+	return (unsigned)k < PANEL_KIND_N && panels[k].focusable;
 }
 
 int layout_focus_find(const struct layout *l, enum panel_kind kind, int arg)

@@ -15,20 +15,8 @@
 #include "infertop/view.h"
 
 const struct widget widgets[PANEL_KIND_N] = {
-	[PANEL_HEADER] = {"header", w_header_draw, false},
-	[PANEL_LOAD] = {"load", w_load_draw, false},
-	[PANEL_LATENCY] = {"latency", w_latency_draw, true},
-	[PANEL_SERVER] = {"server", w_server_draw, true},
-	[PANEL_GPU] = {"gpu", w_gpu_draw, true},
-	[PANEL_CHART] = {"chart", w_chart_draw, true},
-	[PANEL_ERRORS] = {"errors", w_errors_draw, true},
-	[PANEL_KEYBAR] = {"keybar", w_keybar_draw, false},
-	[PANEL_STEPS] = {"steps", w_steps_draw, true},
-	[PANEL_HIST] = {"histogram", w_hist_draw, true},
-	[PANEL_GPU_HIST] = {"gpu-history", w_gpu_hist_draw, true},
-	[PANEL_REQUESTS] = {"requests", w_requests_draw, true},
-	[PANEL_HELP] = {"help", w_help_draw, true},
-	[PANEL_TOO_SMALL] = {"too-small", w_too_small_draw, false},
+#define PANEL(id, name, draw, boxed, focusable) [PANEL_##id] = {name, draw, boxed},
+#include "infertop/panels.def"
 };
 
 unsigned widgets_layout_flags(const struct run_view *e)

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infertop/json_str.h"
+
 /* A shape stands for every request option but the prompt, the model's
  * text and max_tokens, and body_shape_fits() compares each of them: an
  * option added to struct oai_request_opts must be compared there too, or
@@ -39,145 +41,6 @@ static const struct {
 	{"", "m", 123456789},
 };
 
-/* Extra bytes a byte takes when cJSON escapes it: \" \\ \b \f \n \r \t
- * take one, other bytes below 0x20 five (\u00xx), the rest none. A NUL
- * ends the string before it is looked up. */
-static const unsigned char esc_extra[256] = {
-	5, 5, 5, 5, 5, 5, 5, 5, 1, 1, 1, 5, 1, 1, 5, 5,
-	5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5,
-	0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
-};
-
-#define BYTES(b) (0x0101010101010101ULL * (b))
-
-static inline uint64_t load8(const unsigned char *p)
-{
-	uint64_t w;
-	memcpy(&w, p, 8);
-	return w;
-}
-
-/* 0x80 in exactly those bytes of w that are below 0x20 (a NUL too), a
- * quote or a backslash, else 0: eight bytes tested at once with no
- * branch, since most prompts need no escape at all and text needs one a
- * line. A byte is zero when neither its low seven bits (added to 0x7f
- * they carry into bit 7, and never into the next byte) nor its bit 7 are
- * set. */
-static inline uint64_t special_bytes(uint64_t w)
-{
-	const uint64_t low = BYTES(0x7f);
-	uint64_t ctl = w & BYTES(0xe0), quote = w ^ BYTES('"'), slash = w ^ BYTES('\\');
-	uint64_t set = (((ctl & low) + low) | ctl) & (((quote & low) + low) | quote) & (((slash & low) + low) | slash);
-	return ~set & BYTES(0x80);
-}
-
-/* Offset in the word of the first byte special_bytes() marked. */
-static inline size_t first_marked(uint64_t m)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return (size_t)__builtin_clzll(m) / 8;
-#else
-	return (size_t)__builtin_ctzll(m) / 8;
-#endif
-}
-
-/* The printed length of p[0..*n) without its quotes; *n is cut at a NUL. */
-static size_t escaped_len(const unsigned char *p, size_t *n)
-{
-	size_t len = *n, extra = 0, i = 0;
-	while (len - i >= 8) {
-		uint64_t m = special_bytes(load8(p + i));
-		if (!m) {
-			i += 8;
-			continue;
-		}
-		i += first_marked(m);
-		if (!p[i]) {
-			*n = i;
-			return i + extra;
-		}
-		extra += esc_extra[p[i++]];
-	}
-	for (; i < len; i++) {
-		if (!p[i]) {
-			*n = i;
-			return i + extra;
-		}
-		extra += esc_extra[p[i]];
-	}
-	return len + extra;
-}
-
-static inline char *put_byte(char *d, unsigned char c)
-{
-	static const char hex[] = "0123456789abcdef";
-	if (!esc_extra[c]) {
-		*d = (char)c;
-		return d + 1;
-	}
-	d[0] = '\\';
-	switch (c) {
-	case '"':
-		d[1] = '"';
-		return d + 2;
-	case '\\':
-		d[1] = '\\';
-		return d + 2;
-	case '\b':
-		d[1] = 'b';
-		return d + 2;
-	case '\f':
-		d[1] = 'f';
-		return d + 2;
-	case '\n':
-		d[1] = 'n';
-		return d + 2;
-	case '\r':
-		d[1] = 'r';
-		return d + 2;
-	case '\t':
-		d[1] = 't';
-		return d + 2;
-	default:
-		memcpy(d + 1, "u00", 3);
-		d[4] = hex[c >> 4];
-		d[5] = hex[c & 15];
-		return d + 6;
-	}
-}
-
-/* p[0..n) holds no NUL (escaped_len cut it there) and prints as printed
- * bytes. Each word is stored whole, then the output moves on by its bytes
- * up to the first one to escape: what is left of the input prints at
- * least as long as it is, and longer when it holds an escape, so the
- * store stays inside the body. */
-static char *put_escaped(char *d, const unsigned char *p, size_t n, size_t printed)
-{
-	if (printed == n) {
-		memcpy(d, p, n);
-		return d + n;
-	}
-	size_t i = 0;
-	while (n - i >= 8) {
-		uint64_t w = load8(p + i), m = special_bytes(w);
-		memcpy(d, &w, 8);
-		if (!m) {
-			d += 8;
-			i += 8;
-			continue;
-		}
-		size_t k = first_marked(m);
-		d = put_byte(d + k, p[i + k]);
-		i += k + 1;
-	}
-	for (; i < n; i++)
-		d = put_byte(d, p[i]);
-	return d;
-}
-
 /* As "%d" prints v > 0, without the printf machinery. */
 static size_t print_positive(char out[12], int v)
 {
@@ -193,9 +56,9 @@ static size_t print_positive(char out[12], int v)
 static char *render(const struct body_shape *s, const char *prompt, size_t prompt_len, const char *model,
 		    int max_tokens, size_t *len_out)
 {
-	const unsigned char *p = (const unsigned char *)(prompt ? prompt : "");
+	const char *p = prompt ? prompt : "";
 	size_t pn = prompt ? prompt_len : 0;
-	const unsigned char *m = (const unsigned char *)(model ? model : "");
+	const char *m = model ? model : "";
 	size_t mn = model ? strlen(model) : 0;
 	/* At most six bytes a byte: past this a size_t could wrap. */
 	if (pn > SIZE_MAX / 16 || mn > SIZE_MAX / 16)
@@ -203,8 +66,8 @@ static char *render(const struct body_shape *s, const char *prompt, size_t promp
 	char num[12];
 	size_t numlen = print_positive(num, max_tokens);
 	size_t printed[BODY_SHAPE_SLOTS] = {0};
-	printed[BODY_SLOT_PROMPT] = escaped_len(p, &pn);
-	printed[BODY_SLOT_MODEL] = escaped_len(m, &mn);
+	printed[BODY_SLOT_PROMPT] = json_str_len(p, &pn, JSON_STR_CJSON);
+	printed[BODY_SLOT_MODEL] = json_str_len(m, &mn, JSON_STR_CJSON);
 	printed[BODY_SLOT_NUMBER] = numlen;
 	size_t total = s->fixed;
 	for (int i = 0; i < s->nslots; i++)
@@ -220,10 +83,10 @@ static char *render(const struct body_shape *s, const char *prompt, size_t promp
 		from = s->at[i];
 		switch (s->what[i]) {
 		case BODY_SLOT_PROMPT:
-			d = put_escaped(d, p, pn, printed[BODY_SLOT_PROMPT]);
+			d = json_str_put(d, p, pn, printed[BODY_SLOT_PROMPT], JSON_STR_CJSON);
 			break;
 		case BODY_SLOT_MODEL:
-			d = put_escaped(d, m, mn, printed[BODY_SLOT_MODEL]);
+			d = json_str_put(d, m, mn, printed[BODY_SLOT_MODEL], JSON_STR_CJSON);
 			break;
 		case BODY_SLOT_NUMBER:
 		default:
