@@ -262,7 +262,7 @@ check "SIGTERM during a run: its result is written, serve exits 0" $?
 # A second serve with a token: no token, no run; SIGTERM between runs.
 tok="serve-token-5b1e77c0"
 INFERTOP_SERVE_TOKEN=$tok "$INFERTOP_BIN" serve --listen 127.0.0.1:0 --listen-token-env INFERTOP_SERVE_TOKEN \
-	--results-dir "$tmp/results" >"$tmp/out2" 2>"$tmp/err2" &
+	--listen-allow-host gen-s.example --results-dir "$tmp/results" >"$tmp/out2" 2>"$tmp/err2" &
 pid=$!
 wait_for "$tmp/err2" "control API on"
 url=$(sed -n 's/^infertop: control API on \(http:[^ ]*\).*/\1/p' "$tmp/err2")
@@ -272,6 +272,12 @@ check "POST /v1/runs without the token: 401" $?
 code=$(curl -s -o "$tmp/b" -w '%{http_code}' -H "Authorization: Bearer $tok" "$url/v1/runs")
 [ "$code" = 200 ]
 check "GET /v1/runs with the token: 200" $?
+code=$(curl -s -o "$tmp/b" -w '%{http_code}' -H "Authorization: Bearer $tok" -H "Host: gen-s.example:${url##*:}" "$url/v1/runs")
+[ "$code" = 200 ]
+check "GET /v1/runs by its --listen-allow-host name: 200" $?
+code=$(curl -s -o "$tmp/b" -w '%{http_code}' -H "Authorization: Bearer $tok" -H "Host: gen-t.example:${url##*:}" "$url/v1/runs")
+[ "$code" = 403 ] && grep -q -- '--listen-allow-host' "$tmp/b"
+check "GET /v1/runs by another name: 403 naming --listen-allow-host" $?
 code=$(curl -s -o "$tmp/b" -w '%{http_code}' -H "Authorization: Bearer $tok" -X POST -H 'Content-Type: application/json' \
 	--data-binary "{\"url\":\"http://127.0.0.1:$simport\",\"dataset\":\"text:$tmp/data/sonnet.txt\"}" "$url/v1/runs")
 [ "$code" = 400 ] && grep -q '"field":"dataset"' "$tmp/b" && grep -q -- '--data-dir' "$tmp/b"
