@@ -698,8 +698,9 @@ static bool in_set(const struct ctl_conn *cc, enum conn_set set, const struct ct
 
 /* The connection of a set to close for a newcomer: never one being
  * answered; first those that never passed the checks and the token, then
- * idle kept-alive ones, then those sending a body; the oldest first.
- * NULL: none may go. */
+ * idle kept-alive ones, then those sending a body; the oldest first (the
+ * list runs newest first, so a tie goes to the later one). NULL: none may
+ * go. */
 static struct ctl_conn *victim(struct control *c, enum conn_set set, const struct ctl_conn *ref)
 {
 	struct ctl_conn *best = NULL;
@@ -708,7 +709,7 @@ static struct ctl_conn *victim(struct control *c, enum conn_set set, const struc
 		if (cc == ref || !in_set(cc, set, ref) || cc->waiting || cc->phase == PHASE_BUSY)
 			continue;
 		int rank = !cc->proven ? 0 : cc->phase == PHASE_IDLE ? 1 : 2;
-		if (!best || rank < best_rank || (rank == best_rank && cc->t_begin < best->t_begin)) {
+		if (!best || rank < best_rank || (rank == best_rank && cc->t_begin <= best->t_begin)) {
 			best = cc;
 			best_rank = rank;
 		}
