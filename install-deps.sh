@@ -24,11 +24,13 @@ if [ "${1:-}" = "--build" ]; then
 	$as_root apt-get install -y -qq --no-install-recommends $build_pkgs >/dev/null
 	exit 0
 fi
+# chromium: tests/browser_csrf.sh drives a headless browser against the
+# control API as a web page would.
 # shellcheck disable=SC2086 # a list of names
 $as_root apt-get install -y -qq --no-install-recommends \
 	$build_pkgs clang \
 	libcmocka-dev tmux jq procps ca-certificates curl \
-	cmake g++ git python3 python3-numpy python3-yaml prometheus zsh fish >/dev/null
+	cmake g++ git python3 python3-numpy python3-yaml prometheus zsh fish chromium >/dev/null
 # The real-server test fetches llama.cpp's source with npm (node-llama-cpp
 # carries it). A Node.js that is already there (often not Debian's) is kept:
 # Debian's npm would conflict with it.

@@ -1,11 +1,14 @@
 #!/bin/sh
 # --listen as a user runs it: bad values exit 2 with a message, a demo run
 # is steered and stopped over HTTP with curl, /v1/stop writes the -o
-# result as Ctrl-C does, and the token shows up in no output.
+# result as Ctrl-C does, and the token shows up in no output. Without a
+# token, what a web page could send is refused (a foreign Host or Origin,
+# a change that is not application/json) and changes nothing;
+# --listen-allow-host adds a name.
 : "${INFERTOP_BIN:?}"
 set -u
 . "$(dirname "$0")/check_lib.sh"
-command -v curl >/dev/null || { echo "SKIP: no curl"; exit 77; }
+command -v curl >/dev/null && command -v jq >/dev/null || { echo "SKIP: no curl or jq"; exit 77; }
 tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -27,6 +30,14 @@ check "--listen-metrics-open without --listen: exit 2" $?
 "$INFERTOP_BIN" --listen 127.0.0.1:0 --listen-token-env "not a name" -n 1 http://127.0.0.1:1 >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q -- "--listen-token-env takes the NAME" "$tmp/err" && ! grep -q "not a name" "$tmp/err"
 check "--listen-token-env with a bad name: exit 2, value not shown" $?
+
+"$INFERTOP_BIN" --listen 127.0.0.1:0 --listen-allow-host 'a b' -n 1 http://127.0.0.1:1 >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q -- "--listen-allow-host" "$tmp/err"
+check "--listen-allow-host with a bad name: exit 2" $?
+
+"$INFERTOP_BIN" --listen-allow-host gen.example -n 1 http://127.0.0.1:1 >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q -- "need --listen" "$tmp/err"
+check "--listen-allow-host without --listen: exit 2" $?
 
 "$INFERTOP_BIN" --id 'a b' -n 1 http://127.0.0.1:1 >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q -- "--id" "$tmp/err"
@@ -50,16 +61,23 @@ done
 url=$(sed -n 's/^infertop: control API on \(http:[^ ]*\).*/\1/p' "$tmp/err")
 [ -n "$url" ]
 check "the address is printed at the start" $?
-code=$(curl -s -o "$tmp/b1" -w '%{http_code}' -X POST -d '{"concurrency":5}' "$url/v1/load")
+json='Content-Type: application/json'
+code=$(curl -s -o "$tmp/b1" -w '%{http_code}' -X POST -H "$json" -d '{"concurrency":5}' "$url/v1/load")
 [ "$code" = 401 ]
 check "POST without the token: 401" $?
-code=$(curl -s -o "$tmp/b2" -w '%{http_code}' -H "Authorization: Bearer $tok" -X POST -d '{"concurrency":5}' "$url/v1/load")
+code=$(curl -s -o "$tmp/b2" -w '%{http_code}' -H "Authorization: Bearer $tok" -X POST -d '{"rate":1e6}' "$url/v1/load")
+[ "$code" = 415 ] && grep -q 'application/json' "$tmp/b2"
+check "POST /v1/load as a form, with the token: 415" $?
+code=$(curl -s -o "$tmp/b2" -w '%{http_code}' -H "Authorization: Bearer $tok" -X POST -H "$json" -d '{"concurrency":5}' "$url/v1/load")
 [ "$code" = 200 ] && grep -q '"concurrency 5"' "$tmp/b2"
 check "POST /v1/load with the token: 200" $?
 code=$(curl -s -o "$tmp/b3" -w '%{http_code}' -H "Authorization: Bearer $tok" "$url/metrics")
 [ "$code" = 200 ]
 check "GET /metrics with the token: 200" $?
-code=$(curl -s -o "$tmp/b4" -w '%{http_code}' -H "Authorization: Bearer $tok" -X POST "$url/v1/stop")
+code=$(curl -s -o "$tmp/b4" -w '%{http_code}' -H "Authorization: Bearer $tok" -H 'Host: evil.example' -X POST -H "$json" "$url/v1/stop")
+[ "$code" = 403 ] && grep -q -- '--listen-allow-host' "$tmp/b4"
+check "a foreign Host, with the token: 403 naming --listen-allow-host" $?
+code=$(curl -s -o "$tmp/b4" -w '%{http_code}' -H "Authorization: Bearer $tok" -X POST -H "$json" "$url/v1/stop")
 [ "$code" = 200 ] && grep -q '"status":"ok"' "$tmp/b4"
 check "POST /v1/stop: 200" $?
 wait $pid
@@ -72,5 +90,46 @@ check "/v1/stop: drains, writes the -o result, exit 0" $?
 check "the token is in no output" $?
 grep -q "refused for a missing or wrong bearer token" "$tmp/err"
 check "the refusal is logged" $?
+
+# No token (loopback's default): what a web page can send is refused.
+"$INFERTOP_BIN" --demo --sim-arg --timing --sim-arg fixed --sim-arg --itl --sim-arg 10ms \
+	-c 2 -d 60s --output-tokens 20 --no-tui -q --listen 127.0.0.1:0 --listen-allow-host gen-7.example \
+	>"$tmp/out" 2>"$tmp/err" &
+pid=$!
+wait_for "$tmp/err" "control API on"
+url=$(sed -n 's/^infertop: control API on \(http:[^ ]*\).*/\1/p' "$tmp/err")
+port=${url##*:}
+state() { curl -s -H "$json" "$url/v1/status" | jq -c '.infertop.state | [.status, .concurrency, .paused]'; }
+before=$(state)
+[ "$before" = '["running",2,false]' ]
+check "a run without a token: running at -c 2 ($before)" $?
+refused() { # want description curl-args...: the status code and a message
+	want=$1 what=$2
+	shift 2
+	code=$(curl -s -o "$tmp/b" -w '%{http_code}' "$@")
+	[ "$code" = "$want" ]
+	check "$what: $want ($code $(head -c 160 "$tmp/b"))" $?
+}
+refused 415 "POST /v1/load as text/plain (a no-cors fetch)" -X POST -H 'Content-Type: text/plain' -d '{"concurrency":99}' "$url/v1/load"
+refused 415 "POST /v1/load as a form" -X POST -d '{"concurrency":99}' "$url/v1/load"
+refused 415 "POST /v1/pause without a type" -X POST "$url/v1/pause"
+refused 403 "POST /v1/stop from a file:// page (Origin: null)" -X POST -H "$json" -H 'Origin: null' "$url/v1/stop"
+refused 403 "POST /v1/stop from another site" -X POST -H "$json" -H 'Origin: http://evil.example' "$url/v1/stop"
+refused 403 "POST /v1/stop from another loopback port" -X POST -H "$json" -H 'Origin: http://127.0.0.1:1' "$url/v1/stop"
+refused 403 "GET /v1/status from a DNS-rebinding page (Host: evil.example)" -H "Host: evil.example:$port" "$url/v1/status"
+grep -q -- '--listen-allow-host' "$tmp/b"
+check "the Host refusal names --listen-allow-host" $?
+after=$(state)
+[ "$after" = "$before" ]
+check "nothing changed ($after)" $?
+refused 200 "GET /v1/status by a --listen-allow-host name" -H "Host: gen-7.example:$port" "$url/v1/status"
+refused 200 "GET /healthz as localhost" -H "Host: localhost:$port" "$url/healthz"
+refused 200 "POST /v1/load as JSON from the same origin" -X POST -H "$json" -H "Origin: http://127.0.0.1:$port" \
+	-d '{"concurrency":3}' "$url/v1/load"
+refused 200 "POST /v1/stop as JSON" -X POST -H "$json" "$url/v1/stop"
+wait $pid
+pid=
+grep -q "refused as cross-site" "$tmp/err"
+check "the refusals are logged" $?
 
 [ "$fails" -eq 0 ]

@@ -118,7 +118,7 @@ up=$(query 'up{job="infertop"}')
 check "prometheus scrapes the run (up = ${up:-none})" $?
 
 # Pause: no new requests; once in-flight ones are done the count stands.
-curl -sf -X POST "$api/v1/pause" >/dev/null
+curl -sf -X POST -H 'Content-Type: application/json' "$api/v1/pause" >/dev/null
 for _ in $(seq 100); do
 	[ "$(curl -sf "$api/v1/status" | jq '.infertop.state.in_flight // .infertop.load.in_flight // empty')" = 0 ] && break
 	sleep 0.1
@@ -138,7 +138,7 @@ q=$(query 'histogram_quantile(0.5, sum by (le) (infertop_ttft_seconds_bucket))')
 awk -v q="$q" 'BEGIN { exit !(q > 0.04 && q <= 0.06) }'
 check "histogram_quantile(0.5) of TTFT ($q s) in the bucket holding 50 ms (0.04, 0.06]" $?
 
-curl -sf -X POST "$api/v1/stop" >/dev/null
+curl -sf -X POST -H 'Content-Type: application/json' "$api/v1/stop" >/dev/null
 wait $run
 check "the run ends through the API" $?
 finish

@@ -5,7 +5,9 @@
 # downloaded and byte-equal to its file in --results-dir; a second POST
 # during a run gets 409; bad specs get 400 naming the field; DELETE stops a
 # run; the section-1 endpoints act on the run and answer 409 between runs;
-# the server is alive at the end.
+# the server is alive at the end. Dataset files are read under --data-dir
+# only (none without it, token or not), and what a web page could send is
+# refused.
 : "${INFERTOP_BIN:?}"
 set -u
 . "$(dirname "$0")/check_lib.sh"
@@ -22,8 +24,11 @@ simport=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/sim.out")
 [ -n "$simport" ]
 check "the simulator is up" $?
 
-mkdir "$tmp/results"
-"$INFERTOP_BIN" serve --listen 127.0.0.1:0 --results-dir "$tmp/results" >"$tmp/out" 2>"$tmp/err" &
+mkdir "$tmp/results" "$tmp/data"
+"$INFERTOP_BIN" serve --listen 127.0.0.1:0 --data-dir "$tmp/nowhere" >/dev/null 2>"$tmp/err0"
+[ $? -eq 2 ] && grep -q -- '--data-dir' "$tmp/err0"
+check "--data-dir that is not a directory: exit 2" $?
+"$INFERTOP_BIN" serve --listen 127.0.0.1:0 --results-dir "$tmp/results" --data-dir "$tmp/data" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 wait_for "$tmp/err" "control API on"
 url=$(sed -n 's/^infertop: control API on \(http:[^ ]*\).*/\1/p' "$tmp/err")
@@ -34,7 +39,7 @@ req() { # method path [body]: the status on stdout, the body in $tmp/b
 	if [ $# -ge 3 ]; then
 		curl -s -o "$tmp/b" -w '%{http_code}' -X "$1" -H 'Content-Type: application/json' --data-binary "$3" "$url$2"
 	else
-		curl -s -o "$tmp/b" -w '%{http_code}' -X "$1" "$url$2"
+		curl -s -o "$tmp/b" -w '%{http_code}' -X "$1" -H 'Content-Type: application/json' "$url$2"
 	fi
 }
 json_id() { sed -n 's/.*"id":"\([0-9a-f]\{32\}\)".*/\1/p' "$tmp/b"; }
@@ -74,7 +79,53 @@ bad_spec '{"duration":"soon"}' duration
 bad_spec '{"no-tui":"yes"}' no-tui
 bad_spec '{"output":"/tmp/x.json"}' output
 bad_spec '{"url":"ftp://x"}' url
-bad_spec "{\"url\":\"http://127.0.0.1:$simport\",\"dataset\":\"sonnet:$tmp/none.txt\"}" dataset
+bad_spec "{\"url\":\"http://127.0.0.1:$simport\",\"dataset\":\"sonnet:$tmp/data/none.txt\"}" dataset
+
+# Dataset files: under --data-dir only, whatever the path says.
+echo "SECRET-LINE" >"$tmp/secret.txt"
+ln -s "$tmp/secret.txt" "$tmp/data/link.txt"
+mkdir "$tmp/data/sub"
+echo "a prompt" >"$tmp/data/sub/ok.txt"
+outside() { # body field what
+	code=$(req POST "$1" "$2")
+	[ "$code" = 400 ] && grep -q "\"field\":\"$3\"" "$tmp/b" && grep -q -- '--data-dir' "$tmp/b"
+	check "$4: 400 naming $3 and --data-dir ($code $(cat "$tmp/b"))" $?
+}
+outside /v1/runs "{\"url\":\"http://127.0.0.1:$simport\",\"dataset\":\"text:$tmp/secret.txt\"}" dataset \
+	"a file outside --data-dir"
+outside /v1/runs "{\"url\":\"http://127.0.0.1:$simport\",\"dataset\":\"text:../secret.txt\"}" dataset \
+	"a relative path out of --data-dir (..)"
+outside /v1/runs "{\"url\":\"http://127.0.0.1:$simport\",\"dataset\":\"text:$tmp/data/sub/../../secret.txt\"}" dataset \
+	"an absolute path out of --data-dir (..)"
+outside /v1/runs "{\"url\":\"http://127.0.0.1:$simport\",\"dataset\":\"jsonl:link.txt\"}" dataset \
+	"a symbolic link out of --data-dir"
+outside /v1/runs "{\"url\":\"http://127.0.0.1:$simport\",\"dataset\":\"sharegpt:/etc/passwd\"}" dataset "/etc/passwd"
+outside /start-load "{\"host\":\"127.0.0.1\",\"port\":$simport,\"dataset_name\":\"sonnet\",\"dataset_path\":\"$tmp/secret.txt\"}" \
+	dataset_path "/start-load with a file outside --data-dir"
+# A file inside, by a relative name: past the check (the run then fails
+# on its unreachable target, after the file was read).
+code=$(req POST /v1/runs '{"url":"http://127.0.0.1:1","dataset":"text:sub/ok.txt","requests":1}')
+[ "$code" = 502 ] && grep -q '"field":"url"' "$tmp/b"
+check "a file under --data-dir, relative: accepted ($code $(cat "$tmp/b"))" $?
+
+# What a web page can send: refused, nothing started.
+code=$(curl -s -o "$tmp/b" -w '%{http_code}' -X POST -H 'Content-Type: text/plain' \
+	--data-binary "{\"url\":\"http://127.0.0.1:$simport\"}" "$url/v1/runs")
+[ "$code" = 415 ]
+check "POST /v1/runs as text/plain: 415" $?
+code=$(curl -s -o "$tmp/b" -w '%{http_code}' -X POST -d "{\"host\":\"127.0.0.1\",\"port\":$simport}" "$url/start-load")
+[ "$code" = 415 ]
+check "POST /start-load as a form: 415" $?
+code=$(curl -s -o "$tmp/b" -w '%{http_code}' -X POST -H 'Content-Type: application/json' -H 'Origin: null' \
+	--data-binary "{\"url\":\"http://127.0.0.1:$simport\"}" "$url/v1/runs")
+[ "$code" = 403 ]
+check "POST /v1/runs from a file:// page: 403" $?
+code=$(curl -s -o "$tmp/b" -w '%{http_code}' -H 'Host: evil.example' "$url/v1/runs")
+[ "$code" = 403 ]
+check "GET /v1/runs with a foreign Host: 403" $?
+code=$(req GET /v1/runs)
+[ "$code" = 200 ] && grep -q '"runs":\[\]' "$tmp/b"
+check "no run was started ($(cat "$tmp/b"))" $?
 bad_spec '{"host":"127.0.0.1","port":99999}' port
 bad_spec '{"backend":"tgi","host":"h"}' backend
 code=$(req POST /v1/runs '{"concurrency":')
@@ -135,10 +186,10 @@ check "run 1 made its 40 requests" $?
 
 # Run 2: the helm chart's /start-load payload, with a sonnet file.
 i=0
-while [ $i -lt 200 ]; do echo "Shall I compare thee to a summer's day? Thou art more lovely and more temperate:"; i=$((i + 1)); done >"$tmp/sonnet.txt"
+while [ $i -lt 200 ]; do echo "Shall I compare thee to a summer's day? Thou art more lovely and more temperate:"; i=$((i + 1)); done >"$tmp/data/sonnet.txt"
 code=$(req POST /start-load "{\"host\":\"127.0.0.1\",\"port\":$simport,\"num_prompts\":30,\"request_rate\":200,
 	\"model\":\"infertop-sim\",\"backend\":\"openai-chat\",\"endpoint\":\"/v1/chat/completions\",
-	\"dataset_path\":\"$tmp/sonnet.txt\",\"dataset_name\":\"sonnet\",\"sonnet_input_len\":200,
+	\"dataset_path\":\"$tmp/data/sonnet.txt\",\"dataset_name\":\"sonnet\",\"sonnet_input_len\":200,
 	\"sonnet_prefix_len\":50,\"sonnet_output_len\":4}")
 id2=$(json_id)
 [ "$code" = 201 ] && [ -n "$id2" ] && [ "$id2" != "$id1" ]
@@ -186,7 +237,7 @@ code=$(req GET /v1/runs)
 check "GET /v1/runs lists the three runs" $?
 
 # A client that starts a run and disconnects at once: the run goes on.
-curl -s -m 30 -o /dev/null -X POST --data-binary "{\"url\":\"http://127.0.0.1:$simport\",\"requests\":20,\"metrics-url\":\"none\"}" "$url/v1/runs"
+curl -s -m 30 -o /dev/null -X POST -H 'Content-Type: application/json' --data-binary "{\"url\":\"http://127.0.0.1:$simport\",\"requests\":20,\"metrics-url\":\"none\"}" "$url/v1/runs"
 code=$(req GET /v1/runs)
 id4=$(sed -n 's/.*"id":"\([0-9a-f]\{32\}\)","state":"[a-z]*"[^]]*]}$/\1/p' "$tmp/b")
 [ -n "$id4" ] && wait_state "$id4" done
@@ -211,7 +262,7 @@ check "SIGTERM during a run: its result is written, serve exits 0" $?
 # A second serve with a token: no token, no run; SIGTERM between runs.
 tok="serve-token-5b1e77c0"
 INFERTOP_SERVE_TOKEN=$tok "$INFERTOP_BIN" serve --listen 127.0.0.1:0 --listen-token-env INFERTOP_SERVE_TOKEN \
-	--results-dir "$tmp/results" >"$tmp/out2" 2>"$tmp/err2" &
+	--listen-allow-host gen-s.example --results-dir "$tmp/results" >"$tmp/out2" 2>"$tmp/err2" &
 pid=$!
 wait_for "$tmp/err2" "control API on"
 url=$(sed -n 's/^infertop: control API on \(http:[^ ]*\).*/\1/p' "$tmp/err2")
@@ -221,6 +272,16 @@ check "POST /v1/runs without the token: 401" $?
 code=$(curl -s -o "$tmp/b" -w '%{http_code}' -H "Authorization: Bearer $tok" "$url/v1/runs")
 [ "$code" = 200 ]
 check "GET /v1/runs with the token: 200" $?
+code=$(curl -s -o "$tmp/b" -w '%{http_code}' -H "Authorization: Bearer $tok" -H "Host: gen-s.example:${url##*:}" "$url/v1/runs")
+[ "$code" = 200 ]
+check "GET /v1/runs by its --listen-allow-host name: 200" $?
+code=$(curl -s -o "$tmp/b" -w '%{http_code}' -H "Authorization: Bearer $tok" -H "Host: gen-t.example:${url##*:}" "$url/v1/runs")
+[ "$code" = 403 ] && grep -q -- '--listen-allow-host' "$tmp/b"
+check "GET /v1/runs by another name: 403 naming --listen-allow-host" $?
+code=$(curl -s -o "$tmp/b" -w '%{http_code}' -H "Authorization: Bearer $tok" -X POST -H 'Content-Type: application/json' \
+	--data-binary "{\"url\":\"http://127.0.0.1:$simport\",\"dataset\":\"text:$tmp/data/sonnet.txt\"}" "$url/v1/runs")
+[ "$code" = 400 ] && grep -q '"field":"dataset"' "$tmp/b" && grep -q -- '--data-dir' "$tmp/b"
+check "with the token but no --data-dir, no dataset file at all: 400 naming --data-dir ($code $(cat "$tmp/b"))" $?
 kill -TERM $pid
 wait $pid
 st=$?

@@ -37,7 +37,7 @@ for g in 0 1 2; do
 	eval "simport$g=\$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' \"$tmp/sim$g.out\")"
 	mkdir "$tmp/res$g"
 	JOB_COMPLETION_INDEX=$g INFERTOP_SLICE_COUNT=3 "$INFERTOP_BIN" serve --listen 127.0.0.1:0 \
-		--results-dir "$tmp/res$g" >"$tmp/serve$g.out" 2>"$tmp/serve$g.err" &
+		--results-dir "$tmp/res$g" --data-dir "$tmp" >"$tmp/serve$g.out" 2>"$tmp/serve$g.err" &
 	pids="$pids $!"
 	wait_for "$tmp/serve$g.err" "control API on"
 	eval "url$g=\$(sed -n 's/^infertop: control API on \(http:[^ ]*\).*/\1/p' \"$tmp/serve$g.err\")"
@@ -117,7 +117,8 @@ id=$(post 1 "{\"url\":\"http://127.0.0.1:$simport1\",\"dataset\":\"jsonl:$tmp/p.
 wait_done 1 "$id"
 lengths 1 "$start" | sort -n | cmp -s - "$tmp/want"
 check "a spec's \"slice\":\"0/1\" beats the environment: the whole file" $?
-code=$(curl -s -o "$tmp/b" -w '%{http_code}' -X POST --data-binary '{"url":"http://127.0.0.1:1","slice":"3/3"}' "$url1/v1/runs")
+code=$(curl -s -o "$tmp/b" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+	--data-binary '{"url":"http://127.0.0.1:1","slice":"3/3"}' "$url1/v1/runs")
 [ "$code" = 400 ] && grep -q '"field":"slice"' "$tmp/b"
 check "a bad slice in a spec: 400 naming it ($code $(cat "$tmp/b"))" $?
 

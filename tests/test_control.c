@@ -55,16 +55,36 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static int dial(int port)
+/* A connection from a loopback address of the 127/8 (from: its last
+ * byte; 0: the kernel's choice, 127.0.0.1), so one process can be many
+ * clients. */
+static int dial_from(int port, int from)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	if (from) {
+		struct sockaddr_in b = {.sin_family = AF_INET};
+		b.sin_addr.s_addr = htonl(0x7f000000u | (uint32_t)from);
+		if (bind(fd, (struct sockaddr *)&b, sizeof b) != 0) {
+			close(fd);
+			return -1;
+		}
+	}
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0)
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+		close(fd);
 		return -1;
+	}
 	struct timeval tv = {.tv_sec = 10};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	return fd;
+}
+
+static int dial(int port)
+{
+	return dial_from(port, 0);
 }
 
 static void send_all(int fd, const char *p, size_t n)
@@ -107,18 +127,23 @@ static void resp_free(struct resp *r)
 	r->text = NULL;
 }
 
-/* One request on a new connection, closed after the answer. */
+/* One request on a new connection, closed after the answer. Host is the
+ * server's address and a change comes as application/json, as from any
+ * client that is not a web page, unless extra (header lines) says
+ * otherwise. */
 static void http(int port, const char *method, const char *path, const char *auth, const char *body,
 		 const char *extra, struct resp *r)
 {
-	char head[24576];
+	char head[24576], host[64] = "", ctype[64] = "";
 	size_t blen = body ? strlen(body) : 0;
-	int n = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: test\r\nConnection: close\r\n%s%s%s%s",
-			 method, path, auth ? "Authorization: " : "", auth ? auth : "", auth ? "\r\n" : "",
-			 extra ? extra : "");
+	if (!extra || !strstr(extra, "Host:"))
+		snprintf(host, sizeof host, "Host: 127.0.0.1:%d\r\n", port);
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0 && (!extra || !strstr(extra, "Content-Type:")))
+		snprintf(ctype, sizeof ctype, "Content-Type: application/json\r\n");
+	int n = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\n%sConnection: close\r\n%s%s%s%s%s", method, path, host,
+			 auth ? "Authorization: " : "", auth ? auth : "", auth ? "\r\n" : "", ctype, extra ? extra : "");
 	if (body)
-		n += snprintf(head + n, sizeof head - (size_t)n,
-			      "Content-Type: application/json\r\nContent-Length: %zu\r\n", blen);
+		n += snprintf(head + n, sizeof head - (size_t)n, "Content-Length: %zu\r\n", blen);
 	n += snprintf(head + n, sizeof head - (size_t)n, "\r\n");
 	double t0 = now_ms();
 	int fd = dial(port);
@@ -550,10 +575,11 @@ struct bad_case {
 	const char *method, *path, *auth, *body; /* BAD_HTTP; body NULL: none */
 	int code;                                  /* 0: the server closes without answering */
 	const char *body_has;
+	const char *extra;                         /* BAD_HTTP: header lines (Host, Origin, Content-Type) */
 };
 
 #define AUTH "Bearer " TOKEN
-#define LOAD(name, body, has) { name, BAD_HTTP, "POST", "/v1/load", AUTH, body, 400, has }
+#define LOAD(name, body, has) { name, BAD_HTTP, "POST", "/v1/load", AUTH, body, 400, has, NULL }
 
 static const struct bad_case bad_cases[] = {
 	LOAD("not JSON", "{", "\"status\":\"invalid\""),
@@ -580,39 +606,47 @@ static const struct bad_case bad_cases[] = {
 	LOAD("unknown field only", "{\"Concurrency\":4}", "\"field\":\"Concurrency\""),
 	LOAD("quote in a field name", "{\"a\\\"b\":1}", "\"field\":\"a?b\""),
 	LOAD("NUL inside", "{\"concurrency\":4}\\u0000", "after the JSON"),
-	{ "pause with a field", BAD_HTTP, "POST", "/v1/pause", AUTH, "{\"now\":true}", 400, "\"field\":\"now\"" },
-	{ "stop with garbage", BAD_HTTP, "POST", "/v1/stop", AUTH, "please", 400, "not valid JSON" },
-	{ "deep nesting", BAD_DEEP, "POST", "/v1/load", AUTH, NULL, 400, "\"status\":\"invalid\"" },
-	{ "no token, POST", BAD_HTTP, "POST", "/v1/load", NULL, "{\"concurrency\":9}", 401, "unauthorized" },
-	{ "wrong token", BAD_HTTP, "POST", "/v1/load", "Bearer tok-wrong", "{\"concurrency\":9}", 401, NULL },
-	{ "token with a tail", BAD_HTTP, "POST", "/v1/stop", AUTH "x", NULL, 401, NULL },
-	{ "token cut short", BAD_HTTP, "POST", "/v1/stop", "Bearer tok-3f9a7c1e5b2d406", NULL, 401, NULL },
-	{ "token without Bearer", BAD_HTTP, "POST", "/v1/stop", TOKEN, NULL, 401, NULL },
-	{ "Basic auth", BAD_HTTP, "POST", "/v1/pause", "Basic dXNlcjpwYXNz", NULL, 401, NULL },
-	{ "no token, GET status", BAD_HTTP, "GET", "/v1/status", NULL, NULL, 401, NULL },
-	{ "no token, GET metrics", BAD_HTTP, "GET", "/metrics", NULL, NULL, 401, NULL },
-	{ "GET a POST path", BAD_HTTP, "GET", "/v1/stop", AUTH, NULL, 405, NULL },
-	{ "POST a GET path", BAD_HTTP, "POST", "/healthz", AUTH, NULL, 405, NULL },
-	{ "DELETE", BAD_HTTP, "DELETE", "/v1/load", AUTH, NULL, 405, NULL },
-	{ "unknown path", BAD_HTTP, "GET", "/v1/status/../../etc/passwd", AUTH, NULL, 404, NULL },
-	{ "unknown path, no token", BAD_HTTP, "POST", "/v1/runs", NULL, "{}", 404, NULL },
-	{ "not HTTP", BAD_RAW, "HELLO\r\n\r\n", NULL, NULL, NULL, 0, NULL },
-	{ "HTTP/9.9", BAD_RAW, "GET /healthz HTTP/9.9\r\nHost: t\r\n\r\n", NULL, NULL, NULL, 505, NULL },
-	{ "raw GET without a token", BAD_RAW, "GET /healthz HTTP/1.1\r\n\r\n", NULL, NULL, NULL, 401, NULL },
-	{ "20 kB header", BAD_BIG_HEADER, "GET", "/healthz", AUTH, NULL, 431, NULL },
-	{ "10 MB body, with a length", BAD_BIG_LENGTH, "POST", "/v1/load", AUTH, NULL, 413, "too_large" },
-	{ "10 MB body, chunked", BAD_BIG_CHUNKED, "POST", "/v1/load", AUTH, NULL, 413, "too_large" },
-	{ "slow loris", BAD_SLOW_LORIS, NULL, NULL, NULL, NULL, 0, NULL },
-	{ "one address past its 16 connections", BAD_FLOOD, "GET", "/healthz", AUTH, NULL, 0, NULL },
+	{ "pause with a field", BAD_HTTP, "POST", "/v1/pause", AUTH, "{\"now\":true}", 400, "\"field\":\"now\"", NULL },
+	{ "stop with garbage", BAD_HTTP, "POST", "/v1/stop", AUTH, "please", 400, "not valid JSON", NULL },
+	{ "deep nesting", BAD_DEEP, "POST", "/v1/load", AUTH, NULL, 400, "\"status\":\"invalid\"", NULL },
+	{ "no token, POST", BAD_HTTP, "POST", "/v1/load", NULL, "{\"concurrency\":9}", 401, "unauthorized", NULL },
+	{ "wrong token", BAD_HTTP, "POST", "/v1/load", "Bearer tok-wrong", "{\"concurrency\":9}", 401, NULL, NULL },
+	{ "token with a tail", BAD_HTTP, "POST", "/v1/stop", AUTH "x", NULL, 401, NULL, NULL },
+	{ "token cut short", BAD_HTTP, "POST", "/v1/stop", "Bearer tok-3f9a7c1e5b2d406", NULL, 401, NULL, NULL },
+	{ "token without Bearer", BAD_HTTP, "POST", "/v1/stop", TOKEN, NULL, 401, NULL, NULL },
+	{ "Basic auth", BAD_HTTP, "POST", "/v1/pause", "Basic dXNlcjpwYXNz", NULL, 401, NULL, NULL },
+	{ "no token, GET status", BAD_HTTP, "GET", "/v1/status", NULL, NULL, 401, NULL, NULL },
+	{ "no token, GET metrics", BAD_HTTP, "GET", "/metrics", NULL, NULL, 401, NULL, NULL },
+	{ "GET a POST path", BAD_HTTP, "GET", "/v1/stop", AUTH, NULL, 405, NULL, NULL },
+	{ "POST a GET path", BAD_HTTP, "POST", "/healthz", AUTH, NULL, 405, NULL, NULL },
+	{ "DELETE", BAD_HTTP, "DELETE", "/v1/load", AUTH, NULL, 405, NULL, NULL },
+	{ "unknown path", BAD_HTTP, "GET", "/v1/status/../../etc/passwd", AUTH, NULL, 404, NULL, NULL },
+	{ "unknown path, no token", BAD_HTTP, "POST", "/v1/runs", NULL, "{}", 404, NULL, NULL },
+	/* With the token or not, a page's requests are refused (the test
+	 * without a token is test_cross_site). */
+	{ "foreign Host, with the token", BAD_HTTP, "GET", "/v1/status", AUTH, NULL, 403, "--listen-allow-host", "Host: evil.example\r\n" },
+	{ "Origin null, with the token", BAD_HTTP, "POST", "/v1/stop", AUTH, NULL, 403, "cross-origin", "Origin: null\r\n" },
+	{ "text/plain, with the token", BAD_HTTP, "POST", "/v1/load", AUTH, "{\"concurrency\":9}", 415, "application/json", "Content-Type: text/plain\r\n" },
+	{ "not HTTP", BAD_RAW, "HELLO\r\n\r\n", NULL, NULL, NULL, 0, NULL, NULL },
+	{ "HTTP/9.9", BAD_RAW, "GET /healthz HTTP/9.9\r\nHost: 127.0.0.1:%d\r\n\r\n", NULL, NULL, NULL, 505, NULL, NULL },
+	{ "raw GET without a token", BAD_RAW, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", NULL, NULL, NULL, 401, NULL, NULL },
+	{ "HTTP/1.0 without a Host", BAD_RAW, "GET /healthz HTTP/1.0\r\nAuthorization: " AUTH "\r\n\r\n", NULL, NULL, NULL, 403, NULL, NULL },
+	{ "20 kB header", BAD_BIG_HEADER, "GET", "/healthz", AUTH, NULL, 431, NULL, NULL },
+	{ "10 MB body, with a length", BAD_BIG_LENGTH, "POST", "/v1/load", AUTH, NULL, 413, "too_large", NULL },
+	{ "10 MB body, chunked", BAD_BIG_CHUNKED, "POST", "/v1/load", AUTH, NULL, 413, "too_large", NULL },
+	{ "slow loris", BAD_SLOW_LORIS, NULL, NULL, NULL, NULL, 0, NULL, NULL },
+	{ "one address past its 16 connections: the oldest goes", BAD_FLOOD, "GET", "/healthz", AUTH, NULL, 200, "ok", NULL },
 };
 
 static void bad_big(int port, const struct bad_case *bc, struct resp *r)
 {
 	char head[512];
 	size_t total = 10u << 20;
-	int n = snprintf(head, sizeof head, "POST %s HTTP/1.1\r\nHost: t\r\nAuthorization: %s\r\n%s\r\n", bc->path,
-			 bc->auth, bc->kind == BAD_BIG_LENGTH ? "Content-Length: 10485760\r\n"
-							       : "Transfer-Encoding: chunked\r\n");
+	int n = snprintf(head, sizeof head,
+			 "POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: %s\r\n"
+			 "Content-Type: application/json\r\n%s\r\n",
+			 bc->path, port, bc->auth,
+			 bc->kind == BAD_BIG_LENGTH ? "Content-Length: 10485760\r\n" : "Transfer-Encoding: chunked\r\n");
 	double t0 = now_ms();
 	int fd = dial(port);
 	send_all(fd, head, (size_t)n);
@@ -630,8 +664,18 @@ static void bad_big(int port, const struct bad_case *bc, struct resp *r)
 	close(fd);
 }
 
-/* 16 idle connections from one address hold all it may have: the 17th
- * is closed unanswered. */
+/* True when the server has closed fd (waits up to ms for it). */
+static bool closed_by_server(int fd, int ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	char b;
+	return poll(&p, 1, ms) > 0 && recv(fd, &b, 1, MSG_DONTWAIT) <= 0;
+}
+
+/* 16 connections from one address that send nothing hold all it may
+ * have; a newcomer from it is served, and the oldest of them closed for
+ * it (MHD alone refused the newcomer, and every other request from that
+ * address while they stayed: on loopback, every client). */
 static void bad_flood(int port, const struct bad_case *bc, struct resp *r)
 {
 	int fds[16];
@@ -639,12 +683,18 @@ static void bad_flood(int port, const struct bad_case *bc, struct resp *r)
 		fds[i] = dial(port);
 	/* The server has taken them all once one of them is answered. */
 	char req[256];
-	int n = snprintf(req, sizeof req, "GET /healthz HTTP/1.1\r\nHost: t\r\nAuthorization: %s\r\n\r\n", bc->auth);
+	int n = snprintf(req, sizeof req, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: %s\r\n\r\n",
+			 port, bc->auth);
 	send_all(fds[15], req, (size_t)n);
 	char buf[512];
 	ssize_t got = recv(fds[15], buf, sizeof buf, 0);
 	check(got > 12 && strncmp(buf, "HTTP/1.1 200", 12) == 0, "the 16th connection is served", "%zd", got);
 	http(port, bc->method, bc->path, bc->auth, NULL, NULL, r);
+	/* Closed before the newcomer was answered (not later, by the 1 s
+	 * deadline): no wait. */
+	check(closed_by_server(fds[0], 0), "the oldest idle connection of the address was closed for the newcomer",
+	      "still open");
+	check(!closed_by_server(fds[15], 0), "the one that was served stays", "closed");
 	for (int i = 0; i < 16; i++)
 		close(fds[i]);
 }
@@ -653,7 +703,7 @@ static void bad_flood(int port, const struct bad_case *bc, struct resp *r)
  * (deadline 1 s here) while it goes on serving others. */
 static void bad_slow_loris(int port, struct resp *r)
 {
-	static const char req[] = "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	static const char req[] = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 				  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 				  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 	double t0 = now_ms();
@@ -685,11 +735,13 @@ static void bad_script(int port)
 		struct resp r;
 		switch (bc->kind) {
 		case BAD_HTTP:
-			http(port, bc->method, bc->path, bc->auth, bc->body, NULL, &r);
+			http(port, bc->method, bc->path, bc->auth, bc->body, bc->extra, &r);
 			break;
 		case BAD_RAW: {
 			int fd = dial(port);
-			send_all(fd, bc->method, strlen(bc->method));
+			char raw[512];
+			snprintf(raw, sizeof raw, bc->method, port);
+			send_all(fd, raw, strlen(raw));
 			read_answer(fd, &r, now_ms());
 			close(fd);
 			break;
@@ -774,13 +826,269 @@ static void test_bad_input(void **state)
 	assert_null(strstr(text, TOKEN));
 	assert_null(strstr(text, "tok-3f9a"));
 	int lines = 0;
-	for (const char *p = text; (p = strstr(p, "refused")); p++)
+	for (const char *p = text; (p = strstr(p, "bearer token")); p++)
 		lines++;
 	/* 8 refusals within seconds: one line at once, one with the rest at the end. */
 	assert_true(lines <= 3);
 	assert_non_null(strstr(text, "in all"));
 	fclose(log);
 	enginefix_free(&f);
+}
+
+/* ---- pages in a browser: Host, Origin, Content-Type ---- */
+
+struct site_case {
+	const char *name;
+	const char *method, *path, *body;
+	const char *extra;  /* header lines; "%d": the port */
+	int code;
+	const char *body_has;
+};
+
+static const struct site_case site_cases[] = {
+	/* DNS rebinding: the page's own name, whatever the address. */
+	{ "foreign Host", "GET", "/v1/status", NULL, "Host: evil.example:%d\r\n", 403, "--listen-allow-host" },
+	{ "foreign Host, no port", "GET", "/v1/status", NULL, "Host: evil.example\r\n", 403, "forbidden" },
+	{ "foreign Host on a POST", "POST", "/v1/load", "{\"concurrency\":9}", "Host: evil.example:%d\r\n", 403, NULL },
+	{ "this address, another port", "GET", "/v1/status", NULL, "Host: 127.0.0.1:1\r\n", 403, NULL },
+	{ "this address, no port (80)", "GET", "/v1/status", NULL, "Host: 127.0.0.1\r\n", 403, NULL },
+	{ "a Host that is not a name", "GET", "/v1/status", NULL, "Host: a b:%d\r\n", 403, NULL },
+	{ "an allowed name at another port", "GET", "/v1/status", NULL, "Host: gen-1.example:1\r\n", 403, NULL },
+	/* file:// pages and sandboxed frames say "null". */
+	{ "Origin null", "POST", "/v1/load", "{\"concurrency\":9}", "Origin: null\r\n", 403, "cross-origin" },
+	{ "Origin of another site", "POST", "/v1/pause", NULL, "Origin: http://evil.example\r\n", 403, NULL },
+	{ "Origin of another port", "POST", "/v1/stop", NULL, "Origin: http://127.0.0.1:1\r\n", 403, NULL },
+	{ "Origin over https", "POST", "/v1/stop", NULL, "Origin: https://127.0.0.1:%d\r\n", 403, NULL },
+	{ "Origin with a path", "POST", "/v1/stop", NULL, "Origin: http://127.0.0.1:%d/x\r\n", 403, NULL },
+	{ "Origin of another site on a GET", "GET", "/v1/status", NULL, "Origin: http://evil.example\r\n", 403, NULL },
+	/* What a form or a no-cors fetch can send. */
+	{ "text/plain", "POST", "/v1/load", "{\"concurrency\":9}", "Content-Type: text/plain\r\n", 415,
+	  "application/json" },
+	{ "a form", "POST", "/v1/load", "{\"concurrency\":9}", "Content-Type: application/x-www-form-urlencoded\r\n",
+	  415, NULL },
+	{ "multipart", "POST", "/v1/pause", NULL, "Content-Type: multipart/form-data; boundary=x\r\n", 415, NULL },
+	{ "an empty Content-Type", "POST", "/v1/stop", NULL, "Content-Type:\r\n", 415, NULL },
+	{ "a JSON-like type", "POST", "/v1/stop", NULL, "Content-Type: application/json-patch+json\r\n", 415, NULL },
+	/* What the server answers to. */
+	{ "localhost", "GET", "/v1/status", NULL, "Host: localhost:%d\r\n", 200, "infertop_schema" },
+	{ "[::1] on loopback", "GET", "/healthz", NULL, "Host: [::1]:%d\r\n", 200, "ok" },
+	{ "the same origin", "GET", "/v1/status", NULL, "Origin: http://127.0.0.1:%d\r\n", 200, NULL },
+	{ "--listen-allow-host NAME: at the listener's port", "GET", "/healthz", NULL, "Host: GEN-1.example:%d\r\n",
+	  200, "ok" },
+	{ "--listen-allow-host NAME:PORT (a proxy's)", "GET", "/healthz", NULL, "Host: proxy.example\r\n", 200, "ok" },
+	{ "--listen-allow-host as an Origin", "GET", "/healthz", NULL, "Origin: http://gen-1.example:%d\r\n", 200,
+	  "ok" },
+	{ "JSON with a charset, on a GET path", "POST", "/healthz", NULL,
+	  "Content-Type: Application/JSON; charset=utf-8\r\n", 405, NULL },
+};
+
+static void site_script(int port)
+{
+	for (size_t i = 0; i < sizeof site_cases / sizeof site_cases[0]; i++) {
+		const struct site_case *sc = &site_cases[i];
+		char extra[256];
+		snprintf(extra, sizeof extra, sc->extra, port);
+		struct resp r;
+		http(port, sc->method, sc->path, NULL, sc->body, extra, &r);
+		expect_code(sc->name, &r, sc->code, sc->body_has);
+		if (sc->code == 403 || sc->code == 415)
+			check(strstr(r.text, "Connection: close") != NULL, sc->name, "a refusal keeps the connection: %.300s",
+			      r.text);
+		resp_free(&r);
+	}
+	/* No Content-Type at all (a no-cors fetch without a body). */
+	int fd = dial(port);
+	char req[256];
+	int n = snprintf(req, sizeof req, "POST /v1/stop HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: 0\r\n\r\n",
+			 port);
+	send_all(fd, req, (size_t)n);
+	struct resp r;
+	read_answer(fd, &r, now_ms());
+	close(fd);
+	expect_code("no Content-Type", &r, 415, "application/json");
+	resp_free(&r);
+}
+
+/* Without a token (loopback's default) a page in a browser could reach
+ * the API: every request that could come from one is refused, the run
+ * unchanged, and the refusals logged. */
+static void test_cross_site(void **state)
+{
+	(void)state;
+	struct enginefix f = {0};
+	const char *sim[] = {"--timing", "fixed", "--ttft", "5ms", "--itl", "5ms", NULL};
+	enginefix_sim(&f, sim);
+	const char *args[] = {"-c", "3", "-d", "120s", "--output-tokens", "20", "--grace", "5s",
+			      "--metrics-url", "none", NULL};
+	enginefix_engine(&f, args);
+	FILE *log = tmpfile();
+	assert_non_null(log);
+	char *allow[] = {"gen-1.example", "proxy.example:80"};
+	struct control_opts o = {.listen = "127.0.0.1:0", .allow_hosts = allow, .nallow_hosts = 2};
+	struct client c = {.script = site_script};
+	run_with_client(&f, &o, log, &c);
+	assert_int_equal(c.state1, ENGINE_RUNNING);
+	assert_int_equal(c.seq1, c.seq0);
+	assert_int_equal(c.conc1, c.conc0);
+	assert_int_equal(c.paused1, c.paused0);
+	for (size_t i = 0; i < sizeof site_cases / sizeof site_cases[0]; i++) {
+		char line[160];
+		snprintf(line, sizeof line, "PASS %s\n", site_cases[i].name);
+		if (!strstr(c.out, line))
+			fail_msg("no pass for '%s':\n%s", site_cases[i].name, c.out);
+	}
+	control_stop(c.ctl);
+	char buf[8192];
+	const char *text = read_log(log, buf, sizeof buf);
+	if (!strstr(text, "refused as cross-site") || !strstr(text, "in all"))
+		fail_msg("no refusal in the log: %s", text);
+	fclose(log);
+	enginefix_free(&f);
+}
+
+/* --listen-allow-host values are checked at the start. */
+static void test_allow_host_bad(void **state)
+{
+	(void)state;
+	struct enginefix f = {0};
+	const char *sim[] = {NULL};
+	enginefix_sim(&f, sim);
+	const char *args[] = {"-c", "1", "-n", "1", "--metrics-url", "none", NULL};
+	enginefix_engine(&f, args);
+	char err[256];
+	char *bad[] = {"evil example"};
+	struct control_opts o = {.listen = "127.0.0.1:0", .allow_hosts = bad, .nallow_hosts = 1};
+	assert_null(control_start(f.e, &o, stderr, err, sizeof err));
+	assert_non_null(strstr(err, "--listen-allow-host"));
+	enginefix_free(&f);
+}
+
+/* ---- slots: per address, and before authentication ---- */
+
+/* 64 connections from four other addresses (16 each, within the limit
+ * per address) that never send a request, as unauthenticated clients
+ * holding every slot: a client with the token is still served, and all
+ * but the 16 newest of them were closed before it was (so no wait).
+ * Old: the 65th was refused. */
+static void slots_script(int port)
+{
+	int fds[64];
+	for (int i = 0; i < 64; i++)
+		fds[i] = dial_from(port, 2 + i / 16);
+	check(fds[63] >= 0, "64 connections from 127.0.0.2-5", "cannot connect");
+	struct resp r;
+	http(port, "GET", "/healthz", AUTH, NULL, NULL, &r);
+	expect_code("a client with the token, with every slot held", &r, 200, "ok");
+	resp_free(&r);
+	int closed = 0;
+	for (int i = 0; i < 64; i++)
+		closed += closed_by_server(fds[i], 0);
+	check(closed >= 48, "the unauthenticated connections past 16 were closed", "%d of 64 closed", closed);
+	/* A refused request does not keep its connection. */
+	int fd = dial(port);
+	char req[256];
+	int n = snprintf(req, sizeof req, "GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", port);
+	send_all(fd, req, (size_t)n);
+	read_answer(fd, &r, now_ms());
+	check(r.code == 401 && strstr(r.text, "Connection: close"), "a 401 closes the connection", "%.200s", r.text);
+	resp_free(&r);
+	close(fd);
+	for (int i = 0; i < 64; i++)
+		close(fds[i]);
+}
+
+static void test_slots(void **state)
+{
+	(void)state;
+	struct enginefix f = {0};
+	const char *sim[] = {"--timing", "fixed", "--ttft", "5ms", "--itl", "5ms", NULL};
+	enginefix_sim(&f, sim);
+	const char *args[] = {"-c", "2", "-d", "120s", "--output-tokens", "20", "--grace", "5s",
+			      "--metrics-url", "none", NULL};
+	enginefix_engine(&f, args);
+	assert_int_equal(setenv(TOKEN_ENV, TOKEN, 1), 0);
+	FILE *log = tmpfile();
+	assert_non_null(log);
+	struct control_opts o = {.listen = "127.0.0.1:0", .token_env = TOKEN_ENV};
+	struct client c = {.script = slots_script};
+	run_with_client(&f, &o, log, &c);
+	control_stop(c.ctl);
+	char buf[8192];
+	const char *text = read_log(log, buf, sizeof buf);
+	if (!strstr(text, "connection(s) closed to keep the limits"))
+		fail_msg("the closed connections are not in the log: %s", text);
+	fclose(log);
+	enginefix_free(&f);
+}
+
+/* ---- /metrics rendered once per status age ---- */
+
+static void metrics_get(int port, struct resp *r)
+{
+	http(port, "GET", "/metrics", NULL, NULL, NULL, r);
+}
+
+/* Within the age (an hour here, however slow the machine) two scrapes
+ * get the same bytes, though the run moves on between them; a command
+ * makes it new at once. */
+static void metrics_cached_script(int port)
+{
+	struct resp a, b;
+	metrics_get(port, &a);
+	expect_code("metrics", &a, 200, "infertop_elapsed_seconds");
+	/* Requests complete meanwhile (5 ms each): the run is not the same. */
+	poll(NULL, 0, 50);
+	metrics_get(port, &b);
+	check(strcmp(a.body, b.body) == 0, "two scrapes within the age get the same text", "rendered again");
+	resp_free(&b);
+	http(port, "POST", "/v1/load", NULL, "{\"concurrency\":3}", NULL, &b);
+	expect_code("load 3", &b, 200, "\"status\":\"ok\"");
+	resp_free(&b);
+	metrics_get(port, &b);
+	const char *g = strstr(b.body, "\ninfertop_target_concurrency{");
+	const char *eol = g ? strchr(g + 1, '\n') : NULL;
+	check(strcmp(a.body, b.body) != 0 && eol && eol - g > 2 && strncmp(eol - 2, " 3", 2) == 0,
+	      "a command makes the text new", "%.80s", g ? g : b.body);
+	resp_free(&a);
+	resp_free(&b);
+}
+
+/* Past the age (1 ms here; the scrapes are 50 ms apart) it is rendered
+ * again: the run's elapsed time has moved. */
+static void metrics_fresh_script(int port)
+{
+	struct resp a, b;
+	metrics_get(port, &a);
+	poll(NULL, 0, 50);
+	metrics_get(port, &b);
+	expect_code("metrics", &b, 200, "infertop_elapsed_seconds");
+	check(strcmp(a.body, b.body) != 0, "a scrape past the age gets a new text", "the old one came back");
+	resp_free(&a);
+	resp_free(&b);
+}
+
+static void metrics_run(void (*script)(int), double age)
+{
+	struct enginefix f = {0};
+	const char *sim[] = {"--timing", "fixed", "--ttft", "5ms", "--itl", "5ms", NULL};
+	enginefix_sim(&f, sim);
+	const char *args[] = {"-c", "2", "-d", "60s", "--output-tokens", "1", "--metrics-url", "none", NULL};
+	enginefix_engine(&f, args);
+	FILE *log = tmpfile();
+	assert_non_null(log);
+	struct control_opts o = {.listen = "127.0.0.1:0", .status_max_age_s = age};
+	struct client c = {.script = script};
+	run_with_client(&f, &o, log, &c);
+	control_stop(c.ctl);
+	fclose(log);
+	enginefix_free(&f);
+}
+
+static void test_metrics_cached(void **state)
+{
+	(void)state;
+	metrics_run(metrics_cached_script, 3600);
+	metrics_run(metrics_fresh_script, 0.001);
 }
 
 /* Beyond loopback without a token: refused at the start. */
@@ -814,6 +1122,10 @@ int main(void)
 		cmocka_unit_test(test_status_many),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_needs_token_off_loopback),
+		cmocka_unit_test(test_cross_site),
+		cmocka_unit_test(test_allow_host_bad),
+		cmocka_unit_test(test_slots),
+		cmocka_unit_test(test_metrics_cached),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -169,11 +169,104 @@ static void test_token(void **state)
 	assert_false(control_req_token_ok("Bearer ", ""));
 }
 
+/* Host values, Origins and --listen-allow-host all come out as
+ * "name:port", so the server compares them as strings. */
+static void test_host(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *out;
+	} good[] = {
+		{ "127.0.0.1:9464", "127.0.0.1:9464" },
+		{ "LocalHost:80", "localhost:80" },
+		{ "localhost", "localhost:80" },
+		{ "[::1]:9464", "[::1]:9464" },
+		{ "[::FFFF:7f00:1]:1", "[::ffff:7f00:1]:1" },
+		{ "gen-1.example_x:65535", "gen-1.example_x:65535" },
+	};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		char out[CONTROL_HOSTPORT_MAX];
+		if (control_req_host_header(good[i].in, out) != 0)
+			fail_msg("refused %s", good[i].in);
+		assert_string_equal(out, good[i].out);
+	}
+	static const char *const bad[] = { "", ":80", "a b:80", "h:", "h:0", "h:65536", "h:123456", "h:8o",
+					   "h:80:80", "[::1", "[::1]x", "[]:80", "[1.2.3.4]:80", "[::g]:80",
+					   "h\t", "h/x", "user@h:80", "h:80 " };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char out[CONTROL_HOSTPORT_MAX];
+		if (control_req_host_header(bad[i], out) != -1)
+			fail_msg("accepted %s as %s", bad[i], out);
+	}
+	char out[CONTROL_HOSTPORT_MAX], longname[400];
+	memset(longname, 'a', sizeof longname - 1);
+	longname[sizeof longname - 1] = '\0';
+	assert_int_equal(control_req_host_header(longname, out), -1);
+	assert_int_equal(control_req_host_header(NULL, out), -1);
+}
+
+static void test_origin(void **state)
+{
+	(void)state;
+	char out[CONTROL_HOSTPORT_MAX];
+	assert_int_equal(control_req_origin("http://127.0.0.1:9464", out), 0);
+	assert_string_equal(out, "127.0.0.1:9464");
+	assert_int_equal(control_req_origin("HTTP://Gen.Example", out), 0);
+	assert_string_equal(out, "gen.example:80");
+	assert_int_equal(control_req_origin("http://[::1]:8080", out), 0);
+	assert_string_equal(out, "[::1]:8080");
+	/* file:// pages and sandboxed frames, other schemes, paths, junk. */
+	static const char *const bad[] = { "null", "Null", "", "https://127.0.0.1:9464", "file://", "127.0.0.1:9464",
+					   "http://", "http://127.0.0.1:9464/", "http://h:80/x", "http://u@h",
+					   "ws://h", "http://h:0" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (control_req_origin(bad[i], out) != -1)
+			fail_msg("accepted %s as %s", bad[i], out);
+	assert_int_equal(control_req_origin(NULL, out), -1);
+}
+
+static void test_allow_host(void **state)
+{
+	(void)state;
+	char out[CONTROL_HOSTPORT_MAX], err[200];
+	assert_int_equal(control_req_allow_host("gen-1.Example", 9464, out, err, sizeof err), 0);
+	assert_string_equal(out, "gen-1.example:9464");
+	assert_int_equal(control_req_allow_host("proxy:80", 9464, out, err, sizeof err), 0);
+	assert_string_equal(out, "proxy:80");
+	assert_int_equal(control_req_allow_host("[::1]", 7, out, err, sizeof err), 0);
+	assert_string_equal(out, "[::1]:7");
+	assert_int_equal(control_req_allow_host("a b", 7, out, err, sizeof err), -1);
+	assert_non_null(strstr(err, "NAME:PORT"));
+	assert_int_equal(control_req_allow_host("h:99999", 7, out, err, sizeof err), -1);
+	assert_non_null(strstr(err, "port"));
+	assert_int_equal(control_req_allow_host("", 7, out, err, sizeof err), -1);
+}
+
+static void test_json_type(void **state)
+{
+	(void)state;
+	assert_true(control_req_json_type("application/json"));
+	assert_true(control_req_json_type("Application/JSON"));
+	assert_true(control_req_json_type("application/json; charset=utf-8"));
+	assert_true(control_req_json_type(" application/json ;charset=UTF-8"));
+	assert_false(control_req_json_type(NULL));
+	assert_false(control_req_json_type(""));
+	assert_false(control_req_json_type("text/plain"));
+	assert_false(control_req_json_type("application/x-www-form-urlencoded"));
+	assert_false(control_req_json_type("multipart/form-data; boundary=x"));
+	assert_false(control_req_json_type("application/jsonx"));
+	assert_false(control_req_json_type("application/json-patch+json"));
+	assert_false(control_req_json_type("text/plain; x=application/json"));
+	assert_false(control_req_json_type("application/json,text/plain"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_routes),  cmocka_unit_test(test_load_good), cmocka_unit_test(test_load_bad),
 		cmocka_unit_test(test_empty),   cmocka_unit_test(test_listen),    cmocka_unit_test(test_token),
+		cmocka_unit_test(test_host),    cmocka_unit_test(test_origin),    cmocka_unit_test(test_allow_host),
+		cmocka_unit_test(test_json_type),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

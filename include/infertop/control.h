@@ -15,6 +15,19 @@
  *
  * Requests are parsed by control_req.c.
  *
+ * Pages in a browser can reach a loopback port too, so before anything
+ * else every request must name this server in its Host (a DNS-rebinding
+ * page names its own), an Origin, when there is one, must be this server,
+ * and a change (any method but GET and HEAD) must come as
+ * application/json, which no page can send to another origin unasked.
+ * Refusals: 403 and 415, logged (rate-limited).
+ *
+ * Connections are held per address (per_ip_limit) and those that have not
+ * yet shown a whole request that passed the checks and the token are held
+ * apart (unauth_limit): past either, the oldest such connection is closed
+ * for the new one, so slow or unauthenticated clients cannot keep the
+ * others out.
+ *
  * The server may outlive a run (infertop serve): control_set_engine
  * changes the run it acts on, and with none the run endpoints answer 409
  * {"status":"refused","message":"no run"}. serve's own routes
@@ -31,14 +44,19 @@ struct control_opts {
 	const char *listen;         /* ADDR:PORT; port 0: any */
 	const char *token_env;      /* variable holding the bearer token; NULL: none */
 	bool metrics_open;          /* GETs need no token */
+	/* Host names clients may use besides the listener's own addresses
+	 * (--listen-allow-host NAME[:PORT]); NULL: the engine's options'. */
+	char *const *allow_hosts;
+	size_t nallow_hosts;
 	const char *id;             /* generator id; NULL: hostname:pid */
 	struct ev_loop *loop;       /* the loop to serve on; NULL: the engine's */
 	/* Limits; 0 takes the default (in brackets). */
 	unsigned conn_limit;        /* connections at once [64] */
 	unsigned per_ip_limit;      /* from one address [16] */
+	unsigned unauth_limit;      /* not yet through the checks and the token [16] */
 	unsigned idle_s;            /* an idle connection closes after [10 s] */
 	double deadline_s;          /* a request must arrive whole within [10 s] */
-	double status_max_age_s;    /* pollers share a status document this old [0.2 s] */
+	double status_max_age_s;    /* pollers share a status (and /metrics) document this old [0.2 s] */
 };
 
 struct control;

@@ -59,6 +59,30 @@ int control_req_parse_empty(const char *body, size_t len, char field[64], char e
 int control_req_parse_listen(const char *spec, char *host, size_t hostcap, int *port, bool *loopback,
 			     char *err, size_t errcap);
 
+/* Who may talk to the API from a browser's point of view. A name with a
+ * port, "name:port" (IPv6 in brackets, letters in lower case), is what
+ * the three below produce, so an allowed Host and a request's Host or
+ * Origin compare as strings. */
+#define CONTROL_HOSTPORT_MAX 300
+
+/* --listen-allow-host NAME[:PORT]: a host name, an IPv4 address or an
+ * [IPv6] one, and the port the clients use (default: port, the one the
+ * listener is bound to). out gets "name:port". 0, or -1 with a message in
+ * err. */
+int control_req_allow_host(const char *spec, int port, char out[CONTROL_HOSTPORT_MAX], char *err, size_t errcap);
+/* A Host header value (NAME[:PORT], 80 when no port): 0 with out set, or
+ * -1 when it is not a host name or address with a valid port. */
+int control_req_host_header(const char *value, char out[CONTROL_HOSTPORT_MAX]);
+/* An Origin header value: "http://NAME[:PORT]" only (the API speaks plain
+ * HTTP, so a page of another scheme is another origin); 0 with out set,
+ * or -1: "null" (file://, sandboxed frames), https://..., a path, junk. */
+int control_req_origin(const char *value, char out[CONTROL_HOSTPORT_MAX]);
+/* True when a Content-Type value is application/json, with parameters or
+ * not (any case): the one type a page cannot send to another origin
+ * without the browser asking first (CORS preflight), so requiring it on
+ * every change shuts out form posts and no-cors fetches. NULL: false. */
+bool control_req_json_type(const char *value);
+
 /* True when an Authorization header value is "Bearer " followed by
  * exactly token. Takes the same time whatever the header holds, up to the
  * lengths, so the comparison tells an attacker nothing. */

@@ -92,6 +92,9 @@ struct config {
 	char *listen_token_env; /* env var holding the bearer token; NULL: none */
 	bool listen_metrics_open;   /* GETs need no token */
 	char *results_dir;          /* infertop serve: where results go; NULL: "." */
+	char **listen_allow_hosts;  /* --listen-allow-host NAME[:PORT], NULL-terminated */
+	size_t nlisten_allow_hosts;
+	char *data_dir;             /* infertop serve: run specs read dataset files only here; NULL: none */
 	char *id;               /* generator id; NULL: hostname:pid */
 	double start_at;        /* wall clock (Unix s) the load starts at; 0: at once */
 	long workers;           /* engine processes sharing the load; 1: this one */

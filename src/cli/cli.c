@@ -438,6 +438,15 @@ static int set_listen(struct config *cfg, const struct cli_opt *o, const char *a
 	return set_string(cfg, o, arg, name);
 }
 
+static int add_allow_host(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)o;
+	char out[CONTROL_HOSTPORT_MAX], err[200];
+	if (control_req_allow_host(arg, 0, out, err, sizeof err) != 0)
+		return cli_error(name, arg, err);
+	return push_str(&cfg->listen_allow_hosts, &cfg->nlisten_allow_hosts, arg);
+}
+
 /* A Prometheus label value and a file name part: printable, no quotes. */
 static int set_id(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
@@ -668,8 +677,13 @@ static const struct cli_opt opts[] = {
 	  .help = "require 'Authorization: Bearer' with the token in $VAR; needed to listen beyond loopback" },
 	{ "listen-metrics-open", 0, NULL, G_CONTROL, set_true, F(listen_metrics_open),
 	  .help = "GET requests (metrics, status, health) need no token" },
+	{ "listen-allow-host", 0, "NAME[:PORT]", G_CONTROL, add_allow_host,
+	  .help = "also answer requests whose Host (or Origin) is NAME, at the listener's port or PORT (repeatable; "
+		  "default: only the listener's own addresses, and localhost on loopback)" },
 	{ "results-dir", 0, "DIR", G_CONTROL, set_string, F(results_dir),
 	  .help = "infertop serve: where each run's result goes, named by its id (default: current directory)" },
+	{ "data-dir", 0, "DIR", G_CONTROL, set_string, F(data_dir),
+	  .help = "infertop serve: run specs may name dataset files under DIR only (default: none at all)" },
 	{ "id", 0, "NAME", G_CONTROL, set_id, F(id), .help = "generator id in /metrics (default hostname:pid)" },
 	{ "start-at", 0, "UNIX", G_CONTROL, set_start_at,
 	  .help = "start the load at this wall-clock time (Unix seconds), as infertop fleet --start sets it" },
@@ -958,8 +972,8 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 			cfg->save_texts ? "-texts" : "");
 		return CLI_EXIT_USAGE;
 	}
-	if ((cfg->listen_token_env || cfg->listen_metrics_open) && !cfg->listen) {
-		fprintf(cli_errf(), "infertop: --listen-token-env and --listen-metrics-open need --listen\n");
+	if ((cfg->listen_token_env || cfg->listen_metrics_open || cfg->nlisten_allow_hosts) && !cfg->listen) {
+		fprintf(cli_errf(), "infertop: --listen-token-env, --listen-metrics-open and --listen-allow-host need --listen\n");
 		return CLI_EXIT_USAGE;
 	}
 	if (cfg->listen && !cfg->listen_token_env) {
@@ -1149,6 +1163,8 @@ void cli_free(struct config *cfg)
 	free(cfg->listen);
 	free(cfg->listen_token_env);
 	free(cfg->results_dir);
+	free(cfg->data_dir);
+	free_strv(cfg->listen_allow_hosts, cfg->nlisten_allow_hosts);
 	free(cfg->id);
 	free(cfg->fleet_targets);
 	free(cfg->fleet_targets_file);

@@ -32,6 +32,7 @@
 #include "infertop/exporter.h"
 #include "infertop/hist.h"
 #include "infertop/mhd_ev.h"
+#include "infertop/options.h"
 #include "infertop/snapshot.h"
 #include "infertop/view.h"
 
@@ -40,18 +41,42 @@
  * instead of each costing the loop a build. */
 #define STATUS_MAX_AGE_S 0.2
 
-/* Refused tokens are logged at most this often, with the count since. */
-#define AUTH_LOG_EVERY_NS (10 * CLOCK_NS_PER_S)
+/* Refusals are logged at most this often, with the count since. */
+#define REFUSAL_LOG_EVERY_NS (10 * CLOCK_NS_PER_S)
 
-/* One open connection, for the request deadline: MHD's own timeout only
- * counts idle time, so a client sending a byte now and then (slow loris)
- * would hold a slot forever without it. */
+/* Where a connection is: no request under way (new, or between two),
+ * a request's head read and its body coming, or a whole request being
+ * answered (never closed for a newcomer: the server owes it an answer). */
+enum conn_phase { PHASE_IDLE, PHASE_PARTIAL, PHASE_BUSY };
+
+/* One open connection, for the request deadline (MHD's own timeout only
+ * counts idle time, so a client sending a byte now and then, slow loris,
+ * would hold a slot forever without it) and the limits per address and
+ * before authentication. */
 struct ctl_conn {
 	struct ctl_conn *prev, *next;
 	int fd;
 	int64_t t_begin;    /* connection opened or last request answered */
 	bool cut;
 	bool waiting;       /* its request is answered later: no deadline */
+	enum conn_phase phase;
+	bool proven;        /* a request of it passed the checks and the token */
+	struct sockaddr_storage peer;   /* the client's address (port ignored) */
+	bool have_peer;
+	/* "addr:port" the connection came in on (a Host naming it is this
+	 * server); "" unknown. */
+	char local[CONTROL_HOSTPORT_MAX];
+	bool local_loopback;
+};
+
+/* What is refused, for the log: each kind counted and reported at most
+ * every 10 s. */
+enum refusal { REF_AUTH, REF_SITE, REF_CONN, REF_N };
+static const char *const refusal_what[REF_N] = {
+	[REF_AUTH] = "request(s) refused for a missing or wrong bearer token",
+	[REF_SITE] = "request(s) refused as cross-site (a Host or Origin that is not this server's, or a change "
+		     "without Content-Type: application/json)",
+	[REF_CONN] = "connection(s) closed to keep the limits per address and before authentication",
 };
 
 /* One request in progress: its route and body, at most CONTROL_BODY_MAX. */
@@ -82,6 +107,11 @@ struct control {
 	int port;
 	char *token;        /* NULL: none asked for */
 	bool metrics_open;
+	/* The Host names (and Origins, as http://NAME) that are this server:
+	 * "name:port", besides each connection's own local address. */
+	char (*allow)[CONTROL_HOSTPORT_MAX];
+	size_t nallow;
+	unsigned conn_limit, per_ip_limit, unauth_limit;
 	char id[300];
 	FILE *log;
 	int64_t deadline_ns;
@@ -96,7 +126,7 @@ struct control {
 		int64_t at;
 		uint64_t cmd_seq;
 		enum engine_state state;
-	} status[2];
+	} status[2], metrics;   /* /metrics: the same rule as the status */
 	/* A status document is encoded on a thread of its own, off the loop
 	 * (on a wide run it is tens of KB of encoded histograms: a millisecond
 	 * or two that every token arriving meanwhile would wait): the loop
@@ -123,9 +153,11 @@ struct control {
 	 * longest turn, requests answered (said at the end). */
 	int64_t cost_cpu_ns, cost_max_turn_ns;
 	uint64_t answered;
-	/* Refused tokens: all of them, and those not yet in a log line. */
-	uint64_t auth_refused, auth_unlogged;
-	int64_t auth_logged_at;
+	/* Refusals of each kind: all of them, those not yet in a log line. */
+	struct {
+		uint64_t all, unlogged;
+		int64_t logged_at;
+	} refused[REF_N];
 };
 
 /* ---- answers ---- */
@@ -137,14 +169,12 @@ static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned code, cha
 	return mhd_ev_send(conn, code, buf, len, ctype, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store", h1, v1);
 }
 
-/* {"status":..., "message":..., ["field":...], ["path":...]} */
-static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned code, const char *status,
-				 const char *msg, const char *field, const char *path, const char *h1,
-				 const char *v1)
+/* {"status":..., "message":..., ["field":...], ["path":...]}, malloc'd */
+static char *json_text(const char *status, const char *msg, const char *field, const char *path)
 {
 	cJSON *j = cJSON_CreateObject();
 	if (!j)
-		return MHD_NO;
+		return NULL;
 	cJSON_AddStringToObject(j, "status", status);
 	if (field)
 		cJSON_AddStringToObject(j, "field", field);
@@ -153,9 +183,40 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned code, con
 		cJSON_AddStringToObject(j, "path", path);
 	char *text = cJSON_PrintUnformatted(j);
 	cJSON_Delete(j);
+	return text;
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned code, const char *status,
+				 const char *msg, const char *field, const char *path, const char *h1,
+				 const char *v1)
+{
+	char *text = json_text(status, msg, field, path);
 	if (!text)
 		return MHD_NO;
 	return send_text(conn, code, text, strlen(text), "application/json", h1, v1);
+}
+
+/* A refusal, and the connection closes after it: a client refused has no
+ * business keeping a slot. */
+static enum MHD_Result send_refusal(struct MHD_Connection *conn, unsigned code, const char *status, const char *msg,
+				    const char *h1, const char *v1)
+{
+	char *text = json_text(status, msg, NULL, NULL);
+	if (!text)
+		return MHD_NO;
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	if (h1)
+		MHD_add_response_header(r, h1, v1);
+	enum MHD_Result ret = MHD_queue_response(conn, code, r);
+	MHD_destroy_response(r);
+	return ret;
 }
 
 static unsigned code_of(enum cmd_status s)
@@ -235,6 +296,8 @@ static void status_forget(struct control *c)
 		free(c->status[i].text);
 		c->status[i].text = NULL;
 	}
+	free(c->metrics.text);
+	c->metrics.text = NULL;
 }
 
 static int status_rebuild(struct status_doc *d, bool lean, const struct run_view *v, int64_t now)
@@ -256,14 +319,38 @@ static int status_rebuild(struct status_doc *d, bool lean, const struct run_view
 static enum MHD_Result status_wait(struct control *c, struct MHD_Connection *conn, struct ctl_rq *rq,
 				   const struct run_view *v, int64_t now, bool lean);
 
-/* A copy of a status document, the answer. */
-static enum MHD_Result send_doc(struct MHD_Connection *conn, const struct status_doc *d)
+/* A copy of a document (status or metrics), the answer. */
+static enum MHD_Result send_doc(struct MHD_Connection *conn, const struct status_doc *d, const char *ctype)
 {
 	char *text = malloc(d->len);
 	if (!text)
 		return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
 	memcpy(text, d->text, d->len);
-	return send_text(conn, MHD_HTTP_OK, text, d->len, "application/json", NULL, NULL);
+	return send_text(conn, MHD_HTTP_OK, text, d->len, ctype, NULL, NULL);
+}
+
+#define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* The Prometheus text, rendered at most once per status age while nothing
+ * was commanded (as the status document): a scraper polling hard, or many
+ * of them, costs the run's loop one rendering per period, not one each. */
+static enum MHD_Result send_metrics(struct control *c, struct MHD_Connection *conn, const struct run_view *v,
+				    int64_t now)
+{
+	struct status_doc *d = &c->metrics;
+	if (!status_fresh(c, d, v, now)) {
+		size_t len = 0;
+		char *text = exporter_text(v, c->id, now, &len);
+		if (!text)
+			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
+		free(d->text);
+		d->text = text;
+		d->len = len;
+		d->at = now;
+		d->cmd_seq = v->last_cmd ? v->last_cmd->seq : 0;
+		d->state = v->state;
+	}
+	return send_doc(conn, d, METRICS_TYPE);
 }
 
 static enum MHD_Result serve_get(struct control *c, struct MHD_Connection *conn, struct ctl_rq *rq)
@@ -276,7 +363,6 @@ static enum MHD_Result serve_get(struct control *c, struct MHD_Connection *conn,
 		engine_view(c->e, &v);
 	}
 	int64_t now = clock_now_ns();
-	size_t len = 0;
 	char *text;
 	switch (route) {
 	case CONTROL_R_HEALTH:
@@ -289,14 +375,10 @@ static enum MHD_Result serve_get(struct control *c, struct MHD_Connection *conn,
 		struct status_doc *d = &c->status[lean];
 		if (!status_fresh(c, d, &v, now))
 			return status_wait(c, conn, rq, &v, now, lean);
-		return send_doc(conn, d);
+		return send_doc(conn, d, "application/json");
 	}
 	case CONTROL_R_METRICS:
-		text = exporter_text(&v, c->id, now, &len);
-		if (!text)
-			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
-		return send_text(conn, MHD_HTTP_OK, text, len, "text/plain; version=0.0.4; charset=utf-8", NULL,
-				 NULL);
+		return send_metrics(c, conn, &v, now);
 	default:
 		return MHD_NO;
 	}
@@ -340,39 +422,85 @@ static enum MHD_Result serve_post(struct control *c, struct MHD_Connection *conn
 	return send_cmd(conn, &r, false);
 }
 
-/* ---- the gate: route, method, token, size ---- */
+/* ---- the gate: host, origin, route, method, token, type, size ---- */
 
-static void auth_refused(struct control *c, struct MHD_Connection *conn)
+static void peer_text(const struct sockaddr *sa, char *buf, size_t cap)
 {
-	c->auth_refused++;
-	c->auth_unlogged++;
-	int64_t now = clock_now_ns();
-	if (c->auth_logged_at && now - c->auth_logged_at < AUTH_LOG_EVERY_NS)
-		return;
-	char addr[INET6_ADDRSTRLEN] = "?";
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	if (ci && ci->client_addr) {
-		const struct sockaddr *sa = ci->client_addr;
-		if (sa->sa_family == AF_INET)
-			inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, addr, sizeof addr);
-		else if (sa->sa_family == AF_INET6)
-			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, addr,
-				  sizeof addr);
-	}
-	char since[48] = "the start";
-	if (c->auth_logged_at)
-		snprintf(since, sizeof since, "%.0f s", (double)(now - c->auth_logged_at) / 1e9);
-	fprintf(c->log,
-		"infertop: control API: %llu request(s) refused for a missing or wrong bearer token in %s "
-		"(latest from %s; %llu in all; reported at most every 10 s)\n",
-		(unsigned long long)c->auth_unlogged, since, addr, (unsigned long long)c->auth_refused);
-	fflush(c->log);
-	c->auth_unlogged = 0;
-	c->auth_logged_at = now;
+	snprintf(buf, cap, "?");
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, buf, (socklen_t)cap);
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, buf, (socklen_t)cap);
 }
 
-/* Route, method, token and announced size. 1: go on; 0: an answer is
- * queued; -1: the connection is to close. */
+/* Counts a refusal and logs the count since the last line, at most every
+ * 10 s whatever the flood. sa: the client, when known. */
+static void refused(struct control *c, enum refusal kind, const struct sockaddr *sa)
+{
+	c->refused[kind].all++;
+	c->refused[kind].unlogged++;
+	int64_t now = clock_now_ns();
+	int64_t last = c->refused[kind].logged_at;
+	if (last && now - last < REFUSAL_LOG_EVERY_NS)
+		return;
+	char addr[INET6_ADDRSTRLEN] = "?";
+	peer_text(sa, addr, sizeof addr);
+	char since[48] = "the start";
+	if (last)
+		snprintf(since, sizeof since, "%.0f s", (double)(now - last) / 1e9);
+	fprintf(c->log, "infertop: control API: %llu %s in %s (latest from %s; %llu in all; reported at most every 10 s)\n",
+		(unsigned long long)c->refused[kind].unlogged, refusal_what[kind], since, addr,
+		(unsigned long long)c->refused[kind].all);
+	fflush(c->log);
+	c->refused[kind].unlogged = 0;
+	c->refused[kind].logged_at = now;
+}
+
+static void refused_request(struct control *c, enum refusal kind, struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	refused(c, kind, ci ? ci->client_addr : NULL);
+}
+
+/* "name:port" names this server: an allowed name, or the address the
+ * connection came in on (and, when that is loopback, the loopback names),
+ * so a listener on 0.0.0.0 answers to each of its addresses. */
+static bool host_allowed(const struct control *c, const struct ctl_conn *cc, const char *hp)
+{
+	for (size_t i = 0; i < c->nallow; i++)
+		if (strcmp(c->allow[i], hp) == 0)
+			return true;
+	if (!cc || !cc->local[0])
+		return false;
+	if (strcmp(cc->local, hp) == 0)
+		return true;
+	if (cc->local_loopback) {
+		static const char *const names[] = { "localhost", "127.0.0.1", "[::1]" };
+		const char *colon = strrchr(hp, ':');
+		size_t n = colon ? (size_t)(colon - hp) : 0;
+		if (!colon || atoi(colon + 1) != c->port)
+			return false;
+		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+			if (strlen(names[i]) == n && memcmp(names[i], hp, n) == 0)
+				return true;
+	}
+	return false;
+}
+
+/* A header's value in a message: printable ASCII, cut. */
+static const char *shown_value(const char *v, char *buf, size_t cap)
+{
+	size_t n = 0;
+	for (; v && *v && n + 4 < cap; v++)
+		buf[n++] = (*v >= 0x20 && *v < 0x7f) ? *v : '?';
+	if (v && *v)
+		buf[n++] = '.', buf[n++] = '.', buf[n++] = '.';
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Host, Origin, route, method, token, content type and announced size.
+ * 1: go on; 0: an answer is queued; -1: the connection is to close. */
 static int gate(struct control *c, struct MHD_Connection *conn, const char *url, const char *method,
 		enum control_route *route)
 {
@@ -382,12 +510,32 @@ static int gate(struct control *c, struct MHD_Connection *conn, const char *url,
 	bool is_post = strcmp(method, "POST") == 0;
 	bool is_get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ORIGIN);
+	const char *ctype = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	struct ctl_conn *cc = conn_of(conn);
+	char hp[CONTROL_HOSTPORT_MAX], shown[96], msg[320];
 	if (*route == CONTROL_R_RUNS) {
 		/* serve's routes take several methods: the handler checks. */
 		want_post = !is_get;
 		is_post = true;
 	}
-	if (*route == CONTROL_R_NONE || (*route == CONTROL_R_RUNS && !c->runs)) {
+	if (!host || control_req_host_header(host, hp) != 0 || !host_allowed(c, cc, hp)) {
+		/* A page whose name was made to point here (DNS rebinding)
+		 * sends its own name; so does a client that merely uses a
+		 * name of this machine the server was not told about. */
+		refused_request(c, REF_SITE, conn);
+		snprintf(msg, sizeof msg,
+			 "Host '%s' is not a name of this server: give --listen-allow-host NAME to answer to it",
+			 shown_value(host ? host : "", shown, sizeof shown));
+		ret = send_refusal(conn, MHD_HTTP_FORBIDDEN, "forbidden", msg, NULL, NULL);
+	} else if (origin && (control_req_origin(origin, hp) != 0 || !host_allowed(c, cc, hp))) {
+		/* A page of another site (or a file:// one: "null"). */
+		refused_request(c, REF_SITE, conn);
+		snprintf(msg, sizeof msg, "cross-origin request refused (Origin '%s'): web pages may not use the API",
+			 shown_value(origin, shown, sizeof shown));
+		ret = send_refusal(conn, MHD_HTTP_FORBIDDEN, "forbidden", msg, NULL, NULL);
+	} else if (*route == CONTROL_R_NONE || (*route == CONTROL_R_RUNS && !c->runs)) {
 		ret = send_json(conn, MHD_HTTP_NOT_FOUND, "not_found", "no such endpoint", NULL, NULL, NULL, NULL);
 	} else if (want_post ? !is_post : !is_get) {
 		ret = send_json(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", "method not allowed", NULL,
@@ -396,16 +544,29 @@ static int gate(struct control *c, struct MHD_Connection *conn, const char *url,
 		   !control_req_token_ok(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 								     MHD_HTTP_HEADER_AUTHORIZATION),
 					 c->token)) {
-		auth_refused(c, conn);
-		ret = send_json(conn, MHD_HTTP_UNAUTHORIZED, "unauthorized", "missing or wrong bearer token", NULL,
-				NULL, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
-	} else if (cl && (strspn(cl, "0123456789") != strlen(cl) || strlen(cl) > 9 ||
-			  strtoul(cl, NULL, 10) > CONTROL_BODY_MAX)) {
-		/* Announced too large: refused before a byte of it is read. */
-		ret = send_json(conn, MHD_HTTP_CONTENT_TOO_LARGE, "too_large", "request body over 4096 bytes", NULL,
-				NULL, NULL, NULL);
+		refused_request(c, REF_AUTH, conn);
+		ret = send_refusal(conn, MHD_HTTP_UNAUTHORIZED, "unauthorized", "missing or wrong bearer token",
+				   MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 	} else {
-		return 1;
+		/* Through the checks and the token: an authenticated client. */
+		if (cc)
+			cc->proven = true;
+		if (!is_get && !control_req_json_type(ctype)) {
+			/* A form or a no-cors fetch can send text/plain
+			 * anywhere without asking; application/json it cannot. */
+			refused_request(c, REF_SITE, conn);
+			snprintf(msg, sizeof msg, "a %s needs Content-Type: application/json (got '%s')", method,
+				 shown_value(ctype ? ctype : "", shown, sizeof shown));
+			ret = send_refusal(conn, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", msg, NULL,
+					   NULL);
+		} else if (cl && (strspn(cl, "0123456789") != strlen(cl) || strlen(cl) > 9 ||
+				  strtoul(cl, NULL, 10) > CONTROL_BODY_MAX)) {
+			/* Announced too large: refused before a byte of it is read. */
+			ret = send_json(conn, MHD_HTTP_CONTENT_TOO_LARGE, "too_large", "request body over 4096 bytes",
+					NULL, NULL, NULL, NULL);
+		} else {
+			return 1;
+		}
 	}
 	return ret == MHD_YES ? 0 : -1;
 }
@@ -431,6 +592,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rq->later_code = 0;
 		rq->later_json = NULL;
 		*con_cls = rq;
+		struct ctl_conn *cc = conn_of(conn);
+		if (cc)
+			cc->phase = PHASE_PARTIAL;
 		int g = gate(c, conn, url, method, &rq->route);
 		if (g < 0)
 			return MHD_NO;
@@ -454,6 +618,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rq->len += n;
 		return MHD_YES;
 	}
+	/* The whole request is in: it is answered now or later. */
+	struct ctl_conn *cc = conn_of(conn);
+	if (cc)
+		cc->phase = PHASE_BUSY;
 	if (rq->later) {
 		/* Resumed with its answer, or (MHD asking again) not yet. */
 		if (!rq->later_ready)
@@ -490,8 +658,122 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	free(rq);
 	*con_cls = NULL;
 	struct ctl_conn *cc = conn_of(conn);
-	if (cc)
+	if (cc) {
 		cc->t_begin = clock_now_ns();
+		cc->phase = PHASE_IDLE;
+	}
+}
+
+/* ---- connections: per address, and before authentication ---- */
+
+static bool same_peer(const struct ctl_conn *a, const struct ctl_conn *b)
+{
+	if (!a->have_peer || !b->have_peer || a->peer.ss_family != b->peer.ss_family)
+		return false;
+	if (a->peer.ss_family == AF_INET)
+		return ((const struct sockaddr_in *)&a->peer)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)&b->peer)->sin_addr.s_addr;
+	if (a->peer.ss_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)&a->peer)->sin6_addr,
+			      &((const struct sockaddr_in6 *)&b->peer)->sin6_addr, sizeof(struct in6_addr)) == 0;
+	return false;
+}
+
+/* Which connections a limit counts. */
+enum conn_set { SET_PEER, SET_UNPROVEN, SET_ALL };
+
+static bool in_set(const struct ctl_conn *cc, enum conn_set set, const struct ctl_conn *ref)
+{
+	if (cc->cut)
+		return false;
+	switch (set) {
+	case SET_PEER:
+		return same_peer(cc, ref);
+	case SET_UNPROVEN:
+		return !cc->proven && cc->phase != PHASE_BUSY;
+	default:
+		return true;
+	}
+}
+
+/* The connection of a set to close for a newcomer: never one being
+ * answered; first those that never passed the checks and the token, then
+ * idle kept-alive ones, then those sending a body; the oldest first (the
+ * list runs newest first, so a tie goes to the later one). NULL: none may
+ * go. */
+static struct ctl_conn *victim(struct control *c, enum conn_set set, const struct ctl_conn *ref)
+{
+	struct ctl_conn *best = NULL;
+	int best_rank = 0;
+	for (struct ctl_conn *cc = c->conns; cc; cc = cc->next) {
+		if (cc == ref || !in_set(cc, set, ref) || cc->waiting || cc->phase == PHASE_BUSY)
+			continue;
+		int rank = !cc->proven ? 0 : cc->phase == PHASE_IDLE ? 1 : 2;
+		if (!best || rank < best_rank || (rank == best_rank && cc->t_begin <= best->t_begin)) {
+			best = cc;
+			best_rank = rank;
+		}
+	}
+	return best;
+}
+
+static void cut(struct control *c, struct ctl_conn *cc)
+{
+	shutdown(cc->fd, SHUT_RDWR);
+	cc->cut = true;
+	refused(c, REF_CONN, cc->have_peer ? (const struct sockaddr *)&cc->peer : NULL);
+}
+
+/* A newcomer past a limit closes the oldest connection it may replace,
+ * or is closed itself when there is none (all are being answered). MHD
+ * would refuse it outright, and with it every client of that address
+ * while 16 slow ones hold the slots. */
+static void enforce_limits(struct control *c, struct ctl_conn *nc)
+{
+	static const enum conn_set sets[] = { SET_PEER, SET_UNPROVEN, SET_ALL };
+	for (size_t i = 0; i < sizeof sets / sizeof sets[0] && !nc->cut; i++) {
+		unsigned limit = sets[i] == SET_PEER ? c->per_ip_limit
+				 : sets[i] == SET_UNPROVEN ? c->unauth_limit : c->conn_limit;
+		unsigned n = 0;
+		for (const struct ctl_conn *cc = c->conns; cc; cc = cc->next)
+			n += in_set(cc, sets[i], nc);
+		while (n > limit && !nc->cut) {
+			struct ctl_conn *v = victim(c, sets[i], nc);
+			cut(c, v ? v : nc);
+			n--;
+		}
+	}
+}
+
+/* "addr:port" of the connection's own end: a Host naming it is this
+ * server (a listener on 0.0.0.0 has an address per interface). */
+static void local_name(struct ctl_conn *cc)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	char a[INET6_ADDRSTRLEN] = "";
+	cc->local[0] = '\0';
+	if (getsockname(cc->fd, (struct sockaddr *)&ss, &sl) != 0)
+		return;
+	if (ss.ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+		inet_ntop(AF_INET, &in->sin_addr, a, sizeof a);
+		cc->local_loopback = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+		snprintf(cc->local, sizeof cc->local, "%s:%d", a, ntohs(in->sin_port));
+	} else if (ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
+		const unsigned char *b = in6->sin6_addr.s6_addr;
+		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+			/* An IPv4 client of an [::] listener. */
+			inet_ntop(AF_INET, b + 12, a, sizeof a);
+			cc->local_loopback = b[12] == 127;
+			snprintf(cc->local, sizeof cc->local, "%s:%d", a, ntohs(in6->sin6_port));
+		} else {
+			inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof a);
+			cc->local_loopback = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+			snprintf(cc->local, sizeof cc->local, "[%s]:%d", a, ntohs(in6->sin6_port));
+		}
+	}
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -508,10 +790,18 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		}
 		cc->fd = ci->connect_fd;
 		cc->t_begin = clock_now_ns();
+		const union MHD_ConnectionInfo *ai = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (ai && ai->client_addr && (ai->client_addr->sa_family == AF_INET || ai->client_addr->sa_family == AF_INET6)) {
+			memcpy(&cc->peer, ai->client_addr,
+			       ai->client_addr->sa_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
+			cc->have_peer = true;
+		}
+		local_name(cc);
 		cc->next = c->conns;
 		if (c->conns)
 			c->conns->prev = cc;
 		c->conns = cc;
+		enforce_limits(c, cc);
 	} else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
 		struct ctl_conn *cc = *socket_context;
 		if (cc) {
@@ -657,7 +947,7 @@ static enum MHD_Result status_wait(struct control *c, struct MHD_Connection *con
 		/* No thread: the document is built here, on the loop. */
 		if (status_rebuild(d, lean, v, now) != 0)
 			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
-		return send_doc(conn, d);
+		return send_doc(conn, d, "application/json");
 	}
 	rq->status_kind = lean ? 2 : 1;
 	return suspend_later(c, conn, rq);
@@ -800,6 +1090,58 @@ static void token_free(struct control *c)
 	}
 }
 
+static void control_free(struct control *c)
+{
+	token_free(c);
+	free(c->allow);
+	free(c);
+}
+
+/* The Host names that are this server, as "name:port": the --listen
+ * address as written (not a wildcard: no page is served from 0.0.0.0),
+ * the loopback names on loopback (a page of the machine's own web server
+ * on another port still sends its Origin), and --listen-allow-host. Each
+ * connection's own local address is allowed besides (host_allowed). */
+static int allow_hosts(struct control *c, struct engine *e, const struct control_opts *o, const char *host,
+		       bool loopback, char *err, size_t errcap)
+{
+	char *const *extra = o->allow_hosts;
+	size_t nextra = o->nallow_hosts;
+	if (!extra && e) {
+		struct run_view v;
+		engine_view(e, &v);
+		extra = v.cfg ? v.cfg->listen_allow_hosts : NULL;
+		nextra = v.cfg ? v.cfg->nlisten_allow_hosts : 0;
+	}
+	static const char *const lo[] = { "localhost", "127.0.0.1", "[::1]" };
+	size_t cap = nextra + 1 + (loopback ? sizeof lo / sizeof lo[0] : 0);
+	c->allow = calloc(cap, sizeof *c->allow);
+	if (!c->allow) {
+		snprintf(err, errcap, "out of memory");
+		return -1;
+	}
+	char name[INET6_ADDRSTRLEN + 3];
+	bool v6 = strchr(host, ':') != NULL;
+	snprintf(name, sizeof name, "%s%s%s", v6 ? "[" : "", host, v6 ? "]" : "");
+	struct in6_addr any6 = IN6ADDR_ANY_INIT;
+	unsigned char a[sizeof(struct in6_addr)];
+	bool wildcard = strcmp(host, "0.0.0.0") == 0 ||
+			(v6 && inet_pton(AF_INET6, host, a) == 1 && memcmp(a, &any6, sizeof a) == 0);
+	char perr[160];
+	if (!wildcard && control_req_allow_host(name, c->port, c->allow[c->nallow], perr, sizeof perr) == 0)
+		c->nallow++;
+	for (size_t i = 0; loopback && i < sizeof lo / sizeof lo[0]; i++)
+		snprintf(c->allow[c->nallow++], CONTROL_HOSTPORT_MAX, "%s:%d", lo[i], c->port);
+	for (size_t i = 0; i < nextra; i++) {
+		if (control_req_allow_host(extra[i], c->port, c->allow[c->nallow], perr, sizeof perr) != 0) {
+			snprintf(err, errcap, "--listen-allow-host %.100s: %s", extra[i], perr);
+			return -1;
+		}
+		c->nallow++;
+	}
+	return 0;
+}
+
 struct control *control_start(struct engine *e, const struct control_opts *o, FILE *log, char *err,
 			      size_t errcap)
 {
@@ -858,22 +1200,31 @@ struct control *control_start(struct engine *e, const struct control_opts *o, FI
 		free(c);
 		return NULL;
 	}
-	unsigned limit = o->conn_limit ? o->conn_limit : 64;
-	unsigned per_ip = o->per_ip_limit ? o->per_ip_limit : 16;
+	if (allow_hosts(c, e, o, host, loopback, err, errcap) != 0) {
+		close(fd);
+		control_free(c);
+		return NULL;
+	}
+	c->conn_limit = o->conn_limit ? o->conn_limit : 64;
+	c->per_ip_limit = o->per_ip_limit ? o->per_ip_limit : 16;
+	c->unauth_limit = o->unauth_limit ? o->unauth_limit : 16;
 	unsigned idle = o->idle_s ? o->idle_s : 10;
+	/* The limits are enforce_limits's; MHD's own is only a backstop
+	 * (twice ours: connections closed for newcomers stay counted until
+	 * MHD has seen them end), without one per address, which would
+	 * refuse the newcomer rather than an old slow connection. */
 	c->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_request, c, MHD_OPTION_LISTEN_SOCKET, fd,
 				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, c, MHD_OPTION_NOTIFY_CONNECTION,
-				  on_connection, c, MHD_OPTION_CONNECTION_LIMIT, limit,
-				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, MHD_OPTION_CONNECTION_TIMEOUT, idle,
-				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, MHD_OPTION_END);
+				  on_connection, c, MHD_OPTION_CONNECTION_LIMIT, 2 * c->conn_limit,
+				  MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+				  MHD_OPTION_END);
 	if (mhd_ev_start(&c->ev, c->loop, c->mhd, pump, c) != 0) {
 		snprintf(err, errcap, "--listen: cannot start the HTTP server (libmicrohttpd)");
 		if (c->mhd)
 			MHD_stop_daemon(c->mhd);
 		else
 			close(fd);
-		token_free(c);
-		free(c);
+		control_free(c);
 		return NULL;
 	}
 	/* The copies a status build takes, made and paged in now rather than
@@ -921,11 +1272,11 @@ void control_stop(struct control *c)
 	/* Answers already queued (the stop that ended the run) go out first. */
 	for (int i = 0; i < 4; i++)
 		MHD_run(c->mhd);
-	if (c->auth_unlogged)
-		fprintf(c->log,
-			"infertop: control API: %llu more request(s) refused for a missing or wrong token "
-			"(%llu in all)\n",
-			(unsigned long long)c->auth_unlogged, (unsigned long long)c->auth_refused);
+	for (int k = 0; k < REF_N; k++)
+		if (c->refused[k].unlogged)
+			fprintf(c->log, "infertop: control API: %llu more %s (%llu in all)\n",
+				(unsigned long long)c->refused[k].unlogged, refusal_what[k],
+				(unsigned long long)c->refused[k].all);
 	if (c->answered)
 		fprintf(c->log,
 			"infertop: control API: %llu requests answered, %.1f ms of CPU on the run's loop, "
@@ -953,6 +1304,5 @@ void control_stop(struct control *c)
 	status_forget(c);
 	for (int i = 0; i < 2 * STAT_NMETRICS; i++)
 		hist_free(c->copies[i]);
-	token_free(c);
-	free(c);
+	control_free(c);
 }

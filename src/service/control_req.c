@@ -5,6 +5,7 @@
 #include "infertop/control_req.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdint.h>
@@ -217,6 +218,109 @@ int control_req_parse_listen(const char *spec, char *host, size_t hostcap, int *
 	}
 	*port = (int)pn;
 	return 0;
+}
+
+/* NAME[:PORT] of n bytes to "name:port" (default_port when no port is
+ * given). NAME is a
+ * host name (letters, digits, '.', '-', '_'), an IPv4 address or an IPv6
+ * one in brackets. 0, or -1 with why in *why. */
+static int authority(const char *s, size_t n, int default_port, char out[CONTROL_HOSTPORT_MAX], const char **why)
+{
+	char name[CONTROL_HOSTPORT_MAX - 8];   /* room left for ":65535" */
+	size_t nl = 0, i = 0;
+	if (n && s[0] == '[') {
+		const char *close = memchr(s, ']', n);
+		size_t vl = close ? (size_t)(close - s) - 1 : 0;
+		char v6[INET6_ADDRSTRLEN + 1];
+		unsigned char a[sizeof(struct in6_addr)];
+		if (!close || vl == 0 || vl >= sizeof v6) {
+			*why = "expected an [IPv6] address";
+			return -1;
+		}
+		memcpy(v6, s + 1, vl);
+		v6[vl] = '\0';
+		if (strspn(v6, "0123456789abcdefABCDEF:.") != vl || inet_pton(AF_INET6, v6, a) != 1) {
+			*why = "expected an [IPv6] address";
+			return -1;
+		}
+		name[nl++] = '[';
+		for (size_t k = 0; k < vl; k++)
+			name[nl++] = (char)tolower((unsigned char)v6[k]);
+		name[nl++] = ']';
+		i = vl + 2;
+	} else {
+		static const char ok[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_";
+		while (i < n && s[i] != ':') {
+			if (!s[i] || !strchr(ok, s[i]) || nl >= 253) {
+				*why = "expected a host name or an address";
+				return -1;
+			}
+			name[nl++] = (char)tolower((unsigned char)s[i++]);
+		}
+		if (nl == 0) {
+			*why = "expected a host name or an address";
+			return -1;
+		}
+	}
+	name[nl] = '\0';
+	long port = default_port;
+	if (i < n) {
+		/* ":" and 1 to 5 digits, 1 to 65535. */
+		size_t d = n - i - 1;
+		port = 0;
+		if (s[i] != ':' || d == 0 || d > 5)
+			port = -1;
+		for (size_t k = i + 1; k < n && port >= 0; k++)
+			port = s[k] >= '0' && s[k] <= '9' ? port * 10 + (s[k] - '0') : -1;
+		if (port < 1 || port > 65535) {
+			*why = "expected a port from 1 to 65535 after the name";
+			return -1;
+		}
+	}
+	snprintf(out, CONTROL_HOSTPORT_MAX, "%s:%d", name, (int)(port & 0xffff));
+	return 0;
+}
+
+int control_req_allow_host(const char *spec, int port, char out[CONTROL_HOSTPORT_MAX], char *err, size_t errcap)
+{
+	const char *why = NULL;
+	if (authority(spec, strlen(spec), port, out, &why) != 0) {
+		snprintf(err, errcap, "%s (NAME or NAME:PORT, e.g. gen-1.example or 10.0.0.7:8080)", why);
+		return -1;
+	}
+	return 0;
+}
+
+int control_req_host_header(const char *value, char out[CONTROL_HOSTPORT_MAX])
+{
+	const char *why;
+	return value ? authority(value, strlen(value), 80, out, &why) : -1;
+}
+
+int control_req_origin(const char *value, char out[CONTROL_HOSTPORT_MAX])
+{
+	static const char scheme[] = "http://";
+	const char *why;
+	if (!value || strncasecmp(value, scheme, sizeof scheme - 1) != 0)
+		return -1;
+	/* An origin is scheme, host and port: nothing after them. */
+	const char *h = value + sizeof scheme - 1;
+	return authority(h, strlen(h), 80, out, &why);
+}
+
+bool control_req_json_type(const char *value)
+{
+	static const char json[] = "application/json";
+	if (!value)
+		return false;
+	while (*value == ' ' || *value == '\t')
+		value++;
+	if (strncasecmp(value, json, sizeof json - 1) != 0)
+		return false;
+	const char *p = value + sizeof json - 1;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return *p == '\0' || *p == ';';
 }
 
 bool control_req_token_ok(const char *header, const char *token)

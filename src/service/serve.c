@@ -17,10 +17,12 @@
 #include <cjson/cJSON.h>
 #include <ev.h>
 #include <pthread.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "infertop/cli.h"
@@ -64,6 +66,7 @@ struct serve {
 	ev_idle reaper;
 	bool quitting;
 	char slice[32];             /* "I/N" every run gets unless its spec says; "" none */
+	char *data_dir;             /* --data-dir, resolved; NULL: specs may name no file */
 	/* The run whose target is being probed, and the POST waiting for
 	 * the outcome; NULL when none. */
 	struct serve_run *starting;
@@ -414,6 +417,64 @@ static unsigned serve_busy(struct serve *s, char **json)
 	return 409;
 }
 
+/* The file a --dataset value names ("sharegpt:FILE" and the like), the
+ * form's prefix length in *plen; NULL: none (synthetic). */
+static const char *dataset_file(const char *spec, size_t *plen)
+{
+	for (int i = 0; spec && dataset_spec_form(i); i++) {
+		const char *form = dataset_spec_form(i);
+		const char *colon = strchr(form, ':');
+		size_t n = colon ? (size_t)(colon - form) + 1 : 0;
+		if (n && strncmp(spec, form, n) == 0 && spec[n]) {
+			*plen = n;
+			return spec + n;
+		}
+	}
+	return NULL;
+}
+
+/* A run spec reads dataset files under --data-dir only: anyone who may
+ * start a run could otherwise send any file the server can read, line by
+ * line, to a URL of their choosing. The path (relative: to the directory)
+ * is resolved, symbolic links and ".." included, before it is checked,
+ * and the run opens the resolved path, so what was checked is what is
+ * read. 0, or -1 with the refusal in err. */
+static int serve_dataset_check(const struct serve *s, struct config *cfg, char *err, size_t errcap)
+{
+	size_t plen = 0;
+	const char *file = dataset_file(cfg->dataset, &plen);
+	if (!file)
+		return 0;
+	if (!s->data_dir) {
+		snprintf(err, errcap, "run specs may not name a dataset file: infertop serve reads them only under "
+			 "--data-dir DIR, and was started without it");
+		return -1;
+	}
+	char joined[PATH_MAX], real[PATH_MAX];
+	int n = file[0] == '/' ? snprintf(joined, sizeof joined, "%s", file)
+			       : snprintf(joined, sizeof joined, "%s/%s", s->data_dir, file);
+	size_t dl = strlen(s->data_dir);
+	bool root = strcmp(s->data_dir, "/") == 0;
+	if (n < 0 || (size_t)n >= sizeof joined || !realpath(joined, real) ||
+	    !(root || (strncmp(real, s->data_dir, dl) == 0 && real[dl] == '/'))) {
+		/* One answer for missing and outside alike: it tells nothing
+		 * about files elsewhere. */
+		snprintf(err, errcap, "%.200s is not a file under --data-dir %.200s (dataset files are read from there "
+			 "only)", file, s->data_dir);
+		return -1;
+	}
+	char *spec = malloc(plen + strlen(real) + 1);
+	if (!spec) {
+		snprintf(err, errcap, "out of memory");
+		return -1;
+	}
+	memcpy(spec, cfg->dataset, plen);
+	strcpy(spec + plen, real);
+	free(cfg->dataset);
+	cfg->dataset = spec;
+	return 0;
+}
+
 static unsigned serve_post_run(struct serve *s, const char *body, size_t len, char **json,
 			       struct control_later *later)
 {
@@ -439,10 +500,15 @@ static unsigned serve_post_run(struct serve *s, const char *body, size_t len, ch
 		return status_json(json, 500, "failed", "out of memory", NULL);
 	}
 	enum cli_result cr = cli_parse_capture(&r->cfg, rs.argc, rs.argv, err, sizeof err, cfield, sizeof cfield);
+	bool start_load = rs.start_load;
 	runspec_free(&rs);
 	if (cr != CLI_RUN) {
 		serve_free_run(r);
 		return status_json(json, 400, "invalid", err, cfield);
+	}
+	if (serve_dataset_check(s, &r->cfg, err, sizeof err) != 0) {
+		serve_free_run(r);
+		return status_json(json, 400, "invalid", err, start_load ? "dataset_path" : "dataset");
 	}
 	/* No screen, no progress lines; the key comes from serve's own
 	 * --api-key-env, never from the spec. */
@@ -616,6 +682,15 @@ int serve_main(int argc, char **argv)
 			fprintf(stderr, "infertop serve: every run takes slice %s of the dataset "
 				"(JOB_COMPLETION_INDEX, %s)\n", s.slice, SERVE_SLICE_COUNT_ENV);
 	}
+	if (cfg.data_dir) {
+		struct stat st;
+		s.data_dir = realpath(cfg.data_dir, NULL);
+		if (!s.data_dir || stat(s.data_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "infertop serve: --data-dir %s: not a directory\n", cfg.data_dir);
+			goto out;
+		}
+		fprintf(stderr, "infertop serve: run specs may read dataset files under %s (--data-dir)\n", s.data_dir);
+	}
 	s.loop = ev_default_loop(EVFLAG_AUTO);
 	if (!s.loop) {
 		fprintf(stderr, "infertop serve: cannot create the event loop\n");
@@ -625,6 +700,8 @@ int serve_main(int argc, char **argv)
 		.listen = cfg.listen,
 		.token_env = cfg.listen_token_env,
 		.metrics_open = cfg.listen_metrics_open,
+		.allow_hosts = cfg.listen_allow_hosts,
+		.nallow_hosts = cfg.nlisten_allow_hosts,
 		.id = cfg.id,
 		.loop = s.loop,
 	};
@@ -658,6 +735,7 @@ int serve_main(int argc, char **argv)
 	for (size_t i = 0; i < s.nruns; i++)
 		serve_free_run(s.runs[i]);
 out:
+	free(s.data_dir);
 	cli_free(&cfg);
 	return rc;
 }

@@ -1,8 +1,8 @@
 /* The control API's request parser under arbitrary bytes: it must never
  * crash, read out of bounds or leak, and what it accepts must be in
  * range. The first byte picks the parser (load body, empty body, --listen,
- * route, token); the rest is its input, without a terminating NUL for the
- * bodies. Aborts on a violation. */
+ * route, token, Host, Origin, Content-Type); the rest is its input,
+ * without a terminating NUL for the bodies. Aborts on a violation. */
 #include "config.h"
 
 #include <math.h>
@@ -15,6 +15,21 @@
 #include "infertop/control_req.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* "name:port": a lower-case name of host characters (or an [IPv6]) and a
+ * port from 1 to 65535, so it compares as a string. */
+static void check_hostport(const char *hp)
+{
+	const char *colon = strrchr(hp, ':');
+	if (!colon || colon == hp || strlen(hp) >= CONTROL_HOSTPORT_MAX)
+		abort();
+	long port = strtol(colon + 1, NULL, 10);
+	if (port < 1 || port > 65535)
+		abort();
+	for (const char *p = hp; p < colon; p++)
+		if (!(*p >= 'a' && *p <= 'z') && !(*p >= '0' && *p <= '9') && !strchr(".-_[]:", *p))
+			abort();
+}
 
 static void check_refusal(const char *field, const char *err)
 {
@@ -34,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *in = (const char *)data + 1;
 	size_t len = size - 1;
 	char field[64], err[CONTROL_ERR_MAX];
-	switch (data[0] % 5) {
+	switch (data[0] % 8) {
 	case 0: {
 		struct control_load l;
 		if (control_req_parse_load(in, len, &l, field, err) != 0) {
@@ -58,14 +73,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			return 0;
 		memcpy(s, in, len);
 		s[len] = '\0';
-		if (data[0] % 5 == 2) {
+		char hp[CONTROL_HOSTPORT_MAX];
+		if (data[0] % 8 == 5) {
+			if (control_req_host_header(s, hp) == 0)
+				check_hostport(hp);
+		} else if (data[0] % 8 == 6) {
+			if (control_req_origin(s, hp) == 0) {
+				if (strncasecmp(s, "http://", 7) != 0)
+					abort();
+				check_hostport(hp);
+			}
+		} else if (data[0] % 8 == 7) {
+			/* Only application/json, then nothing or parameters. */
+			if (control_req_json_type(s) && !strcasestr(s, "application/json"))
+				abort();
+		} else if (data[0] % 8 == 2) {
 			char host[64], e[128];
 			int port = -1;
 			bool lb;
 			if (control_req_parse_listen(s, host, sizeof host, &port, &lb, e, sizeof e) == 0 &&
 			    (port < 0 || port > 65535 || strlen(host) >= sizeof host))
 				abort();
-		} else if (data[0] % 5 == 3) {
+		} else if (data[0] % 8 == 3) {
 			bool post;
 			enum control_route r = control_req_route(s, &post);
 			if (r < CONTROL_R_NONE || r >= CONTROL_R_N)
