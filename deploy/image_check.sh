@@ -60,7 +60,7 @@ check "the health check with a wrong token: unhealthy" $?
 simpid=$!
 wait_for "$tmp/sim" "listening on"
 sp=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/sim")
-printf 'Authorization: Bearer %s\n' "$token" | curl -s -H @- -X POST \
+printf 'Authorization: Bearer %s\n' "$token" | curl -s -H @- -H "Content-Type: application/json" -X POST \
 	-d "{\"url\":\"http://127.0.0.1:$sp\",\"concurrency\":4,\"requests\":40,\"metrics-url\":\"none\"}" \
 	"http://127.0.0.1:$port/v1/runs" >"$tmp/post"
 id=$(sed -n 's/.*"id":"\([0-9a-f]*\)".*/\1/p' "$tmp/post")

@@ -343,10 +343,10 @@ static void test_failif(void **state)
 static const char *const options_not_in_results[] = {
 	"help", "version",      /* actions: print and exit */
 	"no-config",            /* where options came from; the block has their values */
-	"listen", "listen-token-env", "listen-metrics-open", /* the control API watching the run */
+	"listen", "listen-token-env", "listen-metrics-open", "listen-allow-host", /* the control API watching the run */
 	"id",                   /* the generator's name in /metrics and the fleet */
 	"start-at",             /* when a fleet started the load: start_unix has it */
-	"results-dir",          /* infertop serve's */
+	"results-dir", "data-dir", /* infertop serve's */
 	"targets", "targets-file", "discover", "token-env", /* infertop fleet's */
 	"workers",              /* how the load was made: the merged result is one run */
 	/* Never written, though they shape the requests: writing them now

@@ -433,12 +433,12 @@ if command -v curl >/dev/null 2>&1; then
 	api=$(sed -n 's/^infertop: control API on \(http:[^ ]*\).*/\1/p' "$tmp/api.err")
 	[ -n "$api" ]
 	check "api: the address was printed before the dashboard" $?
-	curl -s -X POST -d '{"concurrency":7}' "$api/v1/load" | grep -q '"status":"ok"'
+	curl -s -H 'Content-Type: application/json' -X POST -d '{"concurrency":7}' "$api/v1/load" | grep -q '"status":"ok"'
 	check "api: POST /v1/load answers ok" $?
 	wait_for "api: the status line names the source" "concurrency 7 \(by api\)"
 	wait_for "api: target 7" "target 7[^0-9]"
 	wait_for "api: in-flight follows to 7" "in-flight 7[^0-9]"
-	curl -s -X POST "$api/v1/stop" | grep -q '"status":"ok"'
+	curl -s -H 'Content-Type: application/json' -X POST "$api/v1/stop" | grep -q '"status":"ok"'
 	check "api: POST /v1/stop answers ok" $?
 	wait_for "api: the run ends" "q quits" 20
 	T send-keys -t tui q

@@ -60,6 +60,13 @@ int session_probe(struct session *s, session_probed_fn fn, void *ud);
 /* Starts the load at cfg->start_at (now when it is past or unset); fn is
  * called once the run is over and its result written. */
 void session_start(struct session *s, session_fn written, void *ud);
+/* A run waiting for --start-at starts now (a stop asked for meanwhile
+ * then ends it written, like any run). */
+void session_start_now(struct session *s);
+/* Ends the run now, whatever its phase: a started one is aborted (its
+ * requests cut, its result written with reason); one not started is
+ * cancelled. */
+void session_abort(struct session *s, const char *reason);
 /* Abandons a run that has not started (a probe under way, a wait):
  * nothing is written. A started run is stopped with engine commands. */
 void session_cancel(struct session *s);

@@ -25,6 +25,9 @@ struct session {
 	struct engine *e;
 	enum session_phase phase;      /* up to probed, then waiting or later */
 	ev_timer start_at;
+	ev_timer probed_later;         /* hands the probe's outcome over */
+	int probe_rc;
+	char probe_err[512];
 	bool write_failed;
 	char result_path[1024];        /* where it went: -o, or the fallback */
 	session_probed_fn probed;
@@ -92,6 +95,8 @@ static int check_result_dirs(const struct config *cfg, char *err, size_t errcap)
 	return 0;
 }
 
+static void session_tell_probed(struct ev_loop *loop, ev_timer *w, int revents);
+
 struct session *session_new(const struct config *cfg, struct ev_loop *loop, char *err, size_t errcap)
 {
 	if (check_result_dirs(cfg, err, errcap) != 0)
@@ -120,6 +125,8 @@ struct session *session_new(const struct config *cfg, struct ev_loop *loop, char
 		return NULL;
 	}
 	ev_init(&s->start_at, NULL);
+	ev_init(&s->probed_later, session_tell_probed);
+	s->probed_later.data = s;
 	s->phase = SESSION_BUILT;
 	return s;
 }
@@ -148,12 +155,26 @@ enum session_phase session_phase(const struct session *s)
 	return v.state == ENGINE_DRAINING || v.state == ENGINE_DONE ? SESSION_DRAINING : SESSION_RUNNING;
 }
 
+/* The outcome is told from a timer of its own, not from inside the
+ * transfer's callbacks: the one told may free the session (serve does,
+ * on a failed probe), and with it the transfers being walked. */
+static void session_tell_probed(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	struct session *s = w->data;
+	s->phase = s->probe_rc == 0 ? SESSION_PROBED : SESSION_FAILED;
+	if (s->probed)
+		s->probed(s, s->probe_rc, s->probe_err, s->probed_ud);
+}
+
 static void session_on_probed(void *ud, int rc, const char *err)
 {
 	struct session *s = ud;
-	s->phase = rc == 0 ? SESSION_PROBED : SESSION_FAILED;
-	if (s->probed)
-		s->probed(s, rc, err, s->probed_ud);
+	s->probe_rc = rc;
+	snprintf(s->probe_err, sizeof s->probe_err, "%s", err ? err : "");
+	ev_timer_set(&s->probed_later, 0., 0.);
+	ev_timer_start(s->loop, &s->probed_later);
 }
 
 int session_probe(struct session *s, session_probed_fn fn, void *ud)
@@ -217,10 +238,32 @@ void session_start(struct session *s, session_fn written, void *ud)
 	ev_timer_start(s->loop, &s->start_at);
 }
 
+void session_start_now(struct session *s)
+{
+	if (!ev_is_active(&s->start_at))
+		return;
+	ev_timer_stop(s->loop, &s->start_at);
+	session_go(s);
+}
+
+void session_abort(struct session *s, const char *reason)
+{
+	if (s->phase == SESSION_PROBING || s->phase == SESSION_BUILT || s->phase == SESSION_PROBED ||
+	    s->phase == SESSION_FAILED || s->phase == SESSION_WRITTEN) {
+		session_cancel(s);
+		return;
+	}
+	/* A waiting run starts and stops at once: it ends written, with the
+	 * reason, like any stopped run. */
+	session_start_now(s);
+	engine_abort(s->e, reason);
+}
+
 void session_cancel(struct session *s)
 {
 	if (s->phase == SESSION_PROBING) {
 		engine_probe_cancel(s->e);
+		ev_timer_stop(s->loop, &s->probed_later);
 		s->phase = SESSION_FAILED;
 	}
 	if (ev_is_active(&s->start_at)) {

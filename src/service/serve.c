@@ -2,21 +2,19 @@
  * runs one at a time. Specs become an argv (runspec.c) for cli_parse, so
  * a run over HTTP is configured exactly as one on the command line.
  *
- * Before a run is accepted its target is checked and the model picked
- * (engine_probe: blocking HTTP, up to 10 s, and the prompt calibration).
- * That happens on a thread of its own, with the POST's answer left for
- * later, so the loop goes on answering everyone else (a fleet polling at
- * 4 Hz would otherwise find the generator gone). The engine being probed
- * is the thread's alone: it is not the current run, none of its watchers
- * is started, and nothing on the loop can reach it until the thread is
- * joined. */
+ * Each run goes through the one run lifecycle (session.h): before it is
+ * accepted its target is checked and the model picked (the probe, up to
+ * 10 s, and the prompt calibration), on the loop, with the POST's answer
+ * left for later, so the loop goes on answering everyone else (a fleet
+ * polling at 4 Hz would otherwise find the generator gone). The run being
+ * probed is not the current run: nothing on the loop reaches its engine
+ * until the probe has answered. */
 #include "config.h"
 
 #include "infertop/serve.h"
 
 #include <cjson/cJSON.h>
 #include <ev.h>
-#include <pthread.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,6 +33,7 @@
 #include "infertop/redact.h"
 #include "infertop/report.h"
 #include "infertop/runspec.h"
+#include "infertop/session.h"
 #include "infertop/snapshot.h"
 #include "infertop/view.h"
 
@@ -45,14 +44,13 @@
 struct serve_run {
 	char id[33];
 	struct config cfg;          /* the run's options; lives as long as e */
-	struct engine *e;           /* NULL once the run is over and freed */
+	struct session *sess;       /* the run's lifecycle; NULL once over and freed */
+	struct engine *e;           /* its engine, NULL with it */
 	bool done;
 	bool written;               /* the result file is there */
 	char path[4096];
 	char error[256];            /* why the result could not be written */
 	char stop_reason[128];
-	ev_timer start_timer;       /* --start-at: waiting for the fleet's common start */
-	struct serve *s;
 };
 
 struct serve {
@@ -71,10 +69,6 @@ struct serve {
 	 * the outcome; NULL when none. */
 	struct serve_run *starting;
 	struct control_later *starting_answer;
-	pthread_t prober;
-	ev_async probed;
-	int probe_rc;
-	char probe_err[512];
 };
 
 /* ---- answers ---- */
@@ -172,22 +166,21 @@ static void serve_free_run(struct serve_run *r)
 {
 	if (!r)
 		return;
-	if (r->s)
-		ev_timer_stop(r->s->loop, &r->start_timer);
-	engine_free(r->e);
+	session_free(r->sess);
 	cli_free(&r->cfg);
 	free(r);
 }
 
-/* The engine is freed on the next loop iteration, outside its own
- * callbacks (engine_set_on_done). */
+/* The run is freed on the next loop iteration, outside its own
+ * callbacks (session_start's). */
 static void serve_on_reap(struct ev_loop *loop, ev_idle *w, int revents)
 {
 	(void)revents;
 	struct serve *s = w->data;
 	ev_idle_stop(loop, w);
 	if (s->reap) {
-		engine_free(s->reap->e);
+		session_free(s->reap->sess);
+		s->reap->sess = NULL;
 		s->reap->e = NULL;
 		cli_free(&s->reap->cfg);
 		s->reap = NULL;
@@ -196,26 +189,34 @@ static void serve_on_reap(struct ev_loop *loop, ev_idle *w, int revents)
 		ev_break(loop, EVBREAK_ALL);
 }
 
-static void serve_on_done(struct engine *e, void *ud)
+/* The run is over and its result written (or not: then the session says
+ * where it went instead). */
+static void serve_on_written(struct session *sess, void *ud)
 {
 	struct serve *s = ud;
 	struct serve_run *r = s->cur;
-	if (!r || r->e != e)
+	if (!r || r->sess != sess)
 		return;
 	struct run_view v;
-	engine_view(e, &v);
+	engine_view(r->e, &v);
 	snprintf(r->stop_reason, sizeof r->stop_reason, "%s", v.stop_reason ? v.stop_reason : "");
 	/* Ctrl-C or kill during a run went to the engine (it held the
 	 * signals): it stopped the run, and serve ends once it is saved. */
 	if (v.interrupts > 0)
 		s->quitting = true;
-	char err[256] = "";
-	if (report_write_json(&v, r->path, err, sizeof err) == 0) {
+	const char *where = session_result_path(sess);
+	if (!session_write_failed(sess)) {
 		r->written = true;
 		fprintf(stderr, "infertop serve: run %s done (%s): %s\n", r->id, r->stop_reason, r->path);
+	} else if (where[0]) {
+		/* Saved elsewhere: GET .../result serves it from there. */
+		snprintf(r->path, sizeof r->path, "%s", where);
+		r->written = true;
+		fprintf(stderr, "infertop serve: run %s done (%s), saved instead in %s\n", r->id, r->stop_reason,
+			r->path);
 	} else {
-		snprintf(r->error, sizeof r->error, "%s", err);
-		fprintf(stderr, "infertop serve: run %s: cannot write the result: %s\n", r->id, err);
+		snprintf(r->error, sizeof r->error, "the result could not be written (see serve's log)");
+		fprintf(stderr, "infertop serve: run %s: the result could not be written\n", r->id);
 	}
 	r->done = true;
 	control_set_engine(s->ctl, NULL);
@@ -232,7 +233,8 @@ static void serve_on_signal(void *ud, int signum)
 	struct serve *s = ud;
 	s->quitting = true;
 	if (s->starting) {
-		/* Ends once the probe is over (within its timeout). */
+		/* Ends once the probe is over (within its timeout): its POST
+		 * is told serve is ending. */
 	} else if (s->cur) {
 		struct cmd_result cr;
 		engine_cmd_stop(s->cur->e, CMD_SRC_SIGNAL, &cr);
@@ -260,30 +262,6 @@ static void field_of_message(const char *msg, char *field, size_t cap)
 	size_t n = strspn(msg + 2, "abcdefghijklmnopqrstuvwxyz0123456789-");
 	if (n && n < cap)
 		snprintf(field, cap, "%.*s", (int)n, msg + 2);
-}
-
-static void serve_on_start_at(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	(void)loop;
-	(void)revents;
-	struct serve_run *r = w->data;
-	engine_start(r->e);
-}
-
-/* A run with --start-at (a fleet's coordinated start) waits for that wall
- * time on a timer; the engine is built and probed already. */
-static void serve_start(struct serve *s, struct serve_run *r)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	double wait = r->cfg.start_at - ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
-	r->s = s;
-	ev_timer_init(&r->start_timer, serve_on_start_at, wait > 0 ? wait : 0., 0.);
-	r->start_timer.data = r;
-	if (wait > 0)
-		ev_timer_start(s->loop, &r->start_timer);
-	else
-		engine_start(r->e);
 }
 
 /* "--slice=I/N" as argv[1]. */
@@ -346,11 +324,13 @@ static unsigned serve_accept_run(struct serve *s, struct serve_run *r, char **js
 	serve_remember(s, r);
 	s->cur = r;
 	control_set_engine(s->ctl, r->e);
-	engine_set_on_done(r->e, serve_on_done, s);
+	/* The result goes to --results-dir under the run's id. */
+	free(r->cfg.output_path);
+	r->cfg.output_path = strdup(r->path);
 	char shown[1024];
 	redact_url(engine_endpoint(r->e), shown, sizeof shown);
 	fprintf(stderr, "infertop serve: run %s started: %s, model %s\n", r->id, shown, v.model ? v.model : "?");
-	serve_start(s, r);
+	session_start(r->sess, serve_on_written, s);
 	cJSON *j = run_brief(r);
 	char loc[64];
 	snprintf(loc, sizeof loc, "/v1/runs/%s/result", r->id);
@@ -360,19 +340,13 @@ static unsigned serve_accept_run(struct serve *s, struct serve_run *r, char **js
 	return 201;
 }
 
-static void *serve_probe_thread(void *ud)
+/* The probe's answer: the POST waiting for it is answered. */
+static void serve_on_probed(struct session *sess, int rc, const char *err, void *ud)
 {
 	struct serve *s = ud;
-	s->probe_rc = engine_probe(s->starting->e, s->probe_err, sizeof s->probe_err);
-	ev_async_send(s->loop, &s->probed);
-	return NULL;
-}
-
-/* Joins the probe and answers the POST that waits for it. */
-static void serve_probe_finish(struct serve *s)
-{
-	pthread_join(s->prober, NULL);
 	struct serve_run *r = s->starting;
+	if (!r || r->sess != sess)
+		return;
 	struct control_later *later = s->starting_answer;
 	s->starting = NULL;
 	s->starting_answer = NULL;
@@ -381,24 +355,29 @@ static void serve_probe_finish(struct serve *s)
 	if (s->quitting) {
 		code = status_json(&json, 503, "failed", "infertop serve is ending", NULL);
 		serve_free_run(r);
-	} else if (s->probe_rc != 0) {
-		code = status_json(&json, 502, "failed", s->probe_err, "url");
+	} else if (rc != 0) {
+		code = status_json(&json, 502, "failed", err, "url");
 		serve_free_run(r);
 	} else {
 		code = serve_accept_run(s, r, &json);
 	}
 	control_answer_later(s->ctl, later, code, json);
+	if (s->quitting && !s->cur)
+		ev_break(s->loop, EVBREAK_ALL);
 }
 
-static void serve_on_probed(struct ev_loop *loop, ev_async *w, int revents)
+/* serve is ending while a probe goes on: the POST learns so now. */
+static void serve_drop_starting(struct serve *s)
 {
-	(void)revents;
-	struct serve *s = w->data;
-	if (!s->starting)
-		return;
-	serve_probe_finish(s);
-	if (s->quitting && !s->cur)
-		ev_break(loop, EVBREAK_ALL);
+	struct serve_run *r = s->starting;
+	struct control_later *later = s->starting_answer;
+	s->starting = NULL;
+	s->starting_answer = NULL;
+	session_cancel(r->sess);
+	char *json = NULL;
+	unsigned code = status_json(&json, 503, "failed", "infertop serve is ending", NULL);
+	serve_free_run(r);
+	control_answer_later(s->ctl, later, code, json);
 }
 
 static unsigned serve_busy(struct serve *s, char **json)
@@ -524,30 +503,23 @@ static unsigned serve_post_run(struct serve *s, const char *body, size_t len, ch
 		serve_free_run(r);
 		return code;
 	}
-	r->e = engine_new(&r->cfg, s->loop, err, sizeof err);
-	if (!r->e) {
+	r->sess = session_new(&r->cfg, s->loop, err, sizeof err);
+	if (!r->sess) {
 		field_of_message(err, cfield, sizeof cfield);
 		unsigned code = status_json(json, 400, "invalid", err, cfield);
 		serve_free_run(r);
 		return code;
 	}
+	r->e = session_engine(r->sess);
 	/* The server is checked and the model picked before the run is
 	 * accepted, so a bad target is the POST's answer, not a failed run
-	 * found later; on the prober thread, so nobody else waits. */
+	 * found later; on the loop, so nobody else waits. */
+	if (session_probe(r->sess, serve_on_probed, s) != 0) {
+		serve_free_run(r);
+		return status_json(json, 500, "failed", "out of memory", NULL);
+	}
 	s->starting = r;
 	s->starting_answer = later;
-	/* Signals stay with the loop's thread. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int rc = pthread_create(&s->prober, NULL, serve_probe_thread, s);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		s->starting = NULL;
-		s->starting_answer = NULL;
-		serve_free_run(r);
-		return status_json(json, 500, "failed", "cannot start the thread that checks the target", NULL);
-	}
 	return CONTROL_LATER;
 }
 
@@ -639,10 +611,7 @@ static unsigned serve_runs(void *ud, const char *method, const char *path, const
 		if (r->done)
 			return status_json(json, 409, "refused", "the run is over", NULL);
 		struct cmd_result cr;
-		if (ev_is_active(&r->start_timer)) {
-			ev_timer_stop(s->loop, &r->start_timer);
-			engine_start(r->e);
-		}
+		session_start_now(r->sess); /* one waiting for --start-at ends at once */
 		enum cmd_status st = engine_cmd_stop(r->e, CMD_SRC_API, &cr);
 		return status_json(json, st == CMD_OK || st == CMD_UNCHANGED ? 202 : 409, cmd_status_name(st), cr.msg,
 				   NULL);
@@ -713,24 +682,16 @@ int serve_main(int argc, char **argv)
 	control_set_runs(s.ctl, serve_runs, &s);
 	ev_idle_init(&s.reaper, serve_on_reap);
 	s.reaper.data = &s;
-	ev_async_init(&s.probed, serve_on_probed);
-	s.probed.data = &s;
-	ev_async_start(s.loop, &s.probed);
 	serve_take_signals(&s);
 	ev_run(s.loop, 0);
 	rc = 0;
-	if (s.cur && ev_is_active(&s.cur->start_timer)) {
-		ev_timer_stop(s.loop, &s.cur->start_timer);
-		engine_start(s.cur->e);
-	}
 	if (s.cur)
-		engine_abort(s.cur->e, "infertop serve is ending");
+		session_abort(s.cur->sess, "infertop serve is ending");
 	loop_signal_release(LOOP_SIGINT, serve_on_signal, &s);
 	loop_signal_release(LOOP_SIGTERM, serve_on_signal, &s);
 	if (s.starting)
-		serve_probe_finish(&s);   /* its POST is told serve is ending */
+		serve_drop_starting(&s);
 	ev_idle_stop(s.loop, &s.reaper);
-	ev_async_stop(s.loop, &s.probed);
 	control_stop(s.ctl);
 	for (size_t i = 0; i < s.nruns; i++)
 		serve_free_run(s.runs[i]);
