@@ -95,4 +95,9 @@ int control_port(const struct control *c);
 /* Answers what is already queued, closes everything, frees. NULL is fine. */
 void control_stop(struct control *c);
 
+/* The API's one reply envelope, shared by serve:
+ * {"status":..., ["field":...,] "message":...[, "path":...]}, malloc'd;
+ * field and path may be NULL. NULL when out of memory. */
+char *control_reply_json(const char *status, const char *msg, const char *field, const char *path);
+
 #endif

@@ -169,8 +169,7 @@ static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned code, cha
 	return mhd_ev_send(conn, code, buf, len, ctype, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store", h1, v1);
 }
 
-/* {"status":..., "message":..., ["field":...], ["path":...]}, malloc'd */
-static char *json_text(const char *status, const char *msg, const char *field, const char *path)
+char *control_reply_json(const char *status, const char *msg, const char *field, const char *path)
 {
 	cJSON *j = cJSON_CreateObject();
 	if (!j)
@@ -190,7 +189,7 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned code, con
 				 const char *msg, const char *field, const char *path, const char *h1,
 				 const char *v1)
 {
-	char *text = json_text(status, msg, field, path);
+	char *text = control_reply_json(status, msg, field, path);
 	if (!text)
 		return MHD_NO;
 	return send_text(conn, code, text, strlen(text), "application/json", h1, v1);
@@ -201,7 +200,7 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned code, con
 static enum MHD_Result send_refusal(struct MHD_Connection *conn, unsigned code, const char *status, const char *msg,
 				    const char *h1, const char *v1)
 {
-	char *text = json_text(status, msg, NULL, NULL);
+	char *text = control_reply_json(status, msg, NULL, NULL);
 	if (!text)
 		return MHD_NO;
 	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);

@@ -82,14 +82,7 @@ static char *answer(cJSON *j)
 
 static unsigned status_json(char **json, unsigned code, const char *status, const char *msg, const char *field)
 {
-	cJSON *j = cJSON_CreateObject();
-	if (j) {
-		cJSON_AddStringToObject(j, "status", status);
-		if (field)
-			cJSON_AddStringToObject(j, "field", field);
-		cJSON_AddStringToObject(j, "message", msg);
-	}
-	*json = answer(j);
+	*json = control_reply_json(status, msg, field, NULL);
 	return code;
 }
 
