@@ -51,7 +51,7 @@ layers="util wire stats net metrics engine result run sim cli service ui fleet t
 allowed_up="
 engine result snapshot  engine.c writes periodic snapshots through result/snapshot.c
 engine result detail    reqlog.c writes each logged request in result/detail.c's format
-cli service control_req  cli.c checks --listen with the control API's HOST:PORT parser
+cli service control_req  cli.c checks --listen-allow-host with the control API's own Host rules
 "
 rank() { # folder -> position in $layers
 	i=0

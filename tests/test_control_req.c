@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "infertop/command.h"
+#include "infertop/url.h"
 #include "infertop/control_req.h"
 
 static void test_routes(void **state)
@@ -134,7 +135,7 @@ static void test_listen(void **state)
 		char host[64], err[128];
 		int port = -1;
 		bool lb = false;
-		if (control_req_parse_listen(good[i].spec, host, sizeof host, &port, &lb, err, sizeof err) != 0)
+		if (url_parse_listen(good[i].spec, host, sizeof host, &port, &lb, err, sizeof err) != 0)
 			fail_msg("%s: %s", good[i].spec, err);
 		assert_string_equal(host, good[i].host);
 		assert_int_equal(port, good[i].port);
@@ -147,7 +148,7 @@ static void test_listen(void **state)
 		char host[64], err[128] = "";
 		int port;
 		bool lb;
-		if (control_req_parse_listen(bad[i], host, sizeof host, &port, &lb, err, sizeof err) != -1)
+		if (url_parse_listen(bad[i], host, sizeof host, &port, &lb, err, sizeof err) != -1)
 			fail_msg("accepted %s", bad[i]);
 		assert_true(err[0] != '\0');
 	}

@@ -131,6 +131,62 @@ static void test_controls(void **state)
 	redact_controls(NULL);
 }
 
+/* The one HOST:PORT splitter: what each form gives, and what it refuses. */
+static void test_split_hostport(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		bool optional;
+		const char *host;
+		int port;
+		bool bracketed;
+	} good[] = {
+		{"127.0.0.1:8000", false, "127.0.0.1", 8000, false},
+		{"[::1]:9", false, "::1", 9, true},
+		{":8000", false, "", 8000, false},
+		{"gen-1.example", true, "gen-1.example", -1, false},
+		{"[fe80::1]", true, "fe80::1", -1, true},
+		{"h:0", false, "h", 0, false},
+		{"h:65535", false, "h", 65535, false},
+		{"h:00080", false, "h", 80, false},
+	};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		char host[64];
+		int port = 7;
+		bool br = !good[i].bracketed;
+		const char *why = NULL;
+		if (url_split_hostport(good[i].in, strlen(good[i].in), host, sizeof host, &port, &br, good[i].optional,
+				       &why) != 0)
+			fail_msg("%s: refused (%s)", good[i].in, why);
+		assert_string_equal(host, good[i].host);
+		assert_int_equal(port, good[i].port);
+		assert_int_equal(br, good[i].bracketed);
+	}
+	static const char *const bad[] = {
+		"h", "h:", "h:65536", "h:123456", "h:8a", "h:-1", "[::1", "[::1]x", "[::1]:", "h:80:90", "h: 80",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char host[64];
+		int port;
+		bool br;
+		const char *why = NULL;
+		if (url_split_hostport(bad[i], strlen(bad[i]), host, sizeof host, &port, &br, false, &why) != -1)
+			fail_msg("%s: accepted", bad[i]);
+		assert_non_null(why);
+	}
+	/* A NUL inside, and a host longer than the room: refused. */
+	char host[8];
+	int port;
+	bool br;
+	const char *why;
+	assert_int_equal(url_split_hostport("a\0b:80", 6, host, sizeof host, &port, &br, false, &why), -1);
+	assert_int_equal(url_split_hostport("abcdefghij:80", 13, host, sizeof host, &port, &br, false, &why), -1);
+	/* Only n bytes are read. */
+	assert_int_equal(url_split_hostport("ab:80xyz", 5, host, sizeof host, &port, &br, false, &why), 0);
+	assert_int_equal(port, 80);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -138,6 +194,7 @@ int main(void)
 		cmocka_unit_test(test_join),
 		cmocka_unit_test(test_secrets),
 		cmocka_unit_test(test_controls),
+		cmocka_unit_test(test_split_hostport),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

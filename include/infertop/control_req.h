@@ -52,13 +52,6 @@ int control_req_parse_load(const char *body, size_t len, struct control_load *ou
  * object. 0, or -1 as above. */
 int control_req_parse_empty(const char *body, size_t len, char field[64], char err[CONTROL_ERR_MAX]);
 
-/* --listen ADDR:PORT: an IPv4 address, a bracketed IPv6 one ([::1]:8080)
- * or "localhost", and a port 0-65535 (0: any). host gets the address
- * without brackets. loopback: 127.0.0.0/8, ::1 or localhost. 0, or -1
- * with a message in err. */
-int control_req_parse_listen(const char *spec, char *host, size_t hostcap, int *port, bool *loopback,
-			     char *err, size_t errcap);
-
 /* Who may talk to the API from a browser's point of view. A name with a
  * port, "name:port" (IPv6 in brackets, letters in lower case), is what
  * the three below produce, so an allowed Host and a request's Host or

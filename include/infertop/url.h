@@ -1,6 +1,7 @@
 #ifndef INFERTOP_URL_H
 #define INFERTOP_URL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Every URL infertop builds goes through libcurl's URL API (CURLU), so a
@@ -30,5 +31,21 @@ void url_secrets_free(char **list);
 /* base's scheme, credentials and host with another port and path, no
  * query (Triton serves metrics on its own port). */
 int url_on_port(const char *base, const char *port, const char *path, char *out, size_t cap);
+
+/* The one HOST:PORT splitter (listen addresses, Host and Origin values,
+ * --allow-host, dns:NAME:PORT): s (n bytes, not NUL-terminated) is
+ * HOST, HOST:PORT, [IPv6] or [IPv6]:PORT. host gets HOST without brackets
+ * ("" when s starts with ':'), *bracketed whether it had them, *port the
+ * port (0 to 65535), -1 when none was given and port_optional. HOST
+ * itself is not checked: the callers know what they accept. 0, or -1 with
+ * why in *why. */
+int url_split_hostport(const char *s, size_t n, char *host, size_t hostcap, int *port, bool *bracketed,
+		       bool port_optional, const char **why);
+/* --listen ADDR:PORT: an IPv4 address, a bracketed IPv6 one ([::1]:8080)
+ * or "localhost", and a port 0-65535 (0: any). host gets the address
+ * without brackets. loopback: 127.0.0.0/8, ::1 or localhost. 0, or -1
+ * with a message in err. */
+int url_parse_listen(const char *spec, char *host, size_t hostcap, int *port, bool *loopback, char *err,
+		     size_t errcap);
 
 #endif

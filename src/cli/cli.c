@@ -431,7 +431,7 @@ static int set_listen(struct config *cfg, const struct cli_opt *o, const char *a
 	char host[64], err[128], want[160];
 	int port;
 	bool loopback;
-	if (control_req_parse_listen(arg, host, sizeof host, &port, &loopback, err, sizeof err) != 0) {
+	if (url_parse_listen(arg, host, sizeof host, &port, &loopback, err, sizeof err) != 0) {
 		snprintf(want, sizeof want, "%s", err);
 		return cli_error(name, arg, want);
 	}
@@ -980,7 +980,7 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 		char host[64], err[128];
 		int port;
 		bool loopback = true;
-		control_req_parse_listen(cfg->listen, host, sizeof host, &port, &loopback, err, sizeof err);
+		url_parse_listen(cfg->listen, host, sizeof host, &port, &loopback, err, sizeof err);
 		if (!loopback) {
 			fprintf(cli_errf(), "infertop: --listen %s is reachable from other hosts: give "
 				"--listen-token-env VAR (a bearer token in the environment) or listen on 127.0.0.1\n",

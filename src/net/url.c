@@ -2,6 +2,7 @@
 
 #include "infertop/url.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <curl/curl.h>
 #include <stdio.h>
@@ -236,4 +237,97 @@ void url_secrets_free(char **list)
 		free(list[i]);
 	}
 	free(list);
+}
+
+int url_split_hostport(const char *s, size_t n, char *host, size_t hostcap, int *port, bool *bracketed,
+		       bool port_optional, const char **why)
+{
+	size_t hs = 0, hl, i;
+	*bracketed = n && s[0] == '[';
+	if (*bracketed) {
+		const char *close = memchr(s, ']', n);
+		if (!close) {
+			*why = "expected [IPv6]";
+			return -1;
+		}
+		hs = 1;
+		hl = (size_t)(close - s) - 1;
+		i = hl + 2;
+		if (i < n && s[i] != ':') {
+			*why = "expected [IPv6]:PORT";
+			return -1;
+		}
+	} else {
+		/* Unbracketed, HOST has no colon: the first one ends it. */
+		const char *colon = memchr(s, ':', n);
+		hl = colon ? (size_t)(colon - s) : n;
+		i = hl;
+	}
+	if (memchr(s + hs, '\0', hl) || hl + 1 > hostcap) {
+		*why = "address too long";
+		return -1;
+	}
+	memcpy(host, s + hs, hl);
+	host[hl] = '\0';
+	if (i >= n) {
+		*port = -1;
+		if (!port_optional) {
+			*why = "expected a port after the address";
+			return -1;
+		}
+		return 0;
+	}
+	/* ":" and 1 to 5 digits, at most 65535. */
+	size_t d = n - i - 1;
+	long p = d >= 1 && d <= 5 ? 0 : -1;
+	for (size_t k = i + 1; k < n && p >= 0; k++)
+		p = s[k] >= '0' && s[k] <= '9' ? p * 10 + (s[k] - '0') : -1;
+	if (p < 0 || p > 65535) {
+		*why = "expected a port from 0 to 65535";
+		return -1;
+	}
+	*port = (int)p;
+	return 0;
+}
+
+int url_parse_listen(const char *spec, char *host, size_t hostcap, int *port, bool *loopback, char *err,
+		     size_t errcap)
+{
+	const char *why = NULL;
+	bool bracket;
+	char h[INET6_ADDRSTRLEN + 1];
+	if (!strchr(spec, ':') || spec[0] == ':') {
+		snprintf(err, errcap, "expected ADDR:PORT, e.g. 127.0.0.1:9464");
+		return -1;
+	}
+	if (url_split_hostport(spec, strlen(spec), h, sizeof h, port, &bracket, false, &why) != 0) {
+		if (spec[0] == '[' && strcmp(why, "expected a port from 0 to 65535") != 0)
+			why = "expected [IPv6]:PORT";
+		else if (strcmp(why, "address too long") != 0 && strcmp(why, "expected a port from 0 to 65535") != 0)
+			why = "expected ADDR:PORT, e.g. 127.0.0.1:9464";
+		snprintf(err, errcap, "%s", why);
+		return -1;
+	}
+	if (bracket && !h[0]) {
+		snprintf(err, errcap, "expected [IPv6]:PORT");
+		return -1;
+	}
+	if (strlen(h) + 1 > hostcap) {
+		snprintf(err, errcap, "address too long");
+		return -1;
+	}
+	snprintf(host, hostcap, "%s", h);
+	unsigned char a[sizeof(struct in6_addr)];
+	if (!bracket && strcmp(host, "localhost") == 0) {
+		*loopback = true;
+	} else if (!bracket && inet_pton(AF_INET, host, a) == 1) {
+		*loopback = a[0] == 127;
+	} else if (bracket && inet_pton(AF_INET6, host, a) == 1) {
+		static const unsigned char one[16] = { [15] = 1 };
+		*loopback = memcmp(a, one, 16) == 0;
+	} else {
+		snprintf(err, errcap, "expected an IPv4 address, [IPv6] or localhost before the port");
+		return -1;
+	}
+	return 0;
 }

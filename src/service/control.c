@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "infertop/control.h"
+#include "infertop/url.h"
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -1148,7 +1149,7 @@ struct control *control_start(struct engine *e, const struct control_opts *o, FI
 	int port;
 	bool loopback;
 	char perr[128];
-	if (control_req_parse_listen(o->listen, host, sizeof host, &port, &loopback, perr, sizeof perr) != 0) {
+	if (url_parse_listen(o->listen, host, sizeof host, &port, &loopback, perr, sizeof perr) != 0) {
 		snprintf(err, errcap, "--listen: %s", perr);
 		return NULL;
 	}

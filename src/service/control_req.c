@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "infertop/command.h"
+#include "infertop/url.h"
 
 static const struct {
 	const char *path;
@@ -162,122 +163,52 @@ int control_req_parse_empty(const char *body, size_t len, char field[64], char e
 	return rc;
 }
 
-int control_req_parse_listen(const char *spec, char *host, size_t hostcap, int *port, bool *loopback,
-			     char *err, size_t errcap)
-{
-	const char *colon = strrchr(spec, ':');
-	if (!colon || colon == spec) {
-		snprintf(err, errcap, "expected ADDR:PORT, e.g. 127.0.0.1:9464");
-		return -1;
-	}
-	const char *h = spec;
-	size_t hlen = (size_t)(colon - spec);
-	bool bracket = spec[0] == '[';
-	if (bracket) {
-		if (hlen < 3 || spec[hlen - 1] != ']') {
-			snprintf(err, errcap, "expected [IPv6]:PORT");
-			return -1;
-		}
-		h++;
-		hlen -= 2;
-	}
-	if (hlen + 1 > hostcap || hlen >= INET6_ADDRSTRLEN) {
-		snprintf(err, errcap, "address too long");
-		return -1;
-	}
-	memcpy(host, h, hlen);
-	host[hlen] = '\0';
-	const char *p = colon + 1;
-	if (!*p || strlen(p) > 5) {
-		snprintf(err, errcap, "expected a port from 0 to 65535");
-		return -1;
-	}
-	long pn = 0;
-	for (; *p; p++) {
-		if (*p < '0' || *p > '9') {
-			snprintf(err, errcap, "expected a port from 0 to 65535");
-			return -1;
-		}
-		pn = pn * 10 + (*p - '0');
-	}
-	if (pn > 65535) {
-		snprintf(err, errcap, "expected a port from 0 to 65535");
-		return -1;
-	}
-	unsigned char a[sizeof(struct in6_addr)];
-	if (!bracket && strcmp(host, "localhost") == 0) {
-		*loopback = true;
-	} else if (!bracket && inet_pton(AF_INET, host, a) == 1) {
-		*loopback = a[0] == 127;
-	} else if (bracket && inet_pton(AF_INET6, host, a) == 1) {
-		static const unsigned char one[16] = { [15] = 1 };
-		*loopback = memcmp(a, one, 16) == 0;
-	} else {
-		snprintf(err, errcap, "expected an IPv4 address, [IPv6] or localhost before the port");
-		return -1;
-	}
-	*port = (int)pn;
-	return 0;
-}
-
 /* NAME[:PORT] of n bytes to "name:port" (default_port when no port is
  * given). NAME is a
  * host name (letters, digits, '.', '-', '_'), an IPv4 address or an IPv6
  * one in brackets. 0, or -1 with why in *why. */
 static int authority(const char *s, size_t n, int default_port, char out[CONTROL_HOSTPORT_MAX], const char **why)
 {
+	char host[CONTROL_HOSTPORT_MAX];
 	char name[CONTROL_HOSTPORT_MAX - 8];   /* room left for ":65535" */
-	size_t nl = 0, i = 0;
-	if (n && s[0] == '[') {
-		const char *close = memchr(s, ']', n);
-		size_t vl = close ? (size_t)(close - s) - 1 : 0;
-		char v6[INET6_ADDRSTRLEN + 1];
-		unsigned char a[sizeof(struct in6_addr)];
-		if (!close || vl == 0 || vl >= sizeof v6) {
+	int port;
+	bool bracket;
+	if (url_split_hostport(s, n, host, sizeof host, &port, &bracket, true, why) != 0) {
+		if (bracket && strcmp(*why, "expected a port from 0 to 65535") != 0)
 			*why = "expected an [IPv6] address";
-			return -1;
-		}
-		memcpy(v6, s + 1, vl);
-		v6[vl] = '\0';
-		if (strspn(v6, "0123456789abcdefABCDEF:.") != vl || inet_pton(AF_INET6, v6, a) != 1) {
+		else if (strcmp(*why, "expected a port from 0 to 65535") == 0)
+			*why = "expected a port from 1 to 65535 after the name";
+		else
+			*why = "expected a host name or an address";
+		return -1;
+	}
+	size_t nl = 0, hl = strlen(host);
+	if (bracket) {
+		unsigned char a[sizeof(struct in6_addr)];
+		if (hl == 0 || hl > INET6_ADDRSTRLEN || strspn(host, "0123456789abcdefABCDEF:.") != hl ||
+		    inet_pton(AF_INET6, host, a) != 1) {
 			*why = "expected an [IPv6] address";
 			return -1;
 		}
 		name[nl++] = '[';
-		for (size_t k = 0; k < vl; k++)
-			name[nl++] = (char)tolower((unsigned char)v6[k]);
+		for (size_t k = 0; k < hl; k++)
+			name[nl++] = (char)tolower((unsigned char)host[k]);
 		name[nl++] = ']';
-		i = vl + 2;
 	} else {
 		static const char ok[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_";
-		while (i < n && s[i] != ':') {
-			if (!s[i] || !strchr(ok, s[i]) || nl >= 253) {
-				*why = "expected a host name or an address";
-				return -1;
-			}
-			name[nl++] = (char)tolower((unsigned char)s[i++]);
-		}
-		if (nl == 0) {
+		if (hl == 0 || hl > 253 || strspn(host, ok) != hl) {
 			*why = "expected a host name or an address";
 			return -1;
 		}
+		for (size_t k = 0; k < hl; k++)
+			name[nl++] = (char)tolower((unsigned char)host[k]);
 	}
 	name[nl] = '\0';
-	long port = default_port;
-	if (i < n) {
-		/* ":" and 1 to 5 digits, 1 to 65535. */
-		size_t d = n - i - 1;
-		port = 0;
-		if (s[i] != ':' || d == 0 || d > 5)
-			port = -1;
-		for (size_t k = i + 1; k < n && port >= 0; k++)
-			port = s[k] >= '0' && s[k] <= '9' ? port * 10 + (s[k] - '0') : -1;
-		if (port < 1 || port > 65535) {
-			*why = "expected a port from 1 to 65535 after the name";
-			return -1;
-		}
+	if (port == 0) {
+		*why = "expected a port from 1 to 65535 after the name";
+		return -1;
 	}
-	snprintf(out, CONTROL_HOSTPORT_MAX, "%s:%d", name, (int)(port & 0xffff));
+	snprintf(out, CONTROL_HOSTPORT_MAX, "%s:%d", name, port < 0 ? default_port : port);
 	return 0;
 }
 

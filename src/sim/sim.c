@@ -22,6 +22,7 @@
 #include "infertop/loop.h"
 #include "sim_internal.h"
 #include "infertop/units.h"
+#include "infertop/url.h"
 
 /* The names --profile takes (servers.def), optionally with each metrics
  * path other than /metrics. */
@@ -88,32 +89,14 @@ static int bad(const char *opt, const char *val, const char *why)
 /* "127.0.0.1:8000", "localhost:0", "[::1]:8080", ":8000" (any IPv4 address). */
 static int parse_listen(const char *s, struct sim_opts *o)
 {
-	const char *colon;
-	size_t hlen;
-	const char *host = s;
-	if (s[0] == '[') {
-		const char *rb = strchr(s, ']');
-		if (!rb || rb[1] != ':')
-			return -1;
-		host = s + 1;
-		hlen = (size_t)(rb - host);
-		colon = rb + 1;
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon)
-			return -1;
-		hlen = (size_t)(colon - s);
-	}
-	if (hlen >= sizeof o->listen_host)
+	const char *why;
+	bool bracket;
+	int port;
+	if (url_split_hostport(s, strlen(s), o->listen_host, sizeof o->listen_host, &port, &bracket, false, &why) != 0)
 		return -1;
-	long port;
-	if (units_parse_long(colon + 1, 0, 65535, &port) != 0)
-		return -1;
-	memcpy(o->listen_host, host, hlen);
-	o->listen_host[hlen] = '\0';
-	if (hlen == 0)
+	if (!o->listen_host[0])
 		strcpy(o->listen_host, "0.0.0.0");
-	o->listen_port = (int)port;
+	o->listen_port = port;
 	return 0;
 }
 

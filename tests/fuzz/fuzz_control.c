@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "infertop/command.h"
+#include "infertop/url.h"
 #include "infertop/control_req.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -91,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			char host[64], e[128];
 			int port = -1;
 			bool lb;
-			if (control_req_parse_listen(s, host, sizeof host, &port, &lb, e, sizeof e) == 0 &&
+			if (url_parse_listen(s, host, sizeof host, &port, &lb, e, sizeof e) == 0 &&
 			    (port < 0 || port > 65535 || strlen(host) >= sizeof host))
 				abort();
 		} else if (data[0] % 8 == 3) {
