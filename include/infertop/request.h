@@ -19,6 +19,10 @@
 /* Gaps kept across a flush of the ITL buffer, for the requests view's
  * strip chart (reqtrack.h). */
 #define REQUEST_ITL_KEEP 64
+/* A compressed answer (sent though identity was asked for) that decodes
+ * to more than this fails as oversize: inflating is the loop's time. */
+#define REQUEST_MAX_DECODED (64u << 20)
+#define REQUEST_MAX_DECODED_TEXT "64 MiB"
 
 struct request;
 
@@ -125,9 +129,15 @@ struct request {
 	size_t head_prefix;            /* of which the same for every request */
 	size_t head_len, head_cap;
 	size_t out_off;                /* bytes of head + body written */
-	/* An answer compressed though identity was asked for, decoded as
-	 * curl would (gzip, deflate). */
+	/* An answer compressed though identity was asked for, decoded on
+	 * both paths (request.c, "Compressed answers"). */
 	struct z_stream_s *z;
+	uint64_t decoded;              /* bytes it decoded to so far */
+	uint8_t z_kind;                /* gzip or deflate */
+	bool z_raw;                    /* deflate without its zlib wrapper */
+	uint8_t z_head_n;
+	unsigned char z_head[2];       /* its first bytes, for a raw retry */
+	int send_errno;                /* the direct path's write failed so; 0 none */
 
 	struct request *prev, *next;   /* owner's list (live or free) */
 	void *owner_data;

@@ -164,6 +164,123 @@ static void request_body(struct request *r, const char *ptr, size_t n)
 		request_failf(r, ERR_OTHER, "out of memory in the SSE parser");
 }
 
+/* ---- Compressed answers ----------------------------------------------
+ * The request asks for identity (a compressor would hold tokens back), but
+ * a server may compress anyway: gzip and deflate are decoded, on both
+ * paths by this one decoder (libcurl's own is off: it stops at a gzip
+ * answer's first member and refuses what follows), so both agree: a
+ * Transfer-Encoding's gzip or deflate as a Content-Encoding's, every
+ * gzip member is decoded, as gunzip does; deflate with or without its zlib
+ * wrapper, as libcurl takes it; any other coding fails the request by
+ * name. What an answer decodes to is bounded (REQUEST_MAX_DECODED): a
+ * small answer must not cost seconds of the loop inflating gigabytes. */
+enum { Z_KIND_GZIP = 1, Z_KIND_DEFLATE };
+
+/* Sets up decoding for one coding of a Content-Encoding (or, on the
+ * direct path, a Transfer-Encoding) header's value: "identity" and
+ * "chunked" (the HTTP reader's) are no codings. */
+static void request_coding(struct request *r, const char *v, size_t len, bool transfer)
+{
+	const char *what = transfer ? "Transfer-Encoding" : "Content-Encoding";
+	for (size_t i = 0; i < len;) {
+		while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ',' || v[i] == '\r' || v[i] == '\n'))
+			i++;
+		size_t j = i;
+		while (j < len && v[j] != ',' && v[j] != ' ' && v[j] != '\t' && v[j] != '\r' && v[j] != '\n')
+			j++;
+		const char *c = v + i;
+		size_t n = j - i;
+		i = j;
+		if (!n || (n == 8 && strncasecmp(c, "identity", 8) == 0) ||
+		    (transfer && n == 7 && strncasecmp(c, "chunked", 7) == 0))
+			continue;
+		int kind = (n == 4 && strncasecmp(c, "gzip", 4) == 0) || (n == 6 && strncasecmp(c, "x-gzip", 6) == 0)
+				   ? Z_KIND_GZIP
+			   : n == 7 && strncasecmp(c, "deflate", 7) == 0 ? Z_KIND_DEFLATE
+									  : 0;
+		char m[STATS_MSG_MAX];
+		if (!kind || r->z_on) {
+			int k = snprintf(m, sizeof m, "%s %s: %.*s", kind ? "a second" : "unasked", what,
+					 (int)(n > 40 ? 40 : n), c);
+			request_fail(r, ERR_OTHER, m, k > 0 ? (size_t)k : 0);
+			return;
+		}
+		if (!r->z) {
+			if (!(r->z = calloc(1, sizeof *r->z)) || inflateInit2(r->z, 15 + 32) != Z_OK) {
+				free(r->z);
+				r->z = NULL;
+				request_failf(r, ERR_OTHER, "out of memory for a compressed answer");
+				return;
+			}
+		} else {
+			inflateReset2(r->z, 15 + 32); /* zlib or gzip, by its header */
+		}
+		r->z_kind = (uint8_t)kind;
+		r->z_raw = false;
+		r->z_head_n = 0;
+		r->decoded = 0;
+		r->z_on = true;
+	}
+}
+
+/* Decodes n bytes of a compressed answer into request_body. -1: the
+ * request failed (the answer does not decode, or decodes to too much)
+ * and reading it further is pointless. */
+static int request_inflate(struct request *r, const char *data, size_t len)
+{
+	z_stream *z = r->z;
+	uLong before = z->total_in;
+	/* A deflate stream's first bytes, kept for a second reading as raw
+	 * deflate should its zlib header turn out not to be one. */
+	if (!r->z_raw && before < sizeof r->z_head && before == r->z_head_n) {
+		size_t take = sizeof r->z_head - r->z_head_n;
+		take = take < len ? take : len;
+		memcpy(r->z_head + r->z_head_n, data, take);
+		r->z_head_n = (uint8_t)(r->z_head_n + take);
+	}
+	char out[16384];
+	z->next_in = (Bytef *)(uintptr_t)data;
+	z->avail_in = (uInt)len;
+	while (z->avail_in) {
+		z->next_out = (Bytef *)out;
+		z->avail_out = sizeof out;
+		int zr = inflate(z, Z_NO_FLUSH);
+		size_t got = sizeof out - z->avail_out;
+		if (got) {
+			r->decoded += got;
+			if (r->decoded > REQUEST_MAX_DECODED) {
+				request_failf(r, ERR_OVERSIZE, "a compressed answer decodes to over "
+							       REQUEST_MAX_DECODED_TEXT);
+				r->z_on = false;
+				return -1;
+			}
+			request_body(r, out, got);
+		}
+		if (zr == Z_STREAM_END) {
+			/* The next member (gzip), or stream, starts afresh. */
+			inflateReset(z);
+			continue;
+		}
+		if (zr == Z_DATA_ERROR && r->z_kind == Z_KIND_DEFLATE && !r->z_raw && z->total_out == 0 &&
+		    before <= r->z_head_n) {
+			/* "deflate" sent without its zlib wrapper: read again, raw. */
+			inflateReset2(z, -15);
+			r->z_raw = true;
+			if (before && request_inflate(r, (const char *)r->z_head, before) != 0)
+				return -1;
+			return request_inflate(r, data, len);
+		}
+		if (zr != Z_OK && zr != Z_BUF_ERROR) {
+			request_failf(r, ERR_OTHER, "the compressed answer does not decode");
+			r->z_on = false;
+			return -1;
+		}
+		if (zr == Z_BUF_ERROR && !got)
+			break;
+	}
+	return 0;
+}
+
 static size_t request_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
 	struct request *r = ud;
@@ -175,15 +292,22 @@ static size_t request_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 		r->status_known = true;
 		r->status_ok = r->status >= 200 && r->status <= 299;
 	}
+	if (r->z_on) /* 0 ends the transfer: the request has failed */
+		return request_inflate(r, ptr, n) == 0 ? n : 0;
 	request_body(r, ptr, n);
 	return n;
 }
 
 /* Keep-Alive tells how long the server keeps an idle connection open;
- * Retry-After how long it wants the client to wait (429, 503). */
+ * Retry-After how long it wants the client to wait (429, 503); the
+ * codings, what to decode ("Compressed answers"). */
 static void request_header(struct request *r, const char *line, size_t n)
 {
-	if (n > 11 && strncasecmp(line, "keep-alive:", 11) == 0)
+	if (n > 17 && strncasecmp(line, "content-encoding:", 17) == 0)
+		request_coding(r, line + 17, n - 17, false);
+	else if (n > 18 && strncasecmp(line, "transfer-encoding:", 18) == 0)
+		request_coding(r, line + 18, n - 18, true); /* chunked is the reader's */
+	else if (n > 11 && strncasecmp(line, "keep-alive:", 11) == 0)
 		http_note_keepalive(r->ctx->http, http_keepalive_parse(line + 11, n - 11));
 	else if (n > 12 && strncasecmp(line, "retry-after:", 12) == 0)
 		r->retry_after_ns = http_retry_after_parse(line + 12, n - 12, time(NULL));
@@ -192,6 +316,9 @@ static void request_header(struct request *r, const char *line, size_t n)
 static size_t request_on_header(char *line, size_t size, size_t nitems, void *ud)
 {
 	size_t n = size * nitems;
+	struct request *r = ud;
+	if (n > 5 && memcmp(line, "HTTP/", 5) == 0)
+		r->z_on = false; /* an answer's status line: a 1xx's codings are its own */
 	request_header(ud, line, n);
 	return n;
 }
@@ -299,7 +426,7 @@ static void request_finish(struct request *r, CURLcode rc)
 		const char *m = r->curl_err[0] ? r->curl_err : curl_easy_strerror(rc);
 		enum err_kind k = classify_curl(rc);
 		/* A transfer error after a non-2xx status is still that status. */
-		if (r->status >= 300)
+		if (r->status > 0 && (r->status < 200 || r->status >= 300))
 			k = ERR_HTTP;
 		request_failf(r, k, m);
 	}
@@ -405,6 +532,13 @@ static void direct_arm(struct request *r, int events)
 static int direct_connect(struct request *r);
 static bool direct_conn_dead(int fd);
 
+static bool direct_sent(const struct request *r)
+{
+	return r->out_off >= r->head_len + r->body_len;
+}
+
+static void direct_read(struct request *r);
+
 static void direct_write(struct request *r)
 {
 	struct iovec iov[2];
@@ -437,11 +571,16 @@ static void direct_write(struct request *r)
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			return;
-		direct_fail(r, CURLE_SEND_ERROR, "Send failure: %s", strerror(errno));
+		/* A server that refuses the request (413) answers and closes
+		 * before it has all of it: its answer is the outcome, read
+		 * before the reset, not a send failure (nor resent). */
+		r->send_errno = errno;
+		direct_arm(r, EV_READ);
+		direct_read(r);
 		return;
 	}
 	r->out_off += (size_t)n;
-	if (r->out_off >= r->head_len + r->body_len)
+	if (direct_sent(r))
 		direct_arm(r, EV_READ);
 }
 
@@ -456,48 +595,9 @@ static int direct_on_status(void *ud, int status)
 	return 0;
 }
 
-/* A Content-Encoding the request did not ask for: gzip and deflate are
- * decoded (zlib finds which from the stream's own header), anything
- * else fails the request by name. */
-static void direct_encoding(struct request *r, const char *v, size_t len)
-{
-	while (len && (*v == ' ' || *v == '\t')) {
-		v++;
-		len--;
-	}
-	while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
-		len--;
-	if (!len || (len == 8 && strncasecmp(v, "identity", 8) == 0))
-		return;
-	bool zlib_can = (len == 4 && strncasecmp(v, "gzip", 4) == 0) ||
-			(len == 6 && strncasecmp(v, "x-gzip", 6) == 0) ||
-			(len == 7 && strncasecmp(v, "deflate", 7) == 0);
-	if (!zlib_can) {
-		char m[STATS_MSG_MAX];
-		int n = snprintf(m, sizeof m, "unasked Content-Encoding: %.*s", (int)(len > 40 ? 40 : len), v);
-		request_fail(r, ERR_OTHER, m, n > 0 ? (size_t)n : 0);
-		return;
-	}
-	if (!r->z) {
-		if (!(r->z = calloc(1, sizeof *r->z)) || inflateInit2(r->z, 15 + 32) != Z_OK) {
-			free(r->z);
-			r->z = NULL;
-			request_failf(r, ERR_OTHER, "out of memory for a compressed answer");
-			return;
-		}
-	} else {
-		inflateReset(r->z);
-	}
-	r->z_on = true;
-}
-
 static int direct_on_header(void *ud, const char *line, size_t len)
 {
-	struct request *r = ud;
-	if (len > 17 && strncasecmp(line, "content-encoding:", 17) == 0)
-		direct_encoding(r, line + 17, len - 17);
-	else
-		request_header(r, line, len);
+	request_header(ud, line, len);
 	return 0;
 }
 
@@ -508,27 +608,7 @@ static int direct_on_body(void *ud, const char *data, size_t len)
 		request_body(r, data, len);
 		return 0;
 	}
-	char out[16384];
-	r->z->next_in = (Bytef *)(uintptr_t)data;
-	r->z->avail_in = (uInt)len;
-	while (r->z->avail_in) {
-		r->z->next_out = (Bytef *)out;
-		r->z->avail_out = sizeof out;
-		int zr = inflate(r->z, Z_NO_FLUSH);
-		size_t got = sizeof out - r->z->avail_out;
-		if (got)
-			request_body(r, out, got);
-		if (zr == Z_STREAM_END)
-			break;
-		if (zr != Z_OK && zr != Z_BUF_ERROR) {
-			request_failf(r, ERR_OTHER, "the compressed answer does not decode");
-			r->z_on = false;
-			break;
-		}
-		if (zr == Z_BUF_ERROR && !got)
-			break;
-	}
-	return 0;
+	return request_inflate(r, data, len);
 }
 
 static const struct h1_callbacks direct_h1 = {
@@ -536,6 +616,25 @@ static const struct h1_callbacks direct_h1 = {
 	.on_status = direct_on_status,
 	.on_body = direct_on_body,
 };
+
+/* The reader stopped (a body callback failed the request: its failure
+ * is the outcome) or found the answer broken: in its head, that is
+ * libcurl's "weird server reply"; in the body's framing, a transfer cut
+ * short, as libcurl reports a broken chunk. A status read before the fault
+ * (a 101 the request did not ask for) is the answer's. */
+static void direct_h1_failed(struct request *r, int rc)
+{
+	if (rc == H1_STOPPED && r->failed) {
+		direct_end(r, CURLE_OK, false);
+		return;
+	}
+	if (!r->status_known && r->h1.status > 0) {
+		r->status = r->h1.status;
+		r->status_known = true;
+	}
+	direct_fail(r, r->h1.headers_done ? CURLE_RECV_ERROR : CURLE_WEIRD_SERVER_REPLY, "bad HTTP answer: %s",
+		    h1_error(&r->h1));
+}
 
 static void direct_read(struct request *r)
 {
@@ -574,15 +673,22 @@ static void direct_read(struct request *r)
 			size_t used = 0;
 			int rc = h1_feed(&r->h1, direct_rbuf, (size_t)n, &direct_h1, r, &used);
 			if (rc == H1_COMPLETE) {
-				/* Bytes after the answer belong to no request: the
-				 * connection is not trusted with another. */
-				direct_end(r, CURLE_OK, r->h1.keep_alive && used == (size_t)n);
+				/* Bytes after the answer belong to no request, and
+				 * one answered before it was all sent leaves the
+				 * rest unsent: the connection is not trusted with
+				 * another. */
+				direct_end(r, CURLE_OK, r->h1.keep_alive && used == (size_t)n && direct_sent(r));
 				return;
 			}
 			if (rc != H1_MORE) {
-				direct_fail(r, CURLE_WEIRD_SERVER_REPLY, "bad HTTP answer: %s", h1_error(&r->h1));
+				direct_h1_failed(r, rc);
 				return;
 			}
+			/* Read while still writing: a refusal (status 300 and
+			 * up) ends the sending, as libcurl does; the answer is
+			 * read to its end. */
+			if (__builtin_expect(r->io.events & EV_WRITE, 0) && r->status_known && r->status >= 300)
+				direct_arm(r, EV_READ);
 			if ((size_t)n < sizeof direct_rbuf)
 				return;
 			continue;
@@ -590,6 +696,8 @@ static void direct_read(struct request *r)
 		if (n == 0) {
 			if (h1_eof(&r->h1) == H1_COMPLETE)
 				direct_end(r, CURLE_OK, false);
+			else if (!h1_started(&r->h1) && r->send_errno)
+				direct_fail(r, CURLE_SEND_ERROR, "Send failure: %s", strerror(r->send_errno));
 			else if (!h1_started(&r->h1))
 				direct_fail(r, CURLE_GOT_NOTHING, "%s", "Empty reply from server");
 			else
@@ -598,7 +706,10 @@ static void direct_read(struct request *r)
 		}
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			return;
-		direct_fail(r, CURLE_RECV_ERROR, "Recv failure: %s", strerror(errno));
+		if (!h1_started(&r->h1) && r->send_errno)
+			direct_fail(r, CURLE_SEND_ERROR, "Send failure: %s", strerror(r->send_errno));
+		else
+			direct_fail(r, CURLE_RECV_ERROR, "Recv failure: %s", strerror(errno));
 		return;
 	}
 }
@@ -607,10 +718,14 @@ static void direct_on_io(struct ev_loop *loop, ev_io *w, int revents)
 {
 	(void)loop;
 	struct request *r = w->data;
-	if (revents & EV_WRITE)
-		direct_write(r);
-	else
+	/* While it writes it reads too (an early answer): one of the two
+	 * per wake-up, as the first may end the request; before the first
+	 * byte, the write, which finds a kept connection closed since
+	 * (direct_conn_dead) without a resend. */
+	if (!(revents & EV_WRITE) || ((revents & EV_READ) && r->out_off))
 		direct_read(r);
+	else
+		direct_write(r);
 }
 
 static void direct_on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
@@ -659,6 +774,7 @@ static int direct_start(struct request *r, bool fresh)
 			   clock_now_ns() - r->conn_idle_since >= idle_limit))
 		direct_close(r);
 	r->out_off = 0;
+	r->send_errno = 0;
 	h1_reset(&r->h1, false);
 	r->z_on = false;
 	ev_timer_stop(loop, &r->deadline);
@@ -670,7 +786,7 @@ static int direct_start(struct request *r, bool fresh)
 	if (r->fd >= 0) {
 		/* Written from the loop, not from here: a failed write ends
 		 * the request, and its owner may be starting it right now. */
-		direct_arm(r, EV_WRITE);
+		direct_arm(r, EV_READ | EV_WRITE);
 		return 0;
 	}
 	if (direct_connect(r) != 0) {
@@ -700,8 +816,8 @@ static void direct_connected(struct request *r, CURLcode rc)
 		http_rx_stamps_on(r->ctx->http);
 	r->ctx->stats->connections++;
 	direct_write(r);
-	if (r->fd >= 0 && r->out_off < r->head_len + r->body_len)
-		direct_arm(r, EV_WRITE);
+	if (r->fd >= 0 && !r->send_errno && !direct_sent(r))
+		direct_arm(r, EV_READ | EV_WRITE);
 }
 
 /* The request's head but its Content-Length (h1_request_head). NULL when
@@ -798,6 +914,7 @@ struct request *request_new(const struct request_ctx *ctx)
 	 * back) and decodes one sent anyway, rather than report it as a
 	 * broken stream. */
 	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "identity");
+	curl_easy_setopt(e, CURLOPT_HTTP_CONTENT_DECODING, 0L); /* ours: "Compressed answers" */
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, ctx->timeout_ms);
 	if (ctx->insecure) {
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
