@@ -125,6 +125,7 @@ struct request {
 	ev_timer deadline;             /* --timeout, from the start */
 	int64_t conn_idle_since;       /* when its connection's last answer ended */
 	bool conn_reused;              /* this request went out on a kept connection */
+	bool conn_idle;                /* kept, no request on it: deadline closes it */
 	char *head;                    /* request line and headers */
 	size_t head_prefix;            /* of which the same for every request */
 	size_t head_len, head_cap;

@@ -493,16 +493,23 @@ static void direct_close(struct request *r)
 	}
 }
 
-/* keep: the connection may carry the next request. */
+/* keep: the connection may carry the next request. A kept one is closed
+ * once idle past the reuse limit (the deadline timer, meanwhile free):
+ * it would never carry another, and a load lowered from 300 streams to 2
+ * kept 298 of them open to the end of the run. */
 static void direct_end(struct request *r, CURLcode rc, bool keep)
 {
 	struct ev_loop *loop = http_loop(r->ctx->http);
 	ev_timer_stop(loop, &r->deadline);
 	ev_io_stop(loop, &r->io);
-	if (keep && !r->ctx->new_connection && http_keep_pays(r->ctx->http))
+	if (keep && !r->ctx->new_connection && http_keep_pays(r->ctx->http)) {
 		r->conn_idle_since = clock_now_ns();
-	else
+		r->conn_idle = true;
+		ev_timer_set(&r->deadline, (double)http_reuse_limit(r->ctx->http), 0.);
+		ev_timer_start(loop, &r->deadline);
+	} else {
 		direct_close(r);
+	}
 	request_finish(r, rc);
 }
 
@@ -733,6 +740,11 @@ static void direct_on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)loop;
 	(void)revents;
 	struct request *r = w->data;
+	if (r->conn_idle) { /* no request: its kept connection idled out */
+		r->conn_idle = false;
+		direct_close(r);
+		return;
+	}
 	if (r->connecting) {
 		r->connecting = false;
 		http_remove(r->ctx->http, r->easy);
@@ -775,6 +787,7 @@ static int direct_start(struct request *r, bool fresh)
 		direct_close(r);
 	r->out_off = 0;
 	r->send_errno = 0;
+	r->conn_idle = false;
 	h1_reset(&r->h1, false);
 	r->z_on = false;
 	ev_timer_stop(loop, &r->deadline);
