@@ -468,6 +468,8 @@ int http_add(struct http *h, CURL *easy, bool fresh)
 void http_remove(struct http *h, CURL *easy)
 {
 	(void)h;
+	if (!easy) /* a request on the direct path has none (direct.h) */
+		return;
 	struct http_xfer *x = NULL;
 	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
 	if (x && x->shard)
