@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "infertop/coding.h"
 #include "infertop/direct.h"
 #include "infertop/h1.h"
 #include "infertop/http.h"
@@ -125,13 +126,8 @@ struct request {
 	size_t head_prefix;            /* of which the same for every request */
 	size_t head_len, head_cap;
 	/* An answer compressed though identity was asked for, decoded on
-	 * both paths (request.c, "Compressed answers"). */
-	struct z_stream_s *z;
-	uint64_t decoded;              /* bytes it decoded to so far */
-	uint8_t z_kind;                /* gzip or deflate */
-	bool z_raw;                    /* deflate without its zlib wrapper */
-	uint8_t z_head_n;
-	unsigned char z_head[2];       /* its first bytes, for a raw retry */
+	 * both paths (coding.h); z_on says so in the token's block. */
+	struct coding coding;
 
 	struct request *prev, *next;   /* owner's list (live or free) */
 	void *owner_data;

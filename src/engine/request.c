@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <zlib.h>
 
 #include "infertop/clock.h"
+#include "infertop/coding.h"
 #include "infertop/openai.h"
 #include "infertop/redact.h"
 
@@ -163,121 +163,39 @@ static void request_body(struct request *r, const char *ptr, size_t n)
 		request_failf(r, ERR_OTHER, "out of memory in the SSE parser");
 }
 
-/* ---- Compressed answers ----------------------------------------------
- * The request asks for identity (a compressor would hold tokens back), but
- * a server may compress anyway: gzip and deflate are decoded, on both
- * paths by this one decoder (libcurl's own is off: it stops at a gzip
- * answer's first member and refuses what follows), so both agree: a
- * Transfer-Encoding's gzip or deflate as a Content-Encoding's, every
- * gzip member is decoded, as gunzip does; deflate with or without its zlib
- * wrapper, as libcurl takes it; any other coding fails the request by
- * name. What an answer decodes to is bounded (REQUEST_MAX_DECODED): a
- * small answer must not cost seconds of the loop inflating gigabytes. */
-enum { Z_KIND_GZIP = 1, Z_KIND_DEFLATE };
+/* ---- Compressed answers (coding.h) ----------------------------------
+ * Decoded on both paths by the one decoder (libcurl's own is off: it
+ * stops at a gzip answer's first member and refuses what follows), so
+ * both agree. */
 
-/* Sets up decoding for one coding of a Content-Encoding (or, on the
- * direct path, a Transfer-Encoding) header's value: "identity" and
- * "chunked" (the HTTP reader's) are no codings. */
 static void request_coding(struct request *r, const char *v, size_t len, bool transfer)
 {
-	const char *what = transfer ? "Transfer-Encoding" : "Content-Encoding";
-	for (size_t i = 0; i < len;) {
-		while (i < len && (v[i] == ' ' || v[i] == '\t' || v[i] == ',' || v[i] == '\r' || v[i] == '\n'))
-			i++;
-		size_t j = i;
-		while (j < len && v[j] != ',' && v[j] != ' ' && v[j] != '\t' && v[j] != '\r' && v[j] != '\n')
-			j++;
-		const char *c = v + i;
-		size_t n = j - i;
-		i = j;
-		if (!n || (n == 8 && strncasecmp(c, "identity", 8) == 0) ||
-		    (transfer && n == 7 && strncasecmp(c, "chunked", 7) == 0))
-			continue;
-		int kind = (n == 4 && strncasecmp(c, "gzip", 4) == 0) || (n == 6 && strncasecmp(c, "x-gzip", 6) == 0)
-				   ? Z_KIND_GZIP
-			   : n == 7 && strncasecmp(c, "deflate", 7) == 0 ? Z_KIND_DEFLATE
-									  : 0;
-		char m[STATS_MSG_MAX];
-		if (!kind || r->z_on) {
-			int k = snprintf(m, sizeof m, "%s %s: %.*s", kind ? "a second" : "unasked", what,
-					 (int)(n > 40 ? 40 : n), c);
-			request_fail(r, ERR_OTHER, m, k > 0 ? (size_t)k : 0);
-			return;
-		}
-		if (!r->z) {
-			if (!(r->z = calloc(1, sizeof *r->z)) || inflateInit2(r->z, 15 + 32) != Z_OK) {
-				free(r->z);
-				r->z = NULL;
-				request_failf(r, ERR_OTHER, "out of memory for a compressed answer");
-				return;
-			}
-		} else {
-			inflateReset2(r->z, 15 + 32); /* zlib or gzip, by its header */
-		}
-		r->z_kind = (uint8_t)kind;
-		r->z_raw = false;
-		r->z_head_n = 0;
-		r->decoded = 0;
-		r->z_on = true;
-	}
+	char m[STATS_MSG_MAX];
+	int rc = coding_header(&r->coding, v, len, transfer, m, sizeof m);
+	if (rc != CODING_OK)
+		request_failf(r, ERR_OTHER, m);
+	r->z_on = r->coding.on;
 }
 
-/* Decodes n bytes of a compressed answer into request_body. -1: the
- * request failed (the answer does not decode, or decodes to too much)
- * and reading it further is pointless. */
+static int request_decoded(void *ud, const char *data, size_t len)
+{
+	request_body(ud, data, len);
+	return 0;
+}
+
+/* -1: the request failed (the answer does not decode, or decodes to too
+ * much) and reading it further is pointless. */
 static int request_inflate(struct request *r, const char *data, size_t len)
 {
-	z_stream *z = r->z;
-	uLong before = z->total_in;
-	/* A deflate stream's first bytes, kept for a second reading as raw
-	 * deflate should its zlib header turn out not to be one. */
-	if (!r->z_raw && before < sizeof r->z_head && before == r->z_head_n) {
-		size_t take = sizeof r->z_head - r->z_head_n;
-		take = take < len ? take : len;
-		memcpy(r->z_head + r->z_head_n, data, take);
-		r->z_head_n = (uint8_t)(r->z_head_n + take);
-	}
-	char out[16384];
-	z->next_in = (Bytef *)(uintptr_t)data;
-	z->avail_in = (uInt)len;
-	while (z->avail_in) {
-		z->next_out = (Bytef *)out;
-		z->avail_out = sizeof out;
-		int zr = inflate(z, Z_NO_FLUSH);
-		size_t got = sizeof out - z->avail_out;
-		if (got) {
-			r->decoded += got;
-			if (r->decoded > REQUEST_MAX_DECODED) {
-				request_failf(r, ERR_OVERSIZE, "a compressed answer decodes to over "
-							       REQUEST_MAX_DECODED_TEXT);
-				r->z_on = false;
-				return -1;
-			}
-			request_body(r, out, got);
-		}
-		if (zr == Z_STREAM_END) {
-			/* The next member (gzip), or stream, starts afresh. */
-			inflateReset(z);
-			continue;
-		}
-		if (zr == Z_DATA_ERROR && r->z_kind == Z_KIND_DEFLATE && !r->z_raw && z->total_out == 0 &&
-		    before <= r->z_head_n) {
-			/* "deflate" sent without its zlib wrapper: read again, raw. */
-			inflateReset2(z, -15);
-			r->z_raw = true;
-			if (before && request_inflate(r, (const char *)r->z_head, before) != 0)
-				return -1;
-			return request_inflate(r, data, len);
-		}
-		if (zr != Z_OK && zr != Z_BUF_ERROR) {
-			request_failf(r, ERR_OTHER, "the compressed answer does not decode");
-			r->z_on = false;
-			return -1;
-		}
-		if (zr == Z_BUF_ERROR && !got)
-			break;
-	}
-	return 0;
+	int rc = coding_feed(&r->coding, data, len, request_decoded, r);
+	if (rc == CODING_OK)
+		return 0;
+	if (rc == CODING_OVERSIZE)
+		request_failf(r, ERR_OVERSIZE, "a compressed answer decodes to over " REQUEST_MAX_DECODED_TEXT);
+	else
+		request_failf(r, ERR_OTHER, "the compressed answer does not decode");
+	r->z_on = false;
+	return -1;
 }
 
 static size_t request_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -316,8 +234,10 @@ static size_t request_on_header(char *line, size_t size, size_t nitems, void *ud
 {
 	size_t n = size * nitems;
 	struct request *r = ud;
-	if (n > 5 && memcmp(line, "HTTP/", 5) == 0)
-		r->z_on = false; /* an answer's status line: a 1xx's codings are its own */
+	if (n > 5 && memcmp(line, "HTTP/", 5) == 0) { /* a status line: a 1xx's codings are its own */
+		r->z_on = false;
+		coding_reset(&r->coding);
+	}
 	request_header(ud, line, n);
 	return n;
 }
@@ -505,6 +425,7 @@ static int direct_on_status(struct direct *d, int status)
 	r->status_known = true;
 	r->status_ok = status >= 200 && status <= 299;
 	r->z_on = false;
+	coding_reset(&r->coding);
 	return 0;
 }
 
@@ -598,6 +519,7 @@ struct request *request_new(const struct request_ctx *ctx)
 		return NULL;
 	memset(r, 0, size);
 	r->ctx = ctx;
+	coding_init(&r->coding, REQUEST_MAX_DECODED);
 	if (sse_init(&r->sse, REQUEST_MAX_EVENT) != 0) {
 		request_free(r);
 		return NULL;
@@ -665,10 +587,7 @@ void request_free(struct request *r)
 	if (r->head) /* it may hold the API key */
 		memset(r->head, 0, r->head_cap);
 	free(r->head);
-	if (r->z) {
-		inflateEnd(r->z);
-		free(r->z);
-	}
+	coding_free(&r->coding);
 	free(r);
 }
 
@@ -695,6 +614,8 @@ int request_start(struct request *r, char *body, size_t len, int64_t t_intended)
 	r->n_keep = 0;
 	r->itl_worst = 0;
 	r->errbody_len = 0;
+	r->z_on = false;
+	coding_reset(&r->coding);
 	sse_reset(&r->sse);
 	r->body_off = 0;
 	if (r->direct ? direct_head_finish(r) != 0
