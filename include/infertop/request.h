@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "infertop/coding.h"
+#include "infertop/direct.h"
 #include "infertop/h1.h"
 #include "infertop/http.h"
 #include "infertop/openai.h"
@@ -19,12 +21,16 @@
 /* Gaps kept across a flush of the ITL buffer, for the requests view's
  * strip chart (reqtrack.h). */
 #define REQUEST_ITL_KEEP 64
+/* A compressed answer (sent though identity was asked for) that decodes
+ * to more than this fails as oversize: inflating is the loop's time. */
+#define REQUEST_MAX_DECODED (64u << 20)
+#define REQUEST_MAX_DECODED_TEXT "64 MiB"
 
 struct request;
 
 /* How requests go out (--http-client). direct: on plain http:// without a
- * proxy, libcurl makes the connection and the request speaks HTTP/1.1 on
- * it itself (request.c, "The direct path"); elsewhere, and with curl,
+ * proxy, libcurl makes the connection and the direct transport speaks
+ * HTTP/1.1 on it (direct.h); elsewhere, and with curl,
  * libcurl carries the whole transfer. */
 enum request_client { REQUEST_CLIENT_DIRECT, REQUEST_CLIENT_CURL, REQUEST_CLIENT_N };
 int request_client_parse(const char *name, enum request_client *out);
@@ -66,20 +72,22 @@ struct request {
 	_Alignas(64) struct oai_memo memo; /* its chunks' shape (openai.h) */
 	uint32_t itl[REQUEST_ITL_BUF];
 	/* The block every token touches first (two cache lines, fetched as a
-	 * pair): libev reads the watcher before any of our code runs. */
-	_Alignas(128) ev_io io;        /* the direct path's socket watcher */
-	int fd;                        /* its connection, -1 none */
-	uint16_t n_itl;
-	bool direct;                   /* see "The direct path" below */
+	 * pair): the request's per-token fields, then the direct transport's
+	 * (direct.h: the watcher libev reads before any of our code runs,
+	 * and the HTTP reader's per-chunk fields). */
+	_Alignas(128) uint16_t n_itl;
 	bool failed;
 	bool z_on;                     /* this answer is compressed */
 	bool status_ok;                /* the status is known and 2xx */
+	bool event_seen;               /* t_first_event is set */
 	uint64_t chunks;
 	const struct request_ctx *ctx;
 	int64_t now;                   /* arrival time of the bytes being parsed */
-	int64_t t_first_event;
 	int64_t t_last_token;
-	struct h1_parser h1;           /* its first 24 bytes end the block */
+	struct direct conn;            /* the direct path's (direct.h) */
+
+	bool direct;                   /* on the direct path (request.c says when) */
+	int64_t t_first_event;
 	int64_t t_first_token;
 	long status;
 	bool status_known;
@@ -112,22 +120,14 @@ struct request {
 	char errbody[REQUEST_ERRBODY_MAX];
 	char curl_err[CURL_ERROR_SIZE];
 
-	/* The direct path, on plain http:// (request.c says when): curl only
-	 * makes the connection (CONNECT_ONLY); the request writes its
-	 * HTTP/1.1 request and reads the answer on the socket curl hands
-	 * over, one recv() per wake-up and nothing between it and the SSE
-	 * parser, and keeps the connection for its next request. */
-	bool connecting;               /* curl is connecting for it */
-	ev_timer deadline;             /* --timeout, from the start */
-	int64_t conn_idle_since;       /* when its connection's last answer ended */
-	bool conn_reused;              /* this request went out on a kept connection */
+	/* The direct path's request: the head, its Content-Length line each
+	 * time (the body follows it). */
 	char *head;                    /* request line and headers */
 	size_t head_prefix;            /* of which the same for every request */
 	size_t head_len, head_cap;
-	size_t out_off;                /* bytes of head + body written */
-	/* An answer compressed though identity was asked for, decoded as
-	 * curl would (gzip, deflate). */
-	struct z_stream_s *z;
+	/* An answer compressed though identity was asked for, decoded on
+	 * both paths (coding.h); z_on says so in the token's block. */
+	struct coding coding;
 
 	struct request *prev, *next;   /* owner's list (live or free) */
 	void *owner_data;

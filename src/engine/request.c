@@ -8,20 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
-#include <unistd.h>
-#include <zlib.h>
 
 #include "infertop/clock.h"
+#include "infertop/coding.h"
 #include "infertop/openai.h"
 #include "infertop/redact.h"
 
 /* What a token touches (request.h): the request's fields and the first
  * (per-chunk) fields of its HTTP reader in one 128-byte block, and all of
  * it in the first page. */
-#define REQUEST_HOT_END (offsetof(struct request, h1) + offsetof(struct h1_parser, body_bytes) + sizeof(uint64_t))
-_Static_assert(REQUEST_HOT_END - offsetof(struct request, io) <= 128,
+#define REQUEST_HOT_END (offsetof(struct request, conn) + DIRECT_HOT_END)
+_Static_assert(REQUEST_HOT_END - offsetof(struct request, n_itl) <= 128,
 	       "a token's fields spill out of the 128-byte block of struct request");
 _Static_assert(REQUEST_HOT_END <= 4096, "a token's fields spill out of the first page of struct request");
 /* And the SSE parser's, in the one line of it asked for before a read. */
@@ -104,8 +101,10 @@ static void request_on_output(struct request *r)
 static int request_on_event(void *ud, const struct sse_event *ev)
 {
 	struct request *r = ud;
-	if (r->t_first_event == 0)
+	if (!r->event_seen) { /* a flag in the token's block; the time is not */
+		r->event_seen = true;
 		r->t_first_event = r->now;
+	}
 	if (r->failed)
 		return 0; /* keep reading so the connection stays reusable */
 	switch (ev->kind) {
@@ -164,6 +163,41 @@ static void request_body(struct request *r, const char *ptr, size_t n)
 		request_failf(r, ERR_OTHER, "out of memory in the SSE parser");
 }
 
+/* ---- Compressed answers (coding.h) ----------------------------------
+ * Decoded on both paths by the one decoder (libcurl's own is off: it
+ * stops at a gzip answer's first member and refuses what follows), so
+ * both agree. */
+
+static void request_coding(struct request *r, const char *v, size_t len, bool transfer)
+{
+	char m[STATS_MSG_MAX];
+	int rc = coding_header(&r->coding, v, len, transfer, m, sizeof m);
+	if (rc != CODING_OK)
+		request_failf(r, ERR_OTHER, m);
+	r->z_on = r->coding.on;
+}
+
+static int request_decoded(void *ud, const char *data, size_t len)
+{
+	request_body(ud, data, len);
+	return 0;
+}
+
+/* -1: the request failed (the answer does not decode, or decodes to too
+ * much) and reading it further is pointless. */
+static int request_inflate(struct request *r, const char *data, size_t len)
+{
+	int rc = coding_feed(&r->coding, data, len, request_decoded, r);
+	if (rc == CODING_OK)
+		return 0;
+	if (rc == CODING_OVERSIZE)
+		request_failf(r, ERR_OVERSIZE, "a compressed answer decodes to over " REQUEST_MAX_DECODED_TEXT);
+	else
+		request_failf(r, ERR_OTHER, "the compressed answer does not decode");
+	r->z_on = false;
+	return -1;
+}
+
 static size_t request_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
 	struct request *r = ud;
@@ -175,15 +209,22 @@ static size_t request_on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 		r->status_known = true;
 		r->status_ok = r->status >= 200 && r->status <= 299;
 	}
+	if (r->z_on) /* 0 ends the transfer: the request has failed */
+		return request_inflate(r, ptr, n) == 0 ? n : 0;
 	request_body(r, ptr, n);
 	return n;
 }
 
 /* Keep-Alive tells how long the server keeps an idle connection open;
- * Retry-After how long it wants the client to wait (429, 503). */
+ * Retry-After how long it wants the client to wait (429, 503); the
+ * codings, what to decode ("Compressed answers"). */
 static void request_header(struct request *r, const char *line, size_t n)
 {
-	if (n > 11 && strncasecmp(line, "keep-alive:", 11) == 0)
+	if (n > 17 && strncasecmp(line, "content-encoding:", 17) == 0)
+		request_coding(r, line + 17, n - 17, false);
+	else if (n > 18 && strncasecmp(line, "transfer-encoding:", 18) == 0)
+		request_coding(r, line + 18, n - 18, true); /* chunked is the reader's */
+	else if (n > 11 && strncasecmp(line, "keep-alive:", 11) == 0)
 		http_note_keepalive(r->ctx->http, http_keepalive_parse(line + 11, n - 11));
 	else if (n > 12 && strncasecmp(line, "retry-after:", 12) == 0)
 		r->retry_after_ns = http_retry_after_parse(line + 12, n - 12, time(NULL));
@@ -192,6 +233,11 @@ static void request_header(struct request *r, const char *line, size_t n)
 static size_t request_on_header(char *line, size_t size, size_t nitems, void *ud)
 {
 	size_t n = size * nitems;
+	struct request *r = ud;
+	if (n > 5 && memcmp(line, "HTTP/", 5) == 0) { /* a status line: a 1xx's codings are its own */
+		r->z_on = false;
+		coding_reset(&r->coding);
+	}
 	request_header(ud, line, n);
 	return n;
 }
@@ -254,14 +300,11 @@ static bool request_died_unanswered(struct request *r, CURLcode rc)
 	if (rc != CURLE_GOT_NOTHING && rc != CURLE_SEND_ERROR && rc != CURLE_RECV_ERROR)
 		return false;
 	if (r->direct)
-		return !h1_started(&r->h1);
+		return !h1_started(&r->conn.h1);
 	long header_bytes = 0;
 	curl_easy_getinfo(r->easy, CURLINFO_HEADER_SIZE, &header_bytes);
 	return header_bytes == 0;
 }
-
-static int direct_start(struct request *r, bool fresh);
-static void direct_reuse_seen(struct request *r, bool closed);
 
 static int request_resend(struct request *r)
 {
@@ -271,10 +314,8 @@ static int request_resend(struct request *r)
 	r->curl_err[0] = '\0';
 	sse_reset(&r->sse);
 	r->t_send = clock_now_ns();
-	if (r->direct) {
-		direct_reuse_seen(r, true); /* a kept connection died under it */
-		return direct_start(r, true);
-	}
+	if (r->direct)
+		return direct_resend(&r->conn);
 	return http_add(r->ctx->http, r->easy, true);
 }
 
@@ -299,7 +340,7 @@ static void request_finish(struct request *r, CURLcode rc)
 		const char *m = r->curl_err[0] ? r->curl_err : curl_easy_strerror(rc);
 		enum err_kind k = classify_curl(rc);
 		/* A transfer error after a non-2xx status is still that status. */
-		if (r->status >= 300)
+		if (r->status > 0 && (r->status < 200 || r->status >= 300))
 			k = ERR_HTTP;
 		request_failf(r, k, m);
 	}
@@ -341,368 +382,93 @@ static void request_finish(struct request *r, CURLcode rc)
 		ctx->on_done(ctx->ud, r, &res);
 }
 
-/* ---- The direct path ------------------------------------------------
- * libcurl 7.88 spends about 3 us of user CPU per wake-up of a streaming
- * transfer (its state machine, a poll() per read to see if more is
- * pending, timer upkeep), ten times what reading the token costs. On
- * plain http:// curl makes the connection (resolving, connecting, its
- * timeouts and errors) as a CONNECT_ONLY transfer, and the request does
- * the rest on the socket curl hands over (http.h): it writes the request, reads
- * each wake-up with one recv() into a buffer shared by every request of
- * the thread, and hands the bytes through the HTTP/1.x reader (h1.h)
- * straight to the SSE parser. The connection is kept for the request
- * object's next request, under the same idle limit as curl's pool. */
+/* ---- The direct path (direct.h) -------------------------------------
+ * The transport writes the request and reads the answer; the request
+ * takes the answer's parts as the curl path's callbacks do. */
 
-/* Every request of a thread reads into this: the parsers copy only what
- * they must keep (a part event, an error body). */
-static _Thread_local char direct_rbuf[1 << 16];
-
-static void direct_close(struct request *r)
+static struct request *request_of(struct direct *d)
 {
-	ev_io_stop(http_loop(r->ctx->http), &r->io);
-	if (r->fd >= 0) {
-		close(r->fd);
-		r->fd = -1;
-	}
+	return (struct request *)((char *)d - offsetof(struct request, conn));
 }
 
-/* keep: the connection may carry the next request. */
-static void direct_end(struct request *r, CURLcode rc, bool keep)
+static void direct_prefetch(struct direct *d)
 {
-	struct ev_loop *loop = http_loop(r->ctx->http);
-	ev_timer_stop(loop, &r->deadline);
-	ev_io_stop(loop, &r->io);
-	if (keep && !r->ctx->new_connection && http_keep_pays(r->ctx->http))
-		r->conn_idle_since = clock_now_ns();
-	else
-		direct_close(r);
-	request_finish(r, rc);
-}
-
-static void direct_fail(struct request *r, CURLcode rc, const char *fmt, const char *what)
-{
-	snprintf(r->curl_err, sizeof r->curl_err, fmt, what);
-	direct_end(r, rc, false);
-}
-
-/* What a kept connection turned out to be, told once per reuse (http.h). */
-static void direct_reuse_seen(struct request *r, bool closed)
-{
-	if (!r->conn_reused)
-		return;
-	http_note_reuse(r->ctx->http, closed);
-	r->conn_reused = false;
-}
-
-static void direct_arm(struct request *r, int events)
-{
-	struct ev_loop *loop = http_loop(r->ctx->http);
-	ev_io_stop(loop, &r->io);
-	ev_io_set(&r->io, r->fd, events);
-	ev_io_start(loop, &r->io);
-}
-
-static int direct_connect(struct request *r);
-static bool direct_conn_dead(int fd);
-
-static void direct_write(struct request *r)
-{
-	struct iovec iov[2];
-	int n_iov = 0;
-	size_t off = r->out_off;
-	if (off < r->head_len) {
-		iov[n_iov].iov_base = r->head + off;
-		iov[n_iov++].iov_len = r->head_len - off;
-		off = 0;
-	} else {
-		off -= r->head_len;
-	}
-	if (r->body_len > off) {
-		iov[n_iov].iov_base = r->body + off;
-		iov[n_iov++].iov_len = r->body_len - off;
-	}
-	if (r->out_off == 0) {
-		if (r->conn_reused && direct_conn_dead(r->fd)) {
-			direct_reuse_seen(r, true);
-			direct_close(r);
-			if (direct_connect(r) != 0)
-				direct_fail(r, CURLE_COULDNT_CONNECT, "%s", "out of memory for a connection");
-			return;
-		}
-		r->t_send = clock_now_ns();
-	}
-	/* sendmsg for MSG_NOSIGNAL: a peer gone must not raise SIGPIPE. */
-	struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n_iov};
-	ssize_t n = n_iov ? sendmsg(r->fd, &m, MSG_NOSIGNAL) : 0;
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-			return;
-		direct_fail(r, CURLE_SEND_ERROR, "Send failure: %s", strerror(errno));
-		return;
-	}
-	r->out_off += (size_t)n;
-	if (r->out_off >= r->head_len + r->body_len)
-		direct_arm(r, EV_READ);
-}
-
-static int direct_on_status(void *ud, int status)
-{
-	struct request *r = ud;
-	r->status = status;
-	r->status_known = true;
-	r->status_ok = status >= 200 && status <= 299;
-	r->z_on = false;
-	direct_reuse_seen(r, false);
-	return 0;
-}
-
-/* A Content-Encoding the request did not ask for: gzip and deflate are
- * decoded (zlib finds which from the stream's own header), anything
- * else fails the request by name. */
-static void direct_encoding(struct request *r, const char *v, size_t len)
-{
-	while (len && (*v == ' ' || *v == '\t')) {
-		v++;
-		len--;
-	}
-	while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
-		len--;
-	if (!len || (len == 8 && strncasecmp(v, "identity", 8) == 0))
-		return;
-	bool zlib_can = (len == 4 && strncasecmp(v, "gzip", 4) == 0) ||
-			(len == 6 && strncasecmp(v, "x-gzip", 6) == 0) ||
-			(len == 7 && strncasecmp(v, "deflate", 7) == 0);
-	if (!zlib_can) {
-		char m[STATS_MSG_MAX];
-		int n = snprintf(m, sizeof m, "unasked Content-Encoding: %.*s", (int)(len > 40 ? 40 : len), v);
-		request_fail(r, ERR_OTHER, m, n > 0 ? (size_t)n : 0);
-		return;
-	}
-	if (!r->z) {
-		if (!(r->z = calloc(1, sizeof *r->z)) || inflateInit2(r->z, 15 + 32) != Z_OK) {
-			free(r->z);
-			r->z = NULL;
-			request_failf(r, ERR_OTHER, "out of memory for a compressed answer");
-			return;
-		}
-	} else {
-		inflateReset(r->z);
-	}
-	r->z_on = true;
-}
-
-static int direct_on_header(void *ud, const char *line, size_t len)
-{
-	struct request *r = ud;
-	if (len > 17 && strncasecmp(line, "content-encoding:", 17) == 0)
-		direct_encoding(r, line + 17, len - 17);
-	else
-		request_header(r, line, len);
-	return 0;
-}
-
-static int direct_on_body(void *ud, const char *data, size_t len)
-{
-	struct request *r = ud;
-	if (!r->z_on) {
-		request_body(r, data, len);
-		return 0;
-	}
-	char out[16384];
-	r->z->next_in = (Bytef *)(uintptr_t)data;
-	r->z->avail_in = (uInt)len;
-	while (r->z->avail_in) {
-		r->z->next_out = (Bytef *)out;
-		r->z->avail_out = sizeof out;
-		int zr = inflate(r->z, Z_NO_FLUSH);
-		size_t got = sizeof out - r->z->avail_out;
-		if (got)
-			request_body(r, out, got);
-		if (zr == Z_STREAM_END)
-			break;
-		if (zr != Z_OK && zr != Z_BUF_ERROR) {
-			request_failf(r, ERR_OTHER, "the compressed answer does not decode");
-			r->z_on = false;
-			break;
-		}
-		if (zr == Z_BUF_ERROR && !got)
-			break;
-	}
-	return 0;
-}
-
-static const struct h1_callbacks direct_h1 = {
-	.on_header = direct_on_header,
-	.on_status = direct_on_status,
-	.on_body = direct_on_body,
-};
-
-static void direct_read(struct request *r)
-{
+	struct request *r = request_of(d);
 	/* What the token will touch besides the block libev has just read,
-	 * asked for now: the recv() below spends a microsecond in the kernel,
-	 * time enough for the memory to arrive instead of being waited for. */
+	 * asked for while the recv() spends a microsecond in the kernel. */
 	__builtin_prefetch(&r->sse, 1);   /* what a token touches is in its first line */
 	__builtin_prefetch(&r->itl[r->n_itl], 1);
 	__builtin_prefetch(&r->memo, 0);
 	__builtin_prefetch((const char *)&r->memo + 64, 0);
 	__builtin_prefetch((const char *)&r->memo + 128, 0);
-	/* Every chunk of a read arrived together, before the loop woke for
-	 * it; a second read of the same wake-up is stamped when it is made. */
-	int64_t now = http_wake_ns(r->ctx->http);
-	for (;;) {
-		/* With the kernel's receive time of the newest bytes read
-		 * (http.h: arrival stamps), when it gives one. */
-		union {
-			struct cmsghdr h;
-			char b[CMSG_SPACE(sizeof(struct timespec))];
-		} cm;
-		struct iovec iov = { direct_rbuf, sizeof direct_rbuf };
-		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b,
-				    .msg_controllen = sizeof cm.b };
-		ssize_t n = recvmsg(r->fd, &m, 0);
-		if (n > 0) {
-			int64_t rx = 0;
-			struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-			if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
-				struct timespec ts;
-				memcpy(&ts, CMSG_DATA(c), sizeof ts);
-				rx = http_rx_mono_ns(r->ctx->http, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
-			}
-			r->now = rx ? rx : now ? now : clock_now_ns();
-			now = 0;
-			size_t used = 0;
-			int rc = h1_feed(&r->h1, direct_rbuf, (size_t)n, &direct_h1, r, &used);
-			if (rc == H1_COMPLETE) {
-				/* Bytes after the answer belong to no request: the
-				 * connection is not trusted with another. */
-				direct_end(r, CURLE_OK, r->h1.keep_alive && used == (size_t)n);
-				return;
-			}
-			if (rc != H1_MORE) {
-				direct_fail(r, CURLE_WEIRD_SERVER_REPLY, "bad HTTP answer: %s", h1_error(&r->h1));
-				return;
-			}
-			if ((size_t)n < sizeof direct_rbuf)
-				return;
-			continue;
-		}
-		if (n == 0) {
-			if (h1_eof(&r->h1) == H1_COMPLETE)
-				direct_end(r, CURLE_OK, false);
-			else if (!h1_started(&r->h1))
-				direct_fail(r, CURLE_GOT_NOTHING, "%s", "Empty reply from server");
-			else
-				direct_fail(r, CURLE_PARTIAL_FILE, "%s", h1_error(&r->h1));
-			return;
-		}
-		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-			return;
-		direct_fail(r, CURLE_RECV_ERROR, "Recv failure: %s", strerror(errno));
-		return;
-	}
 }
 
-static void direct_on_io(struct ev_loop *loop, ev_io *w, int revents)
+static void direct_on_read(struct direct *d, int64_t now)
 {
-	(void)loop;
-	struct request *r = w->data;
-	if (revents & EV_WRITE)
-		direct_write(r);
-	else
-		direct_read(r);
+	request_of(d)->now = now;
 }
 
-static void direct_on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
+static void direct_on_send(struct direct *d, int64_t now)
 {
-	(void)loop;
-	(void)revents;
-	struct request *r = w->data;
-	if (r->connecting) {
-		r->connecting = false;
-		http_remove(r->ctx->http, r->easy);
-	}
-	snprintf(r->curl_err, sizeof r->curl_err,
-		 "Operation timed out after %ld milliseconds with %llu bytes received",
-		 r->ctx->timeout_ms, (unsigned long long)(r->h1.header_bytes + r->h1.body_bytes));
-	direct_end(r, CURLE_OPERATION_TIMEDOUT, false);
+	request_of(d)->t_send = now;
 }
 
-static int direct_connect(struct request *r)
+static void direct_on_connect(struct direct *d)
 {
-	r->connecting = true;
-	r->xfer.take_socket = true;
-	if (http_add(r->ctx->http, r->easy, true) != 0) {
-		r->connecting = false;
-		return -1;
-	}
+	request_of(d)->ctx->stats->connections++;
+}
+
+static int direct_on_status(struct direct *d, int status)
+{
+	struct request *r = request_of(d);
+	r->status = status;
+	r->status_known = true;
+	r->status_ok = status >= 200 && status <= 299;
+	r->z_on = false;
+	coding_reset(&r->coding);
 	return 0;
 }
 
-/* A kept connection the server has closed since (llama.cpp closes every
- * streamed answer's, whatever its Keep-Alive header says) shows its end,
- * or stray bytes, to a peek; one that looks alive may still be closing,
- * and a request dying on it unanswered is resent (request_resend). */
-static bool direct_conn_dead(int fd)
+static int direct_on_header(struct direct *d, const char *line, size_t len)
 {
-	char c;
-	ssize_t k = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-	return k >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+	request_header(request_of(d), line, len);
+	return 0;
 }
 
-/* Sends r on its kept connection, or on a new one (fresh: always). */
-static int direct_start(struct request *r, bool fresh)
+static int direct_on_body(struct direct *d, const char *data, size_t len)
 {
-	struct ev_loop *loop = http_loop(r->ctx->http);
-	int64_t idle_limit = (int64_t)http_reuse_limit(r->ctx->http) * CLOCK_NS_PER_S;
-	if (r->fd >= 0 && (fresh || r->ctx->new_connection ||
-			   clock_now_ns() - r->conn_idle_since >= idle_limit))
-		direct_close(r);
-	r->out_off = 0;
-	h1_reset(&r->h1, false);
-	r->z_on = false;
-	ev_timer_stop(loop, &r->deadline);
-	if (r->ctx->timeout_ms > 0) {
-		ev_timer_set(&r->deadline, (double)r->ctx->timeout_ms / 1000.0, 0.);
-		ev_timer_start(loop, &r->deadline);
-	}
-	r->conn_reused = r->fd >= 0;
-	if (r->fd >= 0) {
-		/* Written from the loop, not from here: a failed write ends
-		 * the request, and its owner may be starting it right now. */
-		direct_arm(r, EV_WRITE);
+	struct request *r = request_of(d);
+	if (!r->z_on) {
+		request_body(r, data, len);
 		return 0;
 	}
-	if (direct_connect(r) != 0) {
-		ev_timer_stop(loop, &r->deadline);
-		return -1;
-	}
-	return 0;
+	return request_inflate(r, data, len);
 }
 
-static void direct_connected(struct request *r, CURLcode rc)
+static void direct_on_done(struct direct *d, CURLcode rc, const char *msg)
 {
-	r->connecting = false;
-	if (rc == CURLE_OK && r->xfer.taken_fd < 0) {
-		snprintf(r->curl_err, sizeof r->curl_err, "no socket after connecting: %s",
-			 strerror(r->xfer.taken_errno));
-		rc = CURLE_COULDNT_CONNECT;
+	struct request *r = request_of(d);
+	if (msg)
+		snprintf(r->curl_err, sizeof r->curl_err, "%s", msg);
+	/* A status read before the fault (a 101 the request did not ask
+	 * for) is the answer's. */
+	if (!r->status_known && d->h1.status > 0) {
+		r->status = d->h1.status;
+		r->status_known = true;
 	}
-	if (rc != CURLE_OK) {
-		ev_timer_stop(http_loop(r->ctx->http), &r->deadline);
-		request_finish(r, rc);
-		return;
-	}
-	r->fd = r->xfer.taken_fd;
-	r->xfer.taken_fd = -1;
-	int one = 1;
-	if (setsockopt(r->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) == 0)
-		http_rx_stamps_on(r->ctx->http);
-	r->ctx->stats->connections++;
-	direct_write(r);
-	if (r->fd >= 0 && r->out_off < r->head_len + r->body_len)
-		direct_arm(r, EV_WRITE);
+	request_finish(r, rc);
 }
+
+static const struct direct_callbacks request_direct = {
+	.prefetch = direct_prefetch,
+	.on_read = direct_on_read,
+	.on_send = direct_on_send,
+	.on_connect = direct_on_connect,
+	.on_status = direct_on_status,
+	.on_header = direct_on_header,
+	.on_body = direct_on_body,
+	.on_done = direct_on_done,
+};
 
 /* The request's head but its Content-Length (h1_request_head). NULL when
  * the direct path cannot carry it: --http-client curl, a proxy set in the
@@ -741,10 +507,7 @@ static int direct_head_finish(struct request *r)
 static void request_on_done(struct http_xfer *x, CURLcode rc)
 {
 	struct request *r = (struct request *)((char *)x - offsetof(struct request, xfer));
-	if (r->direct && r->connecting)
-		direct_connected(r, rc);
-	else
-		request_finish(r, rc);
+	request_finish(r, rc);
 }
 
 struct request *request_new(const struct request_ctx *ctx)
@@ -756,14 +519,25 @@ struct request *request_new(const struct request_ctx *ctx)
 		return NULL;
 	memset(r, 0, size);
 	r->ctx = ctx;
-	r->fd = -1;
+	coding_init(&r->coding, REQUEST_MAX_DECODED);
+	if (sse_init(&r->sse, REQUEST_MAX_EVENT) != 0) {
+		request_free(r);
+		return NULL;
+	}
+	if ((r->head = direct_head(ctx, &r->head_prefix)) != NULL) {
+		r->direct = true;
+		r->head_cap = r->head_prefix;
+		if (direct_init(&r->conn, ctx->http, ctx->endpoint, ctx->timeout_ms, ctx->new_connection,
+				&request_direct) != 0) {
+			request_free(r);
+			return NULL;
+		}
+		return r;
+	}
 	r->xfer.done = request_on_done;
 	r->xfer.taken_fd = -1;
-	ev_init(&r->io, direct_on_io);
-	ev_init(&r->deadline, direct_on_deadline);
-	r->io.data = r->deadline.data = r;
 	r->easy = curl_easy_init();
-	if (!r->easy || sse_init(&r->sse, REQUEST_MAX_EVENT) != 0) {
+	if (!r->easy) {
 		request_free(r);
 		return NULL;
 	}
@@ -774,15 +548,6 @@ struct request *request_new(const struct request_ctx *ctx)
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, ctx->timeout_ms < 30000 ? ctx->timeout_ms : 30000L);
-	if ((r->head = direct_head(ctx, &r->head_prefix)) != NULL) {
-		r->direct = true;
-		r->head_cap = r->head_prefix;
-		h1_reset(&r->h1, false);
-		/* curl only connects: the answer is read by the request. */
-		curl_easy_setopt(e, CURLOPT_CONNECT_ONLY, 1L);
-		curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 1024L);
-		return r;
-	}
 	curl_easy_setopt(e, CURLOPT_POST, 1L);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, ctx->headers);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, request_on_write);
@@ -798,6 +563,7 @@ struct request *request_new(const struct request_ctx *ctx)
 	 * back) and decodes one sent anyway, rather than report it as a
 	 * broken stream. */
 	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "identity");
+	curl_easy_setopt(e, CURLOPT_HTTP_CONTENT_DECODING, 0L); /* ours: "Compressed answers" */
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, ctx->timeout_ms);
 	if (ctx->insecure) {
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
@@ -812,10 +578,8 @@ void request_free(struct request *r)
 {
 	if (!r)
 		return;
-	if (r->ctx && r->ctx->http) {
-		ev_timer_stop(http_loop(r->ctx->http), &r->deadline);
-		direct_close(r);
-	}
+	if (r->direct)
+		direct_cleanup(&r->conn);
 	if (r->easy)
 		curl_easy_cleanup(r->easy);
 	sse_free(&r->sse);
@@ -823,10 +587,7 @@ void request_free(struct request *r)
 	if (r->head) /* it may hold the API key */
 		memset(r->head, 0, r->head_cap);
 	free(r->head);
-	if (r->z) {
-		inflateEnd(r->z);
-		free(r->z);
-	}
+	coding_free(&r->coding);
 	free(r);
 }
 
@@ -836,6 +597,7 @@ int request_start(struct request *r, char *body, size_t len, int64_t t_intended)
 	r->body = body;
 	r->body_len = len;
 	r->t_first_event = r->t_first_token = r->t_last_token = 0;
+	r->event_seen = false;
 	r->chunks = 0;
 	r->usage_completion = r->usage_prompt = -1;
 	r->status = 0;
@@ -852,6 +614,8 @@ int request_start(struct request *r, char *body, size_t len, int64_t t_intended)
 	r->n_keep = 0;
 	r->itl_worst = 0;
 	r->errbody_len = 0;
+	r->z_on = false;
+	coding_reset(&r->coding);
 	sse_reset(&r->sse);
 	r->body_off = 0;
 	if (r->direct ? direct_head_finish(r) != 0
@@ -864,7 +628,7 @@ int request_start(struct request *r, char *body, size_t len, int64_t t_intended)
 	 * a busy client) is client queue time, not server latency. */
 	r->t_send = clock_now_ns();
 	r->t_intended = t_intended > 0 ? t_intended : r->t_send;
-	if (r->direct ? direct_start(r, false) != 0
+	if (r->direct ? direct_start(&r->conn, r->head, r->head_len, r->body, r->body_len, false) != 0
 		      : http_add(r->ctx->http, r->easy, r->ctx->new_connection) != 0)
 		return -1;
 	r->ctx->stats->started++;
@@ -875,13 +639,10 @@ int request_start(struct request *r, char *body, size_t len, int64_t t_intended)
 
 void request_abort(struct request *r, enum err_kind kind, const char *msg)
 {
-	if (r->direct) {
-		/* Cut mid-answer: the connection cannot carry another. */
-		r->connecting = false;
-		ev_timer_stop(http_loop(r->ctx->http), &r->deadline);
-		direct_close(r);
-	}
-	http_remove(r->ctx->http, r->easy);
+	if (r->direct)
+		direct_abort(&r->conn);
+	else
+		http_remove(r->ctx->http, r->easy);
 	request_failf(r, kind, msg);
 	request_finish(r, CURLE_OK);
 }
