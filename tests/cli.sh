@@ -53,6 +53,15 @@ check "SIGINT: drains in-flight, writes the result, exit 0" $?
 [ $? -eq 2 ] && grep -q "^infertop: -o .*No such file" "$tmp/err3"
 check "unwritable -o path: exit 2 at start with a message" $?
 
+# A header that frames the body is refused by name, in every spelling
+# (an empty value and a blank before the colon included): each body has
+# its own length.
+for h in 'Content-Length: 5' 'content-length:' 'Transfer-Encoding : chunked'; do
+	"$INFERTOP_BIN" -q -n 1 -H "$h" http://127.0.0.1:1 >/dev/null 2>"$tmp/errh"
+	[ $? -eq 2 ] && grep -qiE "^infertop: --header (content-length|transfer-encoding): the request body's framing" "$tmp/errh"
+	check "-H '$h': refused by name" $?
+done
+
 # More streams than file descriptors: refused up front, naming the limit.
 (ulimit -n 256 && "$INFERTOP_BIN" -q -c 1000 http://127.0.0.1:1) >/dev/null 2>"$tmp/err4"
 [ $? -eq 2 ] && grep -q "1000 concurrent streams need about" "$tmp/err4" && grep -q "ulimit -n" "$tmp/err4"

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "infertop/clock.h"
@@ -407,6 +408,18 @@ static int add_header(struct config *cfg, const struct cli_opt *o, const char *a
 		}
 	if (!strchr(arg, ':') || arg[0] == ':')
 		return cli_error(name, arg, "expected 'Name: value'");
+	/* The body's framing is the client's: a length given here would be
+	 * wrong for every body but one, and a second Content-Length (or a
+	 * Transfer-Encoding beside one) makes the request ambiguous. */
+	size_t nl = strcspn(arg, ":;");
+	while (nl && (arg[nl - 1] == ' ' || arg[nl - 1] == '\t'))
+		nl--;
+	if ((nl == 14 && strncasecmp(arg, "content-length", 14) == 0) ||
+	    (nl == 17 && strncasecmp(arg, "transfer-encoding", 17) == 0)) {
+		fprintf(cli_errf(), "infertop: %s %.*s: the request body's framing is infertop's own "
+			"(each body has its length); leave this header out\n", name, (int)nl, arg);
+		return -1;
+	}
 	return push_str(&cfg->headers, &cfg->nheaders, arg);
 }
 
