@@ -25,6 +25,9 @@ check "a real generator's running status is the template ($template_completed co
 completed=$template_completed
 fake churn "$tmp/t.json" --churn
 fake=$fake_url
+# In an ASan build freed memory waits in a quarantine (256 MB by default)
+# before reuse: kept small, so RSS shows what the fleet holds.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=4" \
 INFERTOP_FLEET_POLL_MS=2 "$INFERTOP_BIN" fleet --targets "$fake" --no-tui --interval 200ms \
 	>"$tmp/f.out" 2>"$tmp/f.err" &
 fpid=$!
