@@ -249,7 +249,7 @@ static void on_posted(void *ud, long code, const char *body, size_t len, const c
 		if (err)
 			snprintf(g->msg, sizeof g->msg, "%s", said);
 		else
-			snprintf(g->msg, sizeof g->msg, "HTTP %ld%s%s", code, m ? ": " : "", said);
+			snprintf(g->msg, sizeof g->msg, "HTTP %ld%s%s", code, cJSON_IsString(m) ? ": " : "", said);
 		fprintf(stderr, "infertop fleet: %s: the run was not started: %s\n", url, g->msg);
 	}
 	cJSON_Delete(j);
