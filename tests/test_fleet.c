@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 #include <ev.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,7 +21,10 @@
 #include "infertop/cli.h"
 #include "infertop/cmd_target.h"
 #include "infertop/fleet.h"
+#include "infertop/hist.h"
 #include "infertop/options.h"
+#include "infertop/redact.h"
+#include "infertop/snapshot.h"
 #include "infertop/stats.h"
 #include "infertop/view.h"
 #include "simutil.h"
@@ -278,11 +282,96 @@ static void test_http_multis_bounded(void **state)
 	assert_int_equal(su_stop(&sim), 0);
 }
 
+/* Text from a generator: control characters and the token never pass. */
+static void test_scrub(void **state)
+{
+	(void)state;
+	char t[] = "a\x1b[31mb\x07" "c\td\xc2\x9b" "e\xc3\xa9" "f\x9b\x7f\n";
+	redact_controls_inplace(t);
+	assert_string_equal(t, "a?[31mb?c d??e\xc3\xa9" "f?? ");
+	const char *const secrets[] = {"fleet-TOKEN-x1", NULL};
+	char u[] = "echo fleet-TOKEN-x1 and Bearer abcdef\x1b]0;t\x07";
+	fleet_text_scrub(u, secrets);
+	assert_string_equal(u, "echo *** and Bearer ***?]0;t?");
+	/* Scrubbed whole, then cut: a cut secret would have passed. */
+	char d[12];
+	const char *src = "xxfleet-TOKEN-x1yy tail";
+	fleet_text_scrub_into(d, sizeof d, src, strlen(src), secrets);
+	assert_string_equal(d, "xx***yy tai");
+}
+
+/* A status's figures: within the bounds, or refused with why. */
+static void test_status_check(void **state)
+{
+	(void)state;
+	struct snapshot s;
+	char why[256];
+	memset(&s, 0, sizeof s);
+	snprintf(s.run_id, sizeof s.run_id, "%s", "0123456789abcdef0123456789abcdef");
+	s.start_unix = 1.7e9;
+	s.taken_unix = 1.7e9 + 5;
+	s.elapsed = s.duration = s.win_seconds = 5;
+	s.concurrency = 8;
+	s.max_output_tok_s = NAN;
+	s.run_c.completed = FLEET_COUNT_MAX;
+	int ok = fleet_status_check(&s, why, sizeof why);
+	assert_string_equal(why, "");
+	assert_int_equal(ok, 0);
+
+	struct snapshot b = s;
+	b.elapsed = 1e300;
+	assert_int_equal(fleet_status_check(&b, why, sizeof why), -1);
+	assert_non_null(strstr(why, "impossible status: elapsed"));
+	b = s;
+	b.win_seconds = NAN;
+	assert_int_equal(fleet_status_check(&b, why, sizeof why), -1);
+	b = s;
+	b.rate = INFINITY;
+	assert_int_equal(fleet_status_check(&b, why, sizeof why), -1);
+	b = s;
+	b.run_c.completed = UINT64_C(1) << 53;
+	assert_int_equal(fleet_status_check(&b, why, sizeof why), -1);
+	assert_non_null(strstr(why, "a counter above"));
+	b = s;
+	b.http_codes[500] = FLEET_COUNT_MAX + 1;
+	assert_int_equal(fleet_status_check(&b, why, sizeof why), -1);
+	b = s;
+	snprintf(b.run_id, sizeof b.run_id, "%s", "0123456789ABCDEF0123456789abcdef");
+	assert_int_equal(fleet_status_check(&b, why, sizeof why), -1);
+	b = s;
+	b.start_unix = b.taken_unix + 2 * FLEET_SKEW_MAX_S;
+	assert_int_equal(fleet_status_check(&b, why, sizeof why), -1);
+
+	/* A histogram: its count, then its sum of microseconds. */
+	b = s;
+	struct hist *h = hist_new();
+	assert_non_null(h);
+	hist_record_n(h, 1000, FLEET_COUNT_MAX);  /* sum 2^43 x 1000 < 2^53 */
+	b.run[STAT_TTFT] = h;
+	assert_int_equal(fleet_status_check(&b, why, sizeof why), 0);
+	hist_record(h, 1000);
+	assert_int_equal(fleet_status_check(&b, why, sizeof why), -1);
+	assert_non_null(strstr(why, "histogram"));
+	hist_reset(h);
+	hist_record_n(h, INT64_C(1) << 40, 1u << 14);  /* 2^54 us summed */
+	assert_int_equal(fleet_status_check(&b, why, sizeof why), -1);
+	hist_free(h);
+
+	/* A number of a carried block out of an exact double's range. */
+	b = s;
+	b.server = cJSON_Parse("{\"scrapes\":3,\"gpu\":{\"x\":[1,1e300]}}");
+	assert_non_null(b.server);
+	assert_int_equal(fleet_status_check(&b, why, sizeof why), -1);
+	cJSON_Delete(b.server);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_dns_parse),
+		cmocka_unit_test(test_scrub),
+		cmocka_unit_test(test_status_check),
 		cmocka_unit_test_setup_teardown(test_targets, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_start_spec, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_start_refused, fx_setup, fx_teardown),

@@ -13,12 +13,18 @@
  * through the command target (cmd_target.h): a load change is split over
  * the generators, pause/resume/snapshot/stop go to all.
  *
- * Rows are runs, keyed by run id: a generator that stops answering is
- * marked lost and its last counts stay in the totals; when it answers
- * again with the same run id its new counts replace the old (never both);
- * a generator restarted with a new run id is a new row. A status of
- * another schema version, target URL or model is refused with a message
- * and stays out of the totals.
+ * Rows are runs, keyed by run id. The totals are the current run of
+ * every generator: one that stops answering is marked lost and its last
+ * counts stay; when it answers again with the same run id its new counts
+ * replace the old (never both); when it reports a new run id (restarted,
+ * or serve's next run) the new run is a new row and the old one leaves
+ * the totals for the bounded list of finished runs (FLEET_FINISHED_MAX),
+ * so memory and the merge's cost stay flat however many runs go by.
+ * A status that is impossible (fleet_status_check), of another schema
+ * version, or of another target URL or model than the fleet's reference
+ * (--start's spec, else the majority of the generators) is refused with
+ * a message and stays out of the totals. All text from a generator is
+ * scrubbed (secrets, control characters) before it is shown or saved.
  *
  * Modules: fleet.c (generators, polls, merge, view, commands),
  * fleet_discover.c (--targets, --targets-file, --discover dns:),
@@ -46,6 +52,20 @@ struct snapshot;
 #define FLEET_MAX_ENDPOINTS 1024
 #define FLEET_RESOLVE_NS 5000000000LL    /* --discover re-resolves this often */
 #define FLEET_URL_MAX 512
+/* Runs no generator serves any more (ended, or replaced by its next run)
+ * leave the totals and are listed, the newest FLEET_FINISHED_MAX of them. */
+#define FLEET_FINISHED_MAX 32
+
+/* The bounds of a status the fleet believes (fleet_check.c). Every count
+ * of one generator at most 2^43, a histogram's sum of microseconds at most
+ * 2^53: the sums over FLEET_MAX_ENDPOINTS (2^10) current runs stay exact
+ * in a double (a saved merge reads back) and never wrap. */
+#define FLEET_COUNT_MAX (UINT64_C(1) << 43)
+#define FLEET_HIST_SUM_MAX (UINT64_C(1) << 53)
+#define FLEET_SECONDS_MAX 1e9            /* elapsed, measured, window: 31 years */
+#define FLEET_UNIX_MAX 1e11              /* a wall-clock time, s since 1970 */
+#define FLEET_LOAD_MAX 1e9               /* one generator's concurrency or rate */
+#define FLEET_SKEW_MAX_S 86400.0         /* a status taken further from our clock is impossible */
 
 enum fleet_gen_state {
 	FLEET_GEN_WAITING,   /* not answered yet */
@@ -110,10 +130,20 @@ void fleet_set_auto_finish(struct fleet *f, bool on);
 void fleet_view(const struct fleet *f, struct run_view *v);
 /* The merge of every counted run's latest status; NULL before the first. */
 const struct snapshot *fleet_merged(const struct fleet *f);
-/* The panel's rows: every run, then every generator whose status is
- * refused (state FLEET_GEN_REFUSED, the reason in msg). */
+/* The panel's rows: the finished runs kept (oldest first, at most
+ * FLEET_FINISHED_MAX, never counted), the current run of every generator,
+ * then every generator whose status is refused with no run (state
+ * FLEET_GEN_REFUSED, the reason in msg). */
 size_t fleet_ngens(const struct fleet *f);
 void fleet_gen_info(const struct fleet *f, size_t i, int64_t now_ns, struct fleet_gen_info *out);
+
+/* The run the fleet measures: its target URL (as a status shows it,
+ * credentials and query removed) and model, from --start's spec; NULL or
+ * "" leaves that one to the majority of the generators. */
+void fleet_set_reference(struct fleet *f, const char *url, const char *model);
+/* The secrets scrubbed from whatever a generator sends (the fleet's
+ * token): NULL-terminated. */
+const char *const *fleet_secrets(const struct fleet *f);
 
 /* The keys' target: this fleet. */
 void fleet_cmd_target(struct fleet *f, struct cmd_target *t);
@@ -143,6 +173,21 @@ typedef void (*fleet_http_fn)(void *ud, long code, const char *body, size_t len,
  * body. timeout_ms 0: FLEET_TIMEOUT_MS. 0, or -1 (out of memory). */
 int fleet_http(struct fleet *f, const char *method, const char *url, const char *body, long timeout_ms,
 	       fleet_http_fn fn, void *ud);
+
+/* ---- what a status may say (fleet_check.c) ---- */
+
+/* A parsed status the fleet can merge: its run id 32 hex digits and every
+ * figure within the bounds above. 0, or -1 with why ("impossible
+ * status: ..."). */
+int fleet_status_check(const struct snapshot *s, char *why, size_t cap);
+/* Every text of s (and of its carried JSON blocks) scrubbed in place:
+ * the secrets (NULL-terminated, redact_secrets) and control characters. */
+void fleet_status_scrub(struct snapshot *s, const char *const *secrets);
+/* The same for one text from the network (a message, an error). */
+void fleet_text_scrub(char *text, const char *const *secrets);
+/* The first len bytes of src, scrubbed whole, then cut to dst's cap (a
+ * secret cut first would no longer match). */
+void fleet_text_scrub_into(char *dst, size_t cap, const char *src, size_t len, const char *const *secrets);
 
 /* ---- discovery (fleet_discover.c) ---- */
 

@@ -17,6 +17,7 @@
 #include "infertop/http.h"
 #include "infertop/load.h"
 #include "infertop/options.h"
+#include "infertop/redact.h"
 #include "infertop/sampler.h"
 #include "infertop/series.h"
 #include "infertop/server.h"
@@ -33,9 +34,9 @@ struct endpoint {
 	double sent_unix;
 	int64_t last_ok_ns;          /* 0: never */
 	int64_t added_ns;
-	long row;                    /* its current run's row; -1: none */
+	struct row *row;             /* its current run; NULL: none yet */
 	bool idle;                   /* serve, between runs (409) */
-	bool refused;
+	bool refused;                /* its last status was impossible: not counted */
 	char msg[200];
 	/* Its status poll: one transfer kept for the endpoint's life, so a
 	 * poll costs no curl handle set-up and finds its connection in the
@@ -53,6 +54,7 @@ struct row {
 	char *raw;                   /* the status as received (a fleet snapshot saves it) */
 	int64_t last_seen_ns;
 	double offset_s;
+	bool foreign;                /* another target or model than the reference */
 	char msg[200];
 };
 
@@ -78,8 +80,19 @@ struct fleet {
 	 * with a row's or the merge's: their histograms (16 x 188 KB) are
 	 * reused, not allocated and zeroed for every status document. */
 	struct snapshot parse_spare, merge_spare;
-	char ref_url[1024], ref_model[256];   /* the first accepted run's */
-	bool have_ref;
+	/* The reference the runs must share: --start's spec (fixed) or the
+	 * majority of the generators' current runs. */
+	char ref_url[1024], ref_model[256];
+	bool have_ref_url, have_ref_model;
+	bool ref_url_fixed, ref_model_fixed;
+	bool ref_dirty;                       /* a run's target may have changed */
+	/* Runs no generator serves any more: a ring of the newest. */
+	struct fleet_gen_info fin[FLEET_FINISHED_MAX];
+	int64_t fin_seen_ns[FLEET_FINISHED_MAX];
+	size_t nfin, fin_next;
+	char *token;                 /* scrubbed from all a generator says */
+	const char *secrets[2];
+	double poll_s;               /* FLEET_POLL_NS, or $INFERTOP_FLEET_POLL_MS */
 	struct config vcfg;          /* the view's options: cfg with the target URL */
 	char vurl[1024];
 	struct stats st;
@@ -333,7 +346,7 @@ int fleet_add_endpoint(struct fleet *f, const char *url, char *err, size_t errca
 	ep->f = f;
 	snprintf(ep->url, sizeof ep->url, "%s", base);
 	snprintf(ep->id, sizeof ep->id, "%.*s", (int)hl, hp);
-	ep->row = -1;
+	ep->row = NULL;
 	ep->added_ns = clock_now_ns();
 	f->eps[f->neps++] = ep;
 	return 0;
@@ -349,27 +362,92 @@ const char *fleet_endpoint_url(const struct fleet *f, size_t i)
 	return i < f->neps ? f->eps[i]->url : NULL;
 }
 
-static long row_find(const struct fleet *f, const char *run_id)
+static struct row *row_find(const struct fleet *f, const char *run_id)
 {
 	for (size_t i = 0; i < f->nrows; i++)
 		if (strcmp(f->rows[i]->run_id, run_id) == 0)
-			return (long)i;
-	return -1;
+			return f->rows[i];
+	return NULL;
 }
 
-static long row_add(struct fleet *f, long ep, const char *run_id)
+static struct row *row_add(struct fleet *f, long ep, const char *run_id)
 {
 	struct row *r = calloc(1, sizeof *r);
 	if (!r || !grow(&f->rows, &f->caprows, f->nrows, sizeof *f->rows)) {
 		free(r);
-		return -1;
+		return NULL;
 	}
 	r->ep = ep;
 	snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
 	r->state = FLEET_GEN_WAITING;
 	r->offset_s = NAN;
-	f->rows[f->nrows] = r;
-	return (long)f->nrows++;
+	f->rows[f->nrows++] = r;
+	return r;
+}
+
+static bool counted(const struct fleet *f, const struct row *r)
+{
+	return r->have && !r->foreign && r->state != FLEET_GEN_REFUSED && !f->eps[r->ep]->refused;
+}
+
+/* A row as the panel shows it. */
+static void row_info(const struct fleet *f, const struct row *r, int64_t now, struct fleet_gen_info *out)
+{
+	memset(out, 0, sizeof *out);
+	const struct endpoint *ep = r->ep >= 0 && (size_t)r->ep < f->neps ? f->eps[r->ep] : NULL;
+	snprintf(out->id, sizeof out->id, "%s", ep ? ep->id : "?");
+	snprintf(out->run_id, sizeof out->run_id, "%s", r->run_id);
+	out->state = r->state;
+	out->counted = counted(f, r);
+	if (r->foreign || (ep && ep->refused && ep->row == r))
+		out->state = FLEET_GEN_REFUSED;
+	out->last_seen_s = r->last_seen_ns ? (double)(now - r->last_seen_ns) / 1e9 : -1;
+	out->clock_offset_s = r->offset_s;
+	snprintf(out->msg, sizeof out->msg, "%s", r->msg[0] ? r->msg : ep ? ep->msg : "");
+	if (!r->have)
+		return;
+	const struct snapshot *s = &r->snap;
+	out->open_loop = s->open_loop;
+	out->target = s->open_loop ? s->rate : s->concurrency;
+	out->in_flight = s->in_flight;
+	out->completed = s->run_c.completed;
+	out->errors = snapshot_failed(s);
+	out->req_s = s->win_seconds > 0 ? (double)s->win_c.completed / s->win_seconds : 0;
+}
+
+/* A run no generator serves any more leaves the totals: its row goes to
+ * the ring of finished runs (a few hundred bytes, its last figures), its
+ * status is freed (or kept as the next parse's spare: its histograms
+ * reused), so a fleet over a serve that runs job after job stays flat. */
+static void retire(struct fleet *f, struct row *r)
+{
+	for (size_t i = 0; i < f->neps; i++)
+		if (f->eps[i]->row == r)
+			return;
+	int64_t now = clock_now_ns();
+	size_t k = f->fin_next;
+	row_info(f, r, now, &f->fin[k]);
+	f->fin[k].counted = false;
+	f->fin[k].in_flight = 0;
+	f->fin[k].req_s = 0;
+	f->fin_seen_ns[k] = r->last_seen_ns;
+	f->fin_next = (k + 1) % FLEET_FINISHED_MAX;
+	if (f->nfin < FLEET_FINISHED_MAX)
+		f->nfin++;
+	if (r->have && !f->parse_spare.run[0])
+		f->parse_spare = r->snap;
+	else if (r->have)
+		snapshot_release(&r->snap);
+	free(r->raw);
+	for (size_t i = 0; i < f->nrows; i++)
+		if (f->rows[i] == r) {
+			memmove(&f->rows[i], &f->rows[i + 1], (f->nrows - i - 1) * sizeof *f->rows);
+			f->nrows--;
+			break;
+		}
+	free(r);
+	f->dirty = true;
+	f->ref_dirty = true;
 }
 
 static enum fleet_gen_state state_of(const char *status)
@@ -383,8 +461,10 @@ static enum fleet_gen_state state_of(const char *status)
 	return FLEET_GEN_WAITING;  /* "idle": built, not started (a --start waiting for its time) */
 }
 
-/* A status that does not belong to this fleet: why, or "" when it does. */
-static void check_belongs(struct fleet *f, const struct snapshot *s, char *why, size_t cap)
+/* A status the fleet cannot use at all: why, or "" when it can. Another
+ * target or model is not decided here but against the reference, at the
+ * tick (update_reference). */
+static void check_status(const struct snapshot *s, char *why, size_t cap)
 {
 	why[0] = '\0';
 	if (s->schema != SNAPSHOT_SCHEMA) {
@@ -395,21 +475,104 @@ static void check_belongs(struct fleet *f, const struct snapshot *s, char *why, 
 		snprintf(why, cap, "its status has no run_id");
 		return;
 	}
-	if (!f->have_ref)
+	if (fleet_status_check(s, why, cap) != 0)
 		return;
-	if (strcmp(s->target_url, f->ref_url) != 0)
-		snprintf(why, cap, "it loads %.120s, the fleet %.120s", s->target_url, f->ref_url);
-	else if (strcmp(s->model, f->ref_model) != 0)
-		snprintf(why, cap, "it asks for model %.100s, the fleet %.100s", s->model, f->ref_model);
+	double now = wall_now();
+	if (fabs(s->taken_unix - now) > FLEET_SKEW_MAX_S)
+		snprintf(why, cap, "impossible status: taken %.0f s from this clock", s->taken_unix - now);
 }
 
-/* Said once when it starts (on the dashboard, on the status line). */
+/* Said once when it starts (on the dashboard, on the status line). why is
+ * scrubbed already. */
 static void refuse(struct endpoint *ep, const char *why, bool was)
 {
 	ep->refused = true;
+	ep->f->dirty = true;
+	ep->f->ref_dirty = true;
 	snprintf(ep->msg, sizeof ep->msg, "refused: %.180s", why);
 	if (!was)
 		fprintf(stderr, "infertop fleet: %s: %s\n", ep->id, ep->msg);
+}
+
+/* The reference (the target and model every counted run must share): the
+ * parts --start fixed, the others those of most current runs (a tie keeps
+ * the one in use, so one generator cannot take it from another). Then
+ * every run of another target or model is marked foreign, with why. */
+static void update_reference(struct fleet *f)
+{
+	if (!f->ref_dirty)
+		return;
+	f->ref_dirty = false;
+	if (!f->ref_url_fixed || !f->ref_model_fixed) {
+		const struct row *best = NULL;
+		size_t bestn = 0, curn = 0;
+		for (size_t i = 0; i < f->nrows; i++) {
+			const struct row *r = f->rows[i];
+			if (!r->have || f->eps[r->ep]->refused)
+				continue;
+			if (f->ref_url_fixed && strcmp(r->snap.target_url, f->ref_url) != 0)
+				continue;
+			if (f->ref_model_fixed && strcmp(r->snap.model, f->ref_model) != 0)
+				continue;
+			size_t n = 0;
+			for (size_t j = 0; j < f->nrows; j++) {
+				const struct row *o = f->rows[j];
+				n += o->have && !f->eps[o->ep]->refused && strcmp(o->snap.target_url, r->snap.target_url) == 0 &&
+				     strcmp(o->snap.model, r->snap.model) == 0;
+			}
+			if (n > bestn) {
+				best = r;
+				bestn = n;
+			}
+			if (f->have_ref_url && f->have_ref_model && strcmp(r->snap.target_url, f->ref_url) == 0 &&
+			    strcmp(r->snap.model, f->ref_model) == 0)
+				curn = n;
+		}
+		if (best && bestn > curn) {
+			snprintf(f->ref_url, sizeof f->ref_url, "%s", best->snap.target_url);
+			snprintf(f->ref_model, sizeof f->ref_model, "%s", best->snap.model);
+			f->have_ref_url = f->have_ref_model = true;
+		}
+	}
+	for (size_t i = 0; i < f->nrows; i++) {
+		struct row *r = f->rows[i];
+		if (!r->have)
+			continue;
+		char why[200] = "";
+		if (f->have_ref_url && strcmp(r->snap.target_url, f->ref_url) != 0)
+			snprintf(why, sizeof why, "refused: it loads %.80s, the fleet %.80s", r->snap.target_url, f->ref_url);
+		else if (f->have_ref_model && strcmp(r->snap.model, f->ref_model) != 0)
+			snprintf(why, sizeof why, "refused: it asks for model %.70s, the fleet %.70s", r->snap.model,
+				 f->ref_model);
+		bool foreign = why[0] != '\0';
+		if (foreign && (!r->foreign || strncmp(r->msg, why, sizeof r->msg - 1) != 0))
+			fprintf(stderr, "infertop fleet: %s: %s\n", f->eps[r->ep]->id, why);
+		if (foreign != r->foreign)
+			f->dirty = true;
+		if (foreign)
+			snprintf(r->msg, sizeof r->msg, "%.199s", why);
+		else if (r->foreign)
+			r->msg[0] = '\0';
+		r->foreign = foreign;
+	}
+}
+
+void fleet_set_reference(struct fleet *f, const char *url, const char *model)
+{
+	if (url && *url) {
+		snprintf(f->ref_url, sizeof f->ref_url, "%s", url);
+		f->have_ref_url = f->ref_url_fixed = true;
+	}
+	if (model && *model) {
+		snprintf(f->ref_model, sizeof f->ref_model, "%s", model);
+		f->have_ref_model = f->ref_model_fixed = true;
+	}
+	f->ref_dirty = true;
+}
+
+const char *const *fleet_secrets(const struct fleet *f)
+{
+	return f->secrets;
 }
 
 static void on_status(void *ud, long code, const char *body, size_t len, const char *err)
@@ -424,10 +587,10 @@ static void on_status(void *ud, long code, const char *body, size_t len, const c
 	ep->in_flight = false;
 	bool was_dirty = f->dirty;
 	f->dirty = true;
-	struct row *cur = ep->row >= 0 ? f->rows[ep->row] : NULL;
+	struct row *cur = ep->row;
 	if (err || (code != 200 && code != 409)) {
 		if (err)
-			snprintf(ep->msg, sizeof ep->msg, "%s", err);
+			fleet_text_scrub_into(ep->msg, sizeof ep->msg, err, strlen(err), f->secrets);
 		else
 			snprintf(ep->msg, sizeof ep->msg, "GET /v1/status: HTTP %ld", code);
 		if (cur)
@@ -451,9 +614,10 @@ static void on_status(void *ud, long code, const char *body, size_t len, const c
 	 * merge again. */
 	if (cur && cur->have && !ep->refused && cur->raw && strlen(cur->raw) == len && memcmp(cur->raw, body, len) == 0) {
 		enum fleet_gen_state st = state_of(cur->snap.status);
-		f->dirty = was_dirty || cur->state != st || cur->msg[0] || ep->msg[0];
+		f->dirty = was_dirty || cur->state != st || (cur->msg[0] && !cur->foreign) || ep->msg[0];
 		cur->state = st;
-		cur->msg[0] = '\0';
+		if (!cur->foreign)
+			cur->msg[0] = '\0';
 		ep->msg[0] = '\0';
 		cur->last_seen_ns = now;
 		return;
@@ -462,37 +626,33 @@ static void on_status(void *ud, long code, const char *body, size_t len, const c
 	char why[300];
 	bool was_refused = ep->refused;
 	if (snapshot_reparse(sp, body, len, why, sizeof why) != 0) {
+		fleet_text_scrub(why, f->secrets);
 		refuse(ep, why, was_refused);
 		return;
 	}
-	check_belongs(f, sp, why, sizeof why);
+	/* Everything it says is scrubbed before anything of it is shown,
+	 * merged or saved. */
+	fleet_status_scrub(sp, f->secrets);
+	check_status(sp, why, sizeof why);
 	if (why[0]) {
 		refuse(ep, why, was_refused);
 		return;
 	}
-	if (!f->have_ref) {
-		snprintf(f->ref_url, sizeof f->ref_url, "%s", sp->target_url);
-		snprintf(f->ref_model, sizeof f->ref_model, "%s", sp->model);
-		f->have_ref = true;
-	}
-	long ri = row_find(f, sp->run_id);
-	if (ri < 0 && (ri = row_add(f, epi, sp->run_id)) < 0)
+	struct row *r = row_find(f, sp->run_id);
+	if (!r && !(r = row_add(f, epi, sp->run_id)))
 		return;
 	/* A run that answers at another address (DNS gave it two) is still
 	 * one run: the row follows the address that answered last. */
-	f->rows[ri]->ep = epi;
+	r->ep = epi;
+	if (was_refused)
+		f->ref_dirty = true;
 	ep->refused = false;
-	if (ep->row != ri)
+	if (ep->row != r)
 		fprintf(stderr, "infertop fleet: %s: run %.8s\n", ep->id, sp->run_id);
-	/* The run it had is over: done, or lost (it stays so: it was never
-	 * seen to end), or else ended by the new one. */
-	if (cur && ep->row != ri && cur->state != FLEET_GEN_DONE && cur->state != FLEET_GEN_LOST) {
-		cur->state = FLEET_GEN_ENDED;
-		snprintf(cur->msg, sizeof cur->msg, "its generator started run %.8s", sp->run_id);
-	}
-	ep->row = ri;
+	ep->row = r;
 	ep->msg[0] = '\0';
-	struct row *r = f->rows[ri];
+	if (!r->have || strcmp(r->snap.target_url, sp->target_url) != 0 || strcmp(r->snap.model, sp->model) != 0)
+		f->ref_dirty = true;
 	char *raw = malloc(len + 1);
 	if (raw) {
 		memcpy(raw, body, len);
@@ -512,7 +672,17 @@ static void on_status(void *ud, long code, const char *body, size_t len, const c
 	r->last_seen_ns = now;
 	r->offset_s = r->snap.taken_unix - mid;
 	r->state = state_of(r->snap.status);
-	r->msg[0] = '\0';
+	if (!r->foreign)
+		r->msg[0] = '\0';
+	/* The run it had is over: done, or lost (it stays so: it was never
+	 * seen to end), or else ended by the new one; it leaves the totals. */
+	if (cur && cur != r) {
+		if (cur->state != FLEET_GEN_DONE && cur->state != FLEET_GEN_LOST) {
+			cur->state = FLEET_GEN_ENDED;
+			snprintf(cur->msg, sizeof cur->msg, "its generator started run %.8s", r->run_id);
+		}
+		retire(f, cur);
+	}
 }
 
 static void poll_endpoint(struct fleet *f, struct endpoint *ep, int64_t now)
@@ -535,18 +705,13 @@ static void poll_endpoint(struct fleet *f, struct endpoint *ep, int64_t now)
 
 /* ---- the merge and the view ---- */
 
-static bool counted(const struct row *r)
-{
-	return r->have && r->state != FLEET_GEN_REFUSED;
-}
-
 static void mark_lost(struct fleet *f, int64_t now)
 {
 	for (size_t i = 0; i < f->neps; i++) {
 		struct endpoint *ep = f->eps[i];
-		if (ep->row < 0)
+		struct row *r = ep->row;
+		if (!r)
 			continue;
-		struct row *r = f->rows[ep->row];
 		int64_t seen = ep->last_ok_ns ? ep->last_ok_ns : ep->added_ns;
 		bool silent = now - seen > FLEET_LOST_NS;
 		if (silent && r->state != FLEET_GEN_LOST && r->state != FLEET_GEN_ENDED && r->state != FLEET_GEN_DONE) {
@@ -577,6 +742,13 @@ static void view_load(struct fleet *f)
 	}
 }
 
+/* Seconds of a merge as ns: every status is range-checked, and this
+ * bound keeps the view's arithmetic defined whatever a merge adds up to. */
+static int64_t secs_ns(double s)
+{
+	return s > 0 ? (s < 4e9 ? (int64_t)(s * 1e9) : INT64_C(4000000000000000000)) : 0;
+}
+
 /* struct stats from the merge: pointers to its histograms, its counters.
  * The window is the merged window's length, ending now. */
 static void view_stats(struct fleet *f, int64_t now)
@@ -591,11 +763,11 @@ static void view_stats(struct fleet *f, int64_t now)
 	st->run_c = m->run_c;
 	st->win_c = m->win_c;
 	st->all_c = m->run_c;
-	int64_t win_ns = (int64_t)(m->win_seconds * 1e9);
+	int64_t win_ns = secs_ns(m->win_seconds);
 	st->slice_ns = win_ns > 0 ? win_ns : 1;
 	st->slices_used = 1;
 	st->slice_start_ns = now - win_ns;
-	st->start_ns = now - (int64_t)(m->elapsed * 1e9);
+	st->start_ns = now - secs_ns(m->elapsed);
 	st->started = m->started;
 	st->in_flight = m->in_flight;
 	st->max_in_flight = m->max_in_flight;
@@ -629,7 +801,7 @@ static void view_server(struct fleet *f)
 	const struct row *best = NULL;
 	for (size_t i = 0; i < f->nrows; i++) {
 		const struct row *r = f->rows[i];
-		if (counted(r) && r->snap.server && (!best || r->last_seen_ns > best->last_seen_ns))
+		if (counted(f, r) && r->snap.server && (!best || r->last_seen_ns > best->last_seen_ns))
 			best = r;
 	}
 	server_state_init(&f->srv);
@@ -645,7 +817,7 @@ static void remerge(struct fleet *f, int64_t now)
 		return;
 	size_t n = 0;
 	for (size_t i = 0; i < f->nrows; i++)
-		if (counted(f->rows[i]))
+		if (counted(f, f->rows[i]))
 			src[n++] = &f->rows[i]->snap;
 	if (n) {
 		char err[256];
@@ -660,7 +832,7 @@ static void remerge(struct fleet *f, int64_t now)
 				memset(&f->merge_spare, 0, sizeof f->merge_spare);
 			f->have_merged = true;
 			if (!f->t_start)
-				f->t_start = now - (int64_t)(f->merged.elapsed * 1e9);
+				f->t_start = now - secs_ns(f->merged.elapsed);
 			snprintf(f->vurl, sizeof f->vurl, "%s", f->merged.target_url);
 			view_stats(f, now);
 			view_load(f);
@@ -683,12 +855,14 @@ static bool all_over(const struct fleet *f, int64_t now)
 	int64_t last_seen = 0;
 	for (size_t i = 0; i < f->neps; i++) {
 		const struct endpoint *ep = f->eps[i];
-		if (ep->row < 0 && !ep->refused)
+		if (!ep->row && !ep->refused)
 			return false;
 		if (ep->last_ok_ns > last_seen)
 			last_seen = ep->last_ok_ns;
 	}
 	for (size_t i = 0; i < f->nrows; i++) {
+		if (!counted(f, f->rows[i]))
+			continue; /* refused: not the fleet's to wait for */
 		enum fleet_gen_state s = f->rows[i]->state;
 		if (s == FLEET_GEN_DONE)
 			any_done = true;
@@ -703,6 +877,7 @@ static bool all_over(const struct fleet *f, int64_t now)
 static void tick(struct fleet *f, int64_t now)
 {
 	mark_lost(f, now);
+	update_reference(f);
 	if (f->dirty)
 		remerge(f, now);
 	else if (f->have_merged)
@@ -768,6 +943,27 @@ struct fleet *fleet_new(struct ev_loop *loop, const struct config *cfg, char *er
 		fleet_free(f);
 		return NULL;
 	}
+	if (tok && !(f->token = strdup(tok))) {
+		snprintf(err, errcap, "out of memory");
+		fleet_free(f);
+		return NULL;
+	}
+	/* A generator may echo the token back (a refusal quoting the request):
+	 * scrubbed from all it says. */
+	f->secrets[0] = f->token;
+	f->secrets[1] = NULL;
+	f->poll_s = (double)FLEET_POLL_NS / 1e9;
+	const char *pm = getenv("INFERTOP_FLEET_POLL_MS");
+	if (pm && *pm) {
+		char *end;
+		long ms = strtol(pm, &end, 10);
+		if (*end || ms < 1 || ms > 60000) {
+			snprintf(err, errcap, "INFERTOP_FLEET_POLL_MS=%.20s: expected milliseconds, 1 to 60000", pm);
+			fleet_free(f);
+			return NULL;
+		}
+		f->poll_s = (double)ms / 1e3;
+	}
 	if (tok) {
 		size_t n = strlen(tok) + 32;
 		char *line = malloc(n);
@@ -785,7 +981,7 @@ struct fleet *fleet_new(struct ev_loop *loop, const struct config *cfg, char *er
 		}
 	}
 	http_set_cache(f->http, 64);
-	ev_timer_init(&f->poll, on_poll, 0., (double)FLEET_POLL_NS / 1e9);
+	ev_timer_init(&f->poll, on_poll, 0., f->poll_s);
 	f->poll.data = f;
 	return f;
 }
@@ -836,6 +1032,10 @@ void fleet_free(struct fleet *f)
 		free(f->rows[i]);
 	}
 	free(f->rows);
+	if (f->token) {
+		memset(f->token, 0, strlen(f->token));
+		free(f->token);
+	}
 	if (f->have_merged)
 		snapshot_release(&f->merged);
 	snapshot_release(&f->merge_spare);
@@ -861,6 +1061,7 @@ void fleet_finish(struct fleet *f, const char *reason)
 {
 	if (f->finished)
 		return;
+	update_reference(f);
 	if (f->dirty)
 		remerge(f, clock_now_ns());
 	f->finished = true;
@@ -917,56 +1118,46 @@ const struct snapshot *fleet_merged(const struct fleet *f)
 	return f->have_merged ? &f->merged : NULL;
 }
 
-/* Rows, then the refused endpoints that have no run row (their message
- * is the row). */
+/* The refused endpoints that have no run row (their message is the
+ * row). */
 static const struct endpoint *refused_ep(const struct fleet *f, size_t j)
 {
 	for (size_t i = 0; i < f->neps; i++)
-		if (f->eps[i]->refused && f->eps[i]->row < 0 && j-- == 0)
+		if (f->eps[i]->refused && !f->eps[i]->row && j-- == 0)
 			return f->eps[i];
 	return NULL;
 }
 
 size_t fleet_ngens(const struct fleet *f)
 {
-	size_t n = f->nrows;
+	size_t n = f->nfin + f->nrows;
 	for (size_t i = 0; i < f->neps; i++)
-		n += f->eps[i]->refused && f->eps[i]->row < 0;
+		n += f->eps[i]->refused && !f->eps[i]->row;
 	return n;
 }
 
 void fleet_gen_info(const struct fleet *f, size_t i, int64_t now, struct fleet_gen_info *out)
 {
 	memset(out, 0, sizeof *out);
-	if (i >= f->nrows) {
-		const struct endpoint *ep = refused_ep(f, i - f->nrows);
-		if (ep) {
-			snprintf(out->id, sizeof out->id, "%s", ep->id);
-			out->state = FLEET_GEN_REFUSED;
-			out->last_seen_s = ep->last_ok_ns ? (double)(now - ep->last_ok_ns) / 1e9 : -1;
-			out->clock_offset_s = NAN;
-			snprintf(out->msg, sizeof out->msg, "%s", ep->msg);
-		}
+	if (i < f->nfin) {
+		size_t k = (f->fin_next + FLEET_FINISHED_MAX - f->nfin + i) % FLEET_FINISHED_MAX;
+		*out = f->fin[k];
+		out->last_seen_s = f->fin_seen_ns[k] ? (double)(now - f->fin_seen_ns[k]) / 1e9 : -1;
 		return;
 	}
-	const struct row *r = f->rows[i];
-	const struct endpoint *ep = r->ep >= 0 && (size_t)r->ep < f->neps ? f->eps[r->ep] : NULL;
-	snprintf(out->id, sizeof out->id, "%s", ep ? ep->id : "?");
-	snprintf(out->run_id, sizeof out->run_id, "%s", r->run_id);
-	out->state = r->state;
-	out->counted = counted(r);
-	out->last_seen_s = r->last_seen_ns ? (double)(now - r->last_seen_ns) / 1e9 : -1;
-	out->clock_offset_s = r->offset_s;
-	snprintf(out->msg, sizeof out->msg, "%s", r->msg[0] ? r->msg : ep ? ep->msg : "");
-	if (!r->have)
+	i -= f->nfin;
+	if (i < f->nrows) {
+		row_info(f, f->rows[i], now, out);
 		return;
-	const struct snapshot *s = &r->snap;
-	out->open_loop = s->open_loop;
-	out->target = s->open_loop ? s->rate : s->concurrency;
-	out->in_flight = s->in_flight;
-	out->completed = s->run_c.completed;
-	out->errors = snapshot_failed(s);
-	out->req_s = s->win_seconds > 0 ? (double)s->win_c.completed / s->win_seconds : 0;
+	}
+	const struct endpoint *ep = refused_ep(f, i - f->nrows);
+	if (ep) {
+		snprintf(out->id, sizeof out->id, "%s", ep->id);
+		out->state = FLEET_GEN_REFUSED;
+		out->last_seen_s = ep->last_ok_ns ? (double)(now - ep->last_ok_ns) / 1e9 : -1;
+		out->clock_offset_s = NAN;
+		snprintf(out->msg, sizeof out->msg, "%s", ep->msg);
+	}
 }
 
 /* ---- writing ---- */
@@ -1007,7 +1198,7 @@ int fleet_write_merged(const struct fleet *f, const char *path, char *err, size_
 	}
 	size_t n = 0;
 	for (size_t i = 0; i < f->nrows; i++)
-		if (counted(f->rows[i]))
+		if (counted(f, f->rows[i]))
 			src[n++] = &f->rows[i]->snap;
 	int rc = fleet_merge_write(src, n, path, err, errcap);
 	free(src);
@@ -1049,14 +1240,16 @@ static void on_cmd(void *ud, long code, const char *body, size_t len, const char
 	struct cmd_ctx *c = ud;
 	(void)len;
 	if (err || code < 200 || code >= 300) {
-		char msg[CMD_MSG_MAX];
+		/* Its words scrubbed whole before they are cut to fit: a token it
+		 * echoed, escapes. */
+		char msg[CMD_MSG_MAX], said[64];
 		const char *m = strstr(body, "\"message\":\"");
-		int ml = m ? (int)strcspn(m + 11, "\"") : 0;
+		const char *t = err ? err : m ? m + 11 : "";
+		fleet_text_scrub_into(said, sizeof said, t, err ? strlen(t) : strcspn(t, "\""), fleet_secrets(c->f));
 		if (err)
-			snprintf(msg, sizeof msg, "%.60s: %.20s failed: %.50s", c->id, c->what, err);
+			snprintf(msg, sizeof msg, "%.60s: %.20s failed: %.50s", c->id, c->what, said);
 		else
-			snprintf(msg, sizeof msg, "%.60s: %.20s: HTTP %ld%s%.*s", c->id, c->what, code, m ? " " : "", ml > 60 ? 60 : ml,
-				 m ? m + 11 : "");
+			snprintf(msg, sizeof msg, "%.60s: %.20s: HTTP %ld%s%s", c->id, c->what, code, m ? " " : "", said);
 		record(c->f, CMD_SRC_FLEET, CMD_FAILED, msg);
 	}
 	free(c);
@@ -1095,9 +1288,9 @@ static struct endpoint **live_endpoints(const struct fleet *f, size_t *k, enum c
 	}
 	for (size_t i = 0; i < f->neps; i++) {
 		struct endpoint *ep = f->eps[i];
-		if (ep->row < 0 || ep->refused)
+		if (!ep->row || !counted(f, ep->row))
 			continue;
-		enum fleet_gen_state s = f->rows[ep->row]->state;
+		enum fleet_gen_state s = ep->row->state;
 		if (s == FLEET_GEN_RUNNING || s == FLEET_GEN_WAITING)
 			out[(*k)++] = ep;
 	}
@@ -1243,8 +1436,15 @@ static enum cmd_status t_snapshot(void *ud, enum cmd_source src, struct cmd_resu
 			continue;
 		char gp[4200];
 		snprintf(gp, sizeof gp, "%.*s-gen-%.8s.json", (int)base, path, r->run_id);
-		if (snapshot_write_atomic(gp, sizeof gp, false, r->raw, strlen(r->raw), err, sizeof err) != 0)
+		/* As received, but scrubbed as all the fleet shows or saves. */
+		char *raw = strdup(r->raw);
+		if (!raw)
+			snprintf(err, sizeof err, "out of memory");
+		else
+			fleet_text_scrub(raw, f->secrets);  /* control bytes are JSON whitespace or invalid anyway */
+		if (!raw || snapshot_write_atomic(gp, sizeof gp, false, raw, strlen(raw), err, sizeof err) != 0)
 			snprintf(f->last_cmd.msg, sizeof f->last_cmd.msg, "%.150s", err);
+		free(raw);
 	}
 	struct cmd_result ignored;
 	fleet_cmd_post_all(f, "/v1/snapshot", "snapshot", &ignored);

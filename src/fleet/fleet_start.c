@@ -15,6 +15,7 @@
 #include "infertop/cli.h"
 #include "infertop/clock.h"
 #include "infertop/options.h"
+#include "infertop/redact.h"
 #include "infertop/snapshot.h"
 
 #define COLLECT_NS CLOCK_NS_PER_S        /* results asked for once a second */
@@ -158,6 +159,12 @@ struct fleet_start *fleet_start_new(struct fleet *f, int argc, char **argv, char
 		fleet_start_free(s);
 		return NULL;
 	}
+	/* The fleet's reference is its own spec's target (and model when
+	 * given): a generator loading anything else is refused, however many
+	 * of them answer first. */
+	char url[1024];
+	redact_url(c.url, url, sizeof url);
+	fleet_set_reference(f, url, c.model);
 	s->open_loop = c.rate > 0;
 	s->concurrency = c.concurrency;
 	s->rate = c.rate;
@@ -227,18 +234,22 @@ static void on_posted(void *ud, long code, const char *body, size_t len, const c
 	cJSON *j = code ? cJSON_ParseWithLength(body, len) : NULL;
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
-	if (code == 201 && cJSON_IsString(id) && strlen(id->valuestring) == 32) {
+	if (code == 201 && cJSON_IsString(id) && strlen(id->valuestring) == 32 &&
+	    strspn(id->valuestring, "0123456789abcdef") == 32) {
 		snprintf(g->run_id, sizeof g->run_id, "%s", id->valuestring);
 		g->phase = PH_RUNNING;
 		g->last_answer_ns = clock_now_ns();
 		fprintf(stderr, "infertop fleet: %s: run %s\n", url, g->run_id);
 	} else {
 		g->phase = PH_FAILED;
+		/* Its words scrubbed (a token it echoed, escapes) before shown. */
+		char said[200] = "";
+		const char *t = err ? err : cJSON_IsString(m) ? m->valuestring : "";
+		fleet_text_scrub_into(said, sizeof said, t, strlen(t), fleet_secrets(s->f));
 		if (err)
-			snprintf(g->msg, sizeof g->msg, "%s", err);
+			snprintf(g->msg, sizeof g->msg, "%s", said);
 		else
-			snprintf(g->msg, sizeof g->msg, "HTTP %ld%s%s", code, cJSON_IsString(m) ? ": " : "",
-				 cJSON_IsString(m) ? m->valuestring : "");
+			snprintf(g->msg, sizeof g->msg, "HTTP %ld%s%s", code, cJSON_IsString(m) ? ": " : "", said);
 		fprintf(stderr, "infertop fleet: %s: the run was not started: %s\n", url, g->msg);
 	}
 	cJSON_Delete(j);
@@ -263,7 +274,17 @@ static void on_result(void *ud, long code, const char *body, size_t len, const c
 	char why[256];
 	if (snapshot_parse(&g->result, body, len, why, sizeof why) != 0) {
 		g->phase = PH_FAILED;
+		fleet_text_scrub(why, fleet_secrets(g->s->f));
 		snprintf(g->msg, sizeof g->msg, "its result does not read: %.200s", why);
+		fprintf(stderr, "infertop fleet: %s: %s\n", url, g->msg);
+		return;
+	}
+	/* Merged and saved only when believable, and scrubbed as a status. */
+	fleet_status_scrub(&g->result, fleet_secrets(g->s->f));
+	if (fleet_status_check(&g->result, why, sizeof why) != 0) {
+		snapshot_release(&g->result);
+		g->phase = PH_FAILED;
+		snprintf(g->msg, sizeof g->msg, "its result is refused: %.200s", why);
 		fprintf(stderr, "infertop fleet: %s: %s\n", url, g->msg);
 		return;
 	}
