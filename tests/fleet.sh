@@ -63,7 +63,7 @@ import json, sys
 d = json.load(sys.stdin)
 print(d["completed"], d["infertop"]["state"]["in_flight"], d["infertop"]["run"]["run_id"])'
 }
-post() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" -X POST "$1$2"; }
+post() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' -X POST "$1$2"; }
 # The fleet's latest line: the number of requests it counts as ok.
 fleet_ok() { grep '^fleet: .* ok,' "$tmp/f.err" | tail -1 | sed 's/.*: \([0-9]*\) ok,.*/\1/'; }
 # wait_ok N: until the fleet's latest line counts N.

@@ -116,7 +116,7 @@ check "the fleet ends with 0" $?
 python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-sys.exit(0 if d["infertop"]["run"]["model"] == "model?[2J?]0;pwned???31m" else 1)' "$tmp/e.json"
+sys.exit(0 if d["infertop"]["run"]["model"] == "model?[2J?]0;pwned??31m" else 1)' "$tmp/e.json"
 check "its model is in the result file, scrubbed" $?
 "$INFERTOP_BIN" fleet --targets "$fe" --token-env INFERTOP_FLEET_TEST_TOKEN --no-tui --start -c 2 -d 5s "$target" \
 	>"$tmp/e2.out" 2>"$tmp/e2.err"

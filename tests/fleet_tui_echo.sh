@@ -30,7 +30,7 @@ fake echo "$tmp/t.json" --echo
 tmux_session 140 45 "$tmp" "env TERM=screen-256color INFERTOP_THEMES_DIR=$INFERTOP_SRCDIR/themes $INFERTOP_BIN fleet --targets $fake_url --token-env INFERTOP_FLEET_ECHO_TOKEN; echo \$? >$tmp/status"
 
 wait_for "the dashboard shows up" "Latency" 20 || exit 1
-wait_for "the header shows its model scrubbed" "model model\?\[2J\?\]0;pwned\?\?\?31m"
+wait_for "the header shows its model scrubbed" "model model\?\[2J\?\]0;pwned\?\?31m"
 T send-keys -t tui p
 wait_for "p: its refusal is shown scrubbed" "pause: HTTP 401 bad token Bearer \*\*\* \?\[2J" 5
 T capture-pane -p -S - -t tui >"$tmp/pane"

@@ -287,8 +287,8 @@ static void test_scrub(void **state)
 {
 	(void)state;
 	char t[] = "a\x1b[31mb\x07" "c\td\xc2\x9b" "e\xc3\xa9" "f\x9b\x7f\n";
-	redact_controls_inplace(t);
-	assert_string_equal(t, "a?[31mb?c d??e\xc3\xa9" "f?? ");
+	redact_controls(t);
+	assert_string_equal(t, "a?[31mb?c d?e\xc3\xa9" "f?? ");
 	const char *const secrets[] = {"fleet-TOKEN-x1", NULL};
 	char u[] = "echo fleet-TOKEN-x1 and Bearer abcdef\x1b]0;t\x07";
 	fleet_text_scrub(u, secrets);

@@ -33,10 +33,5 @@ void redact_secrets(char *text, const char *const *secrets);
  * or a long run of letters and digits mixed): such a value is never echoed
  * in a message. */
 int redact_looks_secret(const char *s);
-/* Replaces, in place, every control character a terminal would act on
- * (C0 bytes, DEL, and the UTF-8 forms of C1 U+0080..U+009F) with '?', a
- * tab, CR or LF with a space: text from the network is shown on one line
- * and never moves the cursor or sets colours (length unchanged). */
-void redact_controls_inplace(char *text);
 
 #endif

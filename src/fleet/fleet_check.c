@@ -108,7 +108,7 @@ int fleet_status_check(const struct snapshot *s, char *why, size_t cap)
 void fleet_text_scrub(char *text, const char *const *secrets)
 {
 	redact_secrets(text, secrets);
-	redact_controls_inplace(text);
+	redact_controls(text);
 }
 
 void fleet_text_scrub_into(char *dst, size_t cap, const char *src, size_t len, const char *const *secrets)

@@ -171,19 +171,3 @@ int redact_looks_secret(const char *s)
 	}
 	return n >= 20 && alpha && digit;
 }
-
-void redact_controls_inplace(char *t)
-{
-	if (!t)
-		return;
-	for (unsigned char *p = (unsigned char *)t; *p; p++) {
-		if (*p == '\t' || *p == '\n' || *p == '\r')
-			*p = ' ';
-		else if (*p < 0x20 || *p == 0x7f)
-			*p = '?';
-		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-			p[0] = p[1] = '?';  /* C1 (CSI is U+009B): two bytes, two marks */
-		else if (*p >= 0x80 && *p <= 0x9f && (p == (unsigned char *)t || p[-1] < 0x80))
-			*p = '?';  /* a lone C1 byte (an 8-bit terminal's CSI), not inside a UTF-8 sequence */
-	}
-}
