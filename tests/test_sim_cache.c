@@ -341,6 +341,76 @@ static void test_context_too_long(void **state)
 	assert_int_equal(su_stop(&c), 0);
 }
 
+/* The answer's text of a non-streamed response (chat or completions). */
+static char *answer_text(const char *body)
+{
+	cJSON *j = cJSON_Parse(body);
+	assert_non_null(j);
+	const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "choices"), 0);
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(c0, "message");
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(m ? m : c0, m ? "content" : "text");
+	assert_true(cJSON_IsString(t));
+	char *out = strdup(t->valuestring);
+	assert_non_null(out);
+	cJSON_Delete(j);
+	return out;
+}
+
+/* A session's second turn sends the first turn's prompt and answer back:
+ * the answer's blocks were cached as it was generated, so the hit covers
+ * prompt and answer (122 tokens: 7 blocks, 112 tokens), not just the
+ * first prompt (102 tokens: 6 blocks, 96). Completions alike, without
+ * the chat roles: 120 shared tokens, 112 cached. */
+static void test_answer_cached(void **state)
+{
+	(void)state;
+	static const char *const args[] = { "--timing", "fixed", "--ttft", "1ms", "--itl", "1ms", NULL };
+	struct sim_child c;
+	assert_int_equal(su_spawn(args, &c), 0);
+	char *p1 = words("a", 100, 100), *p2 = words("q", 0, 30);
+	for (int chat = 0; chat < 2; chat++) {
+		size_t cap = 8192;
+		char *body = malloc(cap);
+		assert_non_null(body);
+		if (chat)
+			snprintf(body, cap,
+				 "{\"messages\":[{\"role\":\"system\",\"content\":\"be brief\"},"
+				 "{\"role\":\"user\",\"content\":\"%s\"}],\"max_tokens\":20,\"ignore_eos\":true}",
+				 p1);
+		else
+			snprintf(body, cap, "{\"prompt\":\"%s\",\"max_tokens\":20,\"ignore_eos\":true}", p1);
+		const char *path = chat ? "/v1/chat/completions" : "/v1/completions";
+		struct su_resp r;
+		assert_int_equal(su_request(c.port, NULL, path, body, 5000, &r), CURLE_OK);
+		assert_int_equal(r.status, 200);
+		char *ans = answer_text(r.body);
+		su_resp_free(&r);
+		if (chat)
+			snprintf(body, cap,
+				 "{\"messages\":[{\"role\":\"system\",\"content\":\"be brief\"},"
+				 "{\"role\":\"user\",\"content\":\"%s\"},"
+				 "{\"role\":\"assistant\",\"content\":\"%s\"},"
+				 "{\"role\":\"user\",\"content\":\"%s\"}],\"max_tokens\":2}",
+				 p1, ans, p2);
+		else
+			snprintf(body, cap, "{\"prompt\":\"%s%s %s\",\"max_tokens\":2}", p1, ans, p2);
+		free(ans);
+		assert_int_equal(su_request(c.port, NULL, path, body, 5000, &r), CURLE_OK);
+		assert_int_equal(r.status, 200);
+		struct answer a;
+		read_answer(r.body, &a);
+		su_resp_free(&r);
+		free(body);
+		printf("# %s turn 2: %ld of %ld tokens cached\n", chat ? "chat" : "completions", a.cached,
+		       a.prompt);
+		assert_int_equal(a.prompt, 150 + 2 * chat);
+		assert_int_equal(a.cached, 112);
+	}
+	free(p1);
+	free(p2);
+	assert_int_equal(su_stop(&c), 0);
+}
+
 /* --no-prefix-caching: the same prompt twice is prefilled twice. */
 static void test_caching_off(void **state)
 {
@@ -370,6 +440,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_counters_are_sums, su_teardown),
 		cmocka_unit_test_teardown(test_lru_eviction, su_teardown),
 		cmocka_unit_test_teardown(test_context_too_long, su_teardown),
+		cmocka_unit_test_teardown(test_answer_cached, su_teardown),
 		cmocka_unit_test_teardown(test_caching_off, su_teardown),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

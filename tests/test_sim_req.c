@@ -261,7 +261,8 @@ static void blocks_of(const char *body, long bt, struct sim_blocks *b, long *tok
 
 /* Whole blocks only, chained: block k's hash changes with any token
  * before its end and with nothing after; text and its ids hash alike;
- * a chat message's role is part of its content's hash. */
+ * a chat message's role is part of its content's hash; an answer
+ * appended hashes as the same text sent in the next prompt. */
 static void test_block_hashes(void **state)
 {
 	(void)state;
@@ -305,6 +306,27 @@ static void test_block_hashes(void **state)
 	assert_true(a.hash[0] == b.hash[0] && a.hash[1] != b.hash[1]);
 	free(b.hash);
 	free(a.hash);
+
+	/* an answer continues its prompt as the next turn will send it back */
+	blocks_of("{\"prompt\":\"a b c\"}", 2, &a, &na);
+	assert_int_equal(sim_blocks_append(&a, NULL, " d e f", 6), 0);
+	blocks_of("{\"prompt\":\"a b c d e f\"}", 2, &b, &nb);
+	assert_int_equal(a.tokens, 6);
+	assert_int_equal(a.n, 3);
+	assert_int_equal(b.n, 3);
+	assert_memory_equal(a.hash, b.hash, 3 * sizeof *a.hash);
+	free(a.hash);
+	free(b.hash);
+	blocks_of("{\"messages\":[{\"role\":\"user\",\"content\":\"a b c\"}]}", 2, &a, &na);
+	assert_int_equal(sim_blocks_append(&a, "assistant", " d e f", 6), 0);
+	blocks_of("{\"messages\":[{\"role\":\"user\",\"content\":\"a b c\"},"
+		  "{\"role\":\"assistant\",\"content\":\"d e f\"},"
+		  "{\"role\":\"user\",\"content\":\"g\"}]}", 2, &b, &nb);
+	assert_int_equal(a.n, 3);
+	assert_int_equal(b.n, 3);
+	assert_memory_equal(a.hash, b.hash, 3 * sizeof *a.hash);
+	free(a.hash);
+	free(b.hash);
 
 	/* a bad body leaves nothing to free */
 	struct sim_req r;

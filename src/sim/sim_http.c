@@ -136,7 +136,7 @@ static void rq_free(struct sim_rq *rq)
 	if (rq->next)
 		rq->next->prev = rq->prev;
 	s->nlive--;
-	free(rq->blocks);
+	free(rq->blk.hash);
 	free(rq->body);
 	free(rq->spill);
 	free(rq);
@@ -372,8 +372,7 @@ static enum MHD_Result serve_completion(struct sim_server *s, struct sim_rq *rq,
 	free(rq->body);
 	rq->body = NULL;
 	rq->body_len = rq->body_cap = 0;
-	rq->blocks = blk.hash;
-	rq->nblocks = blk.n;
+	rq->blk = blk;
 	if (!model_ok(s, &req))
 		return unknown_model(rq, &req);
 

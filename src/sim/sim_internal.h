@@ -194,8 +194,7 @@ struct sim_rq {
 	double prefill_left;		/* tokens still to prefill */
 	int32_t prompt_tokens, max_tokens, target;
 	int32_t cached_tokens;		/* prompt tokens found in the prefix cache */
-	uint64_t *blocks;		/* the prompt's block hashes (sim_req.h) */
-	long nblocks;
+	struct sim_blocks blk;		/* the prompt's block hashes (sim_req.h) */
 	int64_t ttft_ns;		/* fixed timing: this request's time to first token */
 	int32_t produced;		/* tokens generated so far */
 	int32_t stop_at;		/* generation ends here: target, or a fault's point */
@@ -269,6 +268,8 @@ size_t sim_render_tail(const struct sim_server *s, const struct sim_rq *rq, char
 /* Whole non-streaming response body (malloc'd, NUL-terminated), NULL when
  * out of memory. */
 char *sim_render_full(const struct sim_server *s, const struct sim_rq *rq, size_t *len);
+/* The text of output token k (a word; the stream sends " " before it). */
+const char *sim_render_word(const struct sim_rq *rq, int32_t k);
 /* {"error":{"message":...,"type":...,"code":...}} (malloc'd). */
 char *sim_render_error(const char *message, const char *type, int code, size_t *len);
 /* {"object":"error","message":...,"type":...,"param":null,"code":...}:

@@ -34,6 +34,11 @@ static const char *word_at(const struct sim_rq *rq, int32_t k)
 	return words[mix64(rq->id * 0x9e3779b97f4a7c15ULL + (uint64_t)k) % NWORDS];
 }
 
+const char *sim_render_word(const struct sim_rq *rq, int32_t k)
+{
+	return word_at(rq, k);
+}
+
 /* "chatcmpl-" + 32 hex digits, like vLLM's uuid4 hex ids. */
 static void fmt_id(const struct sim_rq *rq, char *buf, size_t cap)
 {

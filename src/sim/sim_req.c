@@ -345,6 +345,25 @@ int sim_req_parse_blocks(const char *body, size_t len, enum sim_api api, struct 
 		free(blk->hash);
 		blk->hash = NULL;
 		blk->n = 0;
+		return rc;
 	}
-	return rc;
+	blk->tokens = (long)k.n;
+	blk->state = k.h;
+	blk->salt = k.salt;
+	blk->cap = k.blk_cap;
+	return 0;
+}
+
+int sim_blocks_append(struct sim_blocks *blk, const char *role, const char *text, size_t len)
+{
+	struct id_sink k = { .n = (size_t)blk->tokens, .blk = blk, .h = blk->state, .salt = blk->salt,
+			     .blk_cap = blk->cap };
+	if (role)
+		sink_put_role(&k, role);
+	sim_tokenize_text(text, len, id_put, &k);
+	blk->tokens = (long)k.n;
+	blk->state = k.h;
+	blk->salt = k.salt;
+	blk->cap = k.blk_cap;
+	return k.oom ? -1 : 0;
 }

@@ -60,12 +60,22 @@ int sim_req_parse(const char *body, size_t len, enum sim_api api, struct sim_req
 struct sim_blocks {
 	long block_tokens;	/* in: tokens per block, >= 1 */
 	uint64_t *hash;		/* out: malloc'd (NULL when n is 0); the caller frees */
-	long n;			/* out: prompt_tokens / block_tokens */
+	long n;			/* out: tokens / block_tokens */
+	/* where hashing stopped, for sim_blocks_append() */
+	long tokens;
+	uint64_t state, salt;
+	long cap;
 };
 
 /* sim_req_parse() that also hashes the prompt's blocks into *blk. On
  * error (or out of memory: -1 with a message) blk->hash is NULL. */
 int sim_req_parse_blocks(const char *body, size_t len, enum sim_api api, struct sim_req *out,
 			 struct sim_blocks *blk, char *err, size_t errcap);
+
+/* Goes on hashing as if text followed the prompt, as the start of a
+ * message of this role when role is not NULL: a chat answer continues its
+ * prompt as the assistant message the next turn will carry. 0, or -1 out
+ * of memory (the blocks so far stay). */
+int sim_blocks_append(struct sim_blocks *blk, const char *role, const char *text, size_t len);
 
 #endif

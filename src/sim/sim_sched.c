@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "infertop/clock.h"
 #include "sim_internal.h"
@@ -14,6 +15,41 @@
 static double secs(int64_t ns)
 {
 	return (double)ns / (double)CLOCK_NS_PER_S;
+}
+
+/* The prefix cache, at a request's first admission (vLLM V1 looks up and
+ * caches a request's blocks when it schedules it): its leading cached
+ * blocks need no prefill. As in vLLM, the last prompt token is always
+ * computed, so a prompt that is all cached blocks still recomputes its
+ * last block. The blocks enter the cache at once, so the next request
+ * admitted finds them even while this one's prefill runs. */
+static void prefix_lookup(struct sim_server *s, struct sim_rq *rq)
+{
+	long bt = s->opt.kv_block_tokens;
+	long max_hit = rq->prompt_tokens > 0 ? (rq->prompt_tokens - 1) / bt : 0;
+	long hit = s->opt.no_prefix_caching
+			   ? 0
+			   : sim_cache_lookup(&s->cache, rq->blk.hash, rq->blk.n, max_hit);
+	rq->cached_tokens = (int32_t)(hit * bt);
+	s->st.prefix_queries += (uint64_t)rq->prompt_tokens;
+	s->st.prefix_hits += (uint64_t)rq->cached_tokens;
+}
+
+/* A finished answer's whole blocks are cached too (vLLM V1 caches blocks
+ * as decoding fills them): a chat answer continues its prompt as the
+ * assistant message the next turn sends back, so that turn finds the
+ * previous answer cached as well. */
+static void cache_answer(struct sim_server *s, struct sim_rq *rq)
+{
+	if (s->opt.no_prefix_caching || !rq->admitted)
+		return;
+	const char *role = rq->api == SIM_API_CHAT ? "assistant" : NULL;
+	for (int32_t k = 0; k < rq->produced; k++) {
+		const char *w = sim_render_word(rq, k);
+		if (sim_blocks_append(&rq->blk, k == 0 ? role : NULL, w, strlen(w)) != 0)
+			break;
+	}
+	sim_cache_lookup(&s->cache, rq->blk.hash, rq->blk.n, 0);
 }
 
 /* One token comes out of the engine at time t (the scheduled time, so the
@@ -49,6 +85,7 @@ static void finish(struct sim_server *s, struct sim_rq *rq, int64_t t)
 	s->kv_used -= rq->kv_held;
 	rq->kv_held = 0;
 	if (rq->produced == rq->target) {
+		cache_answer(s, rq);
 		st->success[rq->finish_stop ? 1 : 0]++;
 		sim_hist_observe(&st->e2e, secs(t - rq->t_arrive));
 		st->gen_tokens_finished += (uint64_t)rq->produced;
@@ -57,27 +94,6 @@ static void finish(struct sim_server *s, struct sim_rq *rq, int64_t t)
 			sim_hist_observe(&st->tpot,
 					 secs(rq->t_last - rq->t_first) / (double)(rq->produced - 1));
 	}
-}
-
-/* The prefix cache, at a request's first admission (vLLM V1 looks up and
- * caches a request's blocks when it schedules it): its leading cached
- * blocks need no prefill. As in vLLM, the last prompt token is always
- * computed, so a prompt that is all cached blocks still recomputes its
- * last block. The blocks enter the cache at once, so the next request
- * admitted finds them even while this one's prefill runs. */
-static void prefix_lookup(struct sim_server *s, struct sim_rq *rq)
-{
-	long bt = s->opt.kv_block_tokens;
-	long max_hit = rq->prompt_tokens > 0 ? (rq->prompt_tokens - 1) / bt : 0;
-	long hit = s->opt.no_prefix_caching
-			   ? 0
-			   : sim_cache_lookup(&s->cache, rq->blocks, rq->nblocks, max_hit);
-	rq->cached_tokens = (int32_t)(hit * bt);
-	s->st.prefix_queries += (uint64_t)rq->prompt_tokens;
-	s->st.prefix_hits += (uint64_t)rq->cached_tokens;
-	free(rq->blocks);
-	rq->blocks = NULL;
-	rq->nblocks = 0;
 }
 
 static void admit_common(struct sim_server *s, struct sim_rq *rq, int64_t t)
