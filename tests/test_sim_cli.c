@@ -28,7 +28,8 @@ static const char *const all_options[] = {
 	"--listen",	  "--model",	 "--profile",	      "--timing",	    "--ttft",
 	"--itl",	  "--max-running", "--kv-tokens",     "--prefill-rate",	    "--step-time",
 	"--step-time-per-seq", "--max-connections", "--fail-rate", "--fail-kinds", "--seed",
-	"--max-tokens-default", "--verbose",  "--help",
+	"--max-tokens-default", "--max-model-len", "--kv-block-tokens", "--no-prefix-caching",
+	"--verbose",  "--help",
 };
 
 /* A child's stdout and stderr, read to EOF. */
@@ -149,6 +150,9 @@ static void test_parse_values(void **state)
 	assert_int_equal(o.fail_kinds, (1u << SIM_FAULT_COUNT) - 1);
 	assert_int_equal(o.seed, 1);
 	assert_int_equal(o.max_tokens_default, 256);
+	assert_int_equal(o.max_model_len, 65536);	/* --kv-tokens */
+	assert_int_equal(o.kv_block_tokens, 16);
+	assert_int_equal(o.no_prefix_caching, 0);
 	assert_int_equal(o.conn_idle_s, 0);
 	assert_int_equal(o.conn_max_requests, 0);
 	assert_int_equal(o.conn_close_silently, 0);
@@ -159,7 +163,8 @@ static void test_parse_values(void **state)
 			"--prefill-rate", "1.5e3", "--step-time", "2ms", "--step-time-per-seq", "0",
 			"--max-connections", "9", "--fail-rate", "0.25", "--fail-kinds", "429,stall", "--seed",
 			"18446744073709551615", "--max-tokens-default", "12", "--conn-idle-timeout", "1.5s",
-			"--conn-max-requests", "3", "--conn-close-silently", "--verbose", NULL };
+			"--conn-max-requests", "3", "--conn-close-silently", "--verbose", "--max-model-len",
+			"900", "--kv-block-tokens", "32", "--no-prefix-caching", NULL };
 	assert_int_equal(sim_opts_parse((int)(sizeof all / sizeof all[0]) - 1, all, &o), 0);
 	assert_string_equal(o.listen_host, "::1");
 	assert_int_equal(o.listen_port, 0);
@@ -183,6 +188,9 @@ static void test_parse_values(void **state)
 	assert_int_equal(o.conn_max_requests, 3);
 	assert_int_equal(o.conn_close_silently, 1);
 	assert_int_equal(o.verbose, 1);
+	assert_int_equal(o.max_model_len, 900);
+	assert_int_equal(o.kv_block_tokens, 32);
+	assert_int_equal(o.no_prefix_caching, 1);
 
 	/* --ttft or --itl alone imply fixed timing; ":PORT" any IPv4 address */
 	char *fixed[] = { "sim", "--itl", "1ms", "--listen", ":8080", NULL };
@@ -217,6 +225,8 @@ static void test_bad_options(void **state)
 		{ { "--fail-kinds", "500,teapot" }, "teapot" },
 		{ { "--seed", "-3" }, "--seed" },
 		{ { "--max-tokens-default", "0" }, "--max-tokens-default" },
+		{ { "--kv-block-tokens", "0" }, "--kv-block-tokens" },
+		{ { "--max-model-len", "2000", "--kv-tokens", "1000" }, "--max-model-len 2000 exceeds" },
 		{ { "--listen", "nonsense" }, "--listen" },
 		{ { "--listen", "127.0.0.1:99999" }, "--listen" },
 		{ { "--model", "" }, "--model" },

@@ -66,7 +66,8 @@ static double jnum(const cJSON *o, const char *k)
 	return v->valuedouble;
 }
 
-/* {"error":{"message":...,"type":...,"code":status}} */
+/* {"error":{"message":...,"type":...,"code":status}}, or vLLM's
+ * {"object":"error","message":...,...} of a context too long. */
 static void assert_openai_error(const struct su_resp *r, long status)
 {
 	assert_int_equal(r->status, status);
@@ -75,6 +76,8 @@ static void assert_openai_error(const struct su_resp *r, long status)
 	assert_non_null(strstr(ct, "application/json"));
 	cJSON *j = parse_json(r->body);
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+	if (!e && jstr(j, "object") && strcmp(jstr(j, "object"), "error") == 0)
+		e = j;
 	assert_true(cJSON_IsObject(e));
 	assert_non_null(jstr(e, "message"));
 	assert_true(strlen(jstr(e, "message")) > 0);

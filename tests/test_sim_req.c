@@ -1,5 +1,6 @@
-/* Pure pieces of the sim: the tokenizer, request body validation, fault
- * kind lists and the seeded RNG. */
+/* Pure pieces of the sim: the tokenizer, request body validation, block
+ * hashes and the LRU of the prefix cache, fault kind lists and the seeded
+ * RNG. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -7,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -246,10 +248,142 @@ static void test_rng(void **state)
 	assert_int_equal(sim_rng_below(&a, 0), 0);
 }
 
+static void blocks_of(const char *body, long bt, struct sim_blocks *b, long *tokens)
+{
+	struct sim_req r;
+	char err[256];
+	b->block_tokens = bt;
+	enum sim_api api = strstr(body, "\"messages\"") ? SIM_API_CHAT : SIM_API_COMPLETIONS;
+	if (sim_req_parse_blocks(body, strlen(body), api, &r, b, err, sizeof err) != 0)
+		fail_msg("%s: %s", body, err);
+	*tokens = r.prompt_tokens;
+}
+
+/* Whole blocks only, chained: block k's hash changes with any token
+ * before its end and with nothing after; text and its ids hash alike;
+ * a chat message's role is part of its content's hash; an answer
+ * appended hashes as the same text sent in the next prompt. */
+static void test_block_hashes(void **state)
+{
+	(void)state;
+	struct sim_blocks a, b;
+	long na, nb;
+	blocks_of("{\"prompt\":\"a b c d e f g\"}", 3, &a, &na);
+	assert_int_equal(na, 7);
+	assert_int_equal(a.n, 2);
+	blocks_of("{\"prompt\":\"a b c d e f x y z\"}", 3, &b, &nb);
+	assert_int_equal(b.n, 3);
+	assert_true(a.hash[0] == b.hash[0] && a.hash[1] == b.hash[1]);
+	assert_true(b.hash[2] != b.hash[1] && b.hash[1] != b.hash[0]);
+	free(b.hash);
+	blocks_of("{\"prompt\":\"X b c d e f\"}", 3, &b, &nb);
+	assert_true(a.hash[0] != b.hash[0] && a.hash[1] != b.hash[1]);	/* chained */
+	free(b.hash);
+	/* the same tokens as ids */
+	char ids[256];
+	snprintf(ids, sizeof ids, "{\"prompt\":[%u,%u,%u,%u,%u,%u]}", sim_token_id("a", 1),
+		 sim_token_id("b", 1), sim_token_id("c", 1), sim_token_id("d", 1), sim_token_id("e", 1),
+		 sim_token_id("f", 1));
+	blocks_of(ids, 3, &b, &nb);
+	assert_int_equal(b.n, 2);
+	assert_true(a.hash[0] == b.hash[0] && a.hash[1] == b.hash[1]);
+	free(b.hash);
+	blocks_of("{\"prompt\":\"a b\"}", 3, &b, &nb);
+	assert_int_equal(b.n, 0);
+	assert_null(b.hash);
+	free(a.hash);
+
+	blocks_of("{\"messages\":[{\"role\":\"user\",\"content\":\"a b c d\"}]}", 2, &a, &na);
+	blocks_of("{\"messages\":[{\"role\":\"system\",\"content\":\"a b c d\"}]}", 2, &b, &nb);
+	assert_int_equal(na, 4);
+	assert_int_equal(a.n, 2);
+	assert_true(a.hash[0] != b.hash[0]);
+	free(b.hash);
+	/* where one message ends and the next begins is part of the prompt */
+	blocks_of("{\"messages\":[{\"role\":\"user\",\"content\":\"a b\"},"
+		  "{\"role\":\"user\",\"content\":\"c d\"}]}", 2, &b, &nb);
+	assert_int_equal(nb, 4);
+	assert_true(a.hash[0] == b.hash[0] && a.hash[1] != b.hash[1]);
+	free(b.hash);
+	free(a.hash);
+
+	/* an answer continues its prompt as the next turn will send it back */
+	blocks_of("{\"prompt\":\"a b c\"}", 2, &a, &na);
+	assert_int_equal(sim_blocks_append(&a, NULL, " d e f", 6), 0);
+	blocks_of("{\"prompt\":\"a b c d e f\"}", 2, &b, &nb);
+	assert_int_equal(a.tokens, 6);
+	assert_int_equal(a.n, 3);
+	assert_int_equal(b.n, 3);
+	assert_memory_equal(a.hash, b.hash, 3 * sizeof *a.hash);
+	free(a.hash);
+	free(b.hash);
+	blocks_of("{\"messages\":[{\"role\":\"user\",\"content\":\"a b c\"}]}", 2, &a, &na);
+	assert_int_equal(sim_blocks_append(&a, "assistant", " d e f", 6), 0);
+	blocks_of("{\"messages\":[{\"role\":\"user\",\"content\":\"a b c\"},"
+		  "{\"role\":\"assistant\",\"content\":\"d e f\"},"
+		  "{\"role\":\"user\",\"content\":\"g\"}]}", 2, &b, &nb);
+	assert_int_equal(a.n, 3);
+	assert_int_equal(b.n, 3);
+	assert_memory_equal(a.hash, b.hash, 3 * sizeof *a.hash);
+	free(a.hash);
+	free(b.hash);
+
+	/* a bad body leaves nothing to free */
+	struct sim_req r;
+	char err[256];
+	b.block_tokens = 1;
+	assert_int_equal(sim_req_parse_blocks("{\"prompt\":\"a b\",\"max_tokens\":0}", 30,
+					      SIM_API_COMPLETIONS, &r, &b, err, sizeof err), -1);
+	assert_null(b.hash);
+	assert_int_equal(b.n, 0);
+}
+
+/* The cache alone: leading hits only, capped, least recently used
+ * evicted first, a prompt's first block kept longest. */
+static void test_cache_lru(void **state)
+{
+	(void)state;
+	struct sim_cache c;
+	sim_cache_init(&c, 4);
+	const uint64_t p[] = { 11, 12, 13 }, q[] = { 21, 22 }, r[] = { 11, 99, 13 };
+	assert_int_equal(sim_cache_lookup(&c, p, 3, 3), 0);
+	assert_int_equal(sim_cache_lookup(&c, p, 3, 2), 2);	/* max_hit */
+	assert_int_equal(sim_cache_lookup(&c, r, 3, 3), 1);	/* leading only; 99 enters, 13 is MRU */
+	assert_int_equal(c.n, 4);
+	/* order now 11, 99, 13, 12: q evicts 12 then 13 */
+	assert_int_equal(sim_cache_lookup(&c, q, 2, 2), 0);
+	assert_int_equal(c.evictions, 2);
+	assert_int_equal(sim_cache_lookup(&c, q, 2, 2), 2);
+	assert_int_equal(sim_cache_lookup(&c, p, 1, 1), 1);	/* 11 survived */
+	assert_int_equal(sim_cache_lookup(&c, r + 1, 1, 1), 1);	/* 99 too */
+	sim_cache_fini(&c);
+
+	/* many blocks through a small cache: the table stays consistent */
+	sim_cache_init(&c, 300);
+	uint64_t *h = malloc(1000 * sizeof *h);
+	assert_non_null(h);
+	for (int i = 0; i < 1000; i++)
+		h[i] = (uint64_t)i * 0x9e3779b97f4a7c15ULL;
+	for (int i = 0; i < 1000; i += 10)
+		assert_int_equal(sim_cache_lookup(&c, h + i, 10, 10), 0);
+	assert_int_equal(c.n, 300);
+	assert_int_equal(sim_cache_lookup(&c, h + 700, 300, 300), 300);
+	assert_int_equal(sim_cache_lookup(&c, h + 690, 10, 10), 0);
+	sim_cache_fini(&c);
+	free(h);
+
+	sim_cache_init(&c, 0);	/* a KV smaller than a block caches nothing */
+	assert_int_equal(sim_cache_lookup(&c, p, 3, 3), 0);
+	assert_int_equal(sim_cache_lookup(&c, p, 3, 3), 0);
+	sim_cache_fini(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tokenizer),
+		cmocka_unit_test(test_block_hashes),
+		cmocka_unit_test(test_cache_lru),
 		cmocka_unit_test(test_parse_fields),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_fault_lists),

@@ -17,6 +17,13 @@
  * (string content or the "text" of content parts), nothing for roles or
  * templates. A prompt given as token ids counts the ids.
  *
+ * Prefix cache: each whole block of --kv-block-tokens prompt tokens is
+ * hashed with every token before it; leading blocks found in an LRU of
+ * --kv-tokens / block blocks are not prefilled again, and the answer says
+ * so in usage.prompt_tokens_details.cached_tokens (the rules: sim_req.h,
+ * sim_sched.c and the man page). A prompt + max_tokens past
+ * --max-model-len gets vLLM's 400.
+ *
  * Streams: response headers go out as soon as a request is taken in (also
  * while it queues), the role-only chat chunk when the engine admits it,
  * then one chunk per token at its scheduled time, the last one carrying

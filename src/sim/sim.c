@@ -251,7 +251,17 @@ static const struct sim_opt opts[] = {
 	{ "max-running", "N", set_count, F(max_running), 1, 1000000,
 	  .help = "batching: concurrent sequences (default 32)" },
 	{ "kv-tokens", "N", set_count, F(kv_tokens), 1, 1L << 30,
-	  .help = "batching: KV cache capacity in tokens, also the model's context length (default 65536)" },
+	  .help = "KV cache capacity in tokens: batching's admission limit, and the prefix cache's size "
+		  "(default 65536)" },
+	{ "max-model-len", "N", set_count, F(max_model_len), 1, 1L << 30,
+	  .help = "context length: a request whose prompt + max_tokens (or prompt alone, without "
+		  "max_tokens) exceeds it gets vLLM's 400 (default and at most --kv-tokens)" },
+	{ "kv-block-tokens", "N", set_count, F(kv_block_tokens), 1, 1L << 20,
+	  .help = "prefix cache block size in tokens (default 16, as vLLM): each whole block of a prompt "
+		  "is hashed with all before it, and a block seen before (an LRU of --kv-tokens / N "
+		  "blocks) is not prefilled again" },
+	{ "no-prefix-caching", NULL, set_flag, F(no_prefix_caching),
+	  .help = "prefill every prompt whole; cached_tokens and the cache hit counters stay 0" },
 	{ "prefill-rate", "TOK/S", set_prefill_rate,
 	  .help = "batching: prompt tokens per second, shared by the batch (default 20000)" },
 	{ "step-time", "T", set_duration, F(step_ns), .help = "batching: engine step time (default 8ms)" },
@@ -324,6 +334,13 @@ void sim_usage(FILE *out)
 	      "random length in [max(1,min_tokens), max_tokens]. Prompt tokens: one per run of\n"
 	      "ASCII punctuation and one per run of other non-space bytes (\"Hello, world!\"\n"
 	      "is 4); the same count is in usage.prompt_tokens and POST /tokenize.\n"
+	      "Prefix cache: a chat prompt is hashed as each message's role and content, and\n"
+	      "a finished answer is cached as the assistant message after it. The last\n"
+	      "prompt token is always computed, so at most (prompt - 1) / N whole blocks\n"
+	      "hit. Cached tokens are left out of prefill (batching) or take their share off\n"
+	      "--ttft (fixed); usage.prompt_tokens_details.cached_tokens says how many (and\n"
+	      "timings.cache_n with --profile llamacpp), and /metrics counts them in the\n"
+	      "profile's names (vllm:prefix_cache_queries_total and _hits_total, in tokens).\n"
 	      "Faults are counted on /metrics as infertop_sim_faults_total{kind=...}.\n",
 	      out);
 }
@@ -348,6 +365,7 @@ int sim_opts_parse(int argc, char **argv, struct sim_opts *o)
 	o->fail_kinds = (1u << SIM_FAULT_COUNT) - 1;
 	o->seed = 1;
 	o->max_tokens_default = 256;
+	o->kv_block_tokens = 16;
 
 	struct option long_opts[NOPTS + 1];
 	char short_opts[2 * NOPTS + 1];
@@ -388,6 +406,15 @@ int sim_opts_parse(int argc, char **argv, struct sim_opts *o)
 	}
 	if (!p.timing_given && p.fixed_hint)
 		o->timing = SIM_TIMING_FIXED;
+	if (o->max_model_len == 0) {
+		o->max_model_len = o->kv_tokens;
+	} else if (o->max_model_len > o->kv_tokens) {
+		fprintf(stderr,
+			"infertop sim: --max-model-len %ld exceeds --kv-tokens %ld: a request that long "
+			"could never be admitted\n",
+			o->max_model_len, o->kv_tokens);
+		return 2;
+	}
 	if (o->timing == SIM_TIMING_BATCHING && o->step_ns + o->step_per_seq_ns <= 0) {
 		fputs("infertop sim: --step-time and --step-time-per-seq cannot both be 0\n", stderr);
 		return 2;

@@ -136,6 +136,7 @@ static void rq_free(struct sim_rq *rq)
 	if (rq->next)
 		rq->next->prev = rq->prev;
 	s->nlive--;
+	free(rq->blk.hash);
 	free(rq->body);
 	free(rq->spill);
 	free(rq);
@@ -218,6 +219,17 @@ static enum MHD_Result send_error(struct sim_rq *rq, unsigned status, const char
 	return send_buf(rq->conn, status, buf, len, "application/json", h1, v1);
 }
 
+/* The context-length refusal, in the body vLLM sends for it. */
+static enum MHD_Result send_context_error(struct sim_rq *rq, const char *msg)
+{
+	size_t len = 0;
+	char *buf = sim_render_error_vllm(msg, "BadRequestError", MHD_HTTP_BAD_REQUEST, &len);
+	rq->phase = SIM_PH_DONE;
+	if (rq->srv->opt.verbose)
+		fprintf(stderr, "infertop sim: 400 %s\n", msg);
+	return send_buf(rq->conn, MHD_HTTP_BAD_REQUEST, buf, len, "application/json", NULL, NULL);
+}
+
 static char *dup_text(const char *t, size_t *len)
 {
 	*len = strlen(t);
@@ -236,7 +248,7 @@ static enum MHD_Result serve_models(struct sim_server *s, struct sim_rq *rq)
 	int n = snprintf(buf, cap,
 			 "{\"object\":\"list\",\"data\":[{\"id\":\"%s\",\"object\":\"model\",\"created\":%lld,"
 			 "\"owned_by\":\"infertop\",\"root\":\"%s\",\"parent\":null,\"max_model_len\":%ld}]}",
-			 s->model_json, (long long)s->started_wall, s->model_json, s->opt.kv_tokens);
+			 s->model_json, (long long)s->started_wall, s->model_json, s->opt.max_model_len);
 	rq->phase = SIM_PH_DONE;
 	return send_buf(rq->conn, MHD_HTTP_OK, buf, (size_t)n, "application/json", NULL, NULL);
 }
@@ -289,7 +301,7 @@ static enum MHD_Result serve_tokenize(struct sim_server *s, struct sim_rq *rq)
 		return MHD_NO;
 	}
 	size_t o = (size_t)snprintf(out, ocap, "{\"count\":%ld,\"max_model_len\":%ld,\"tokens\":[",
-				    req.prompt_tokens, s->opt.kv_tokens);
+				    req.prompt_tokens, s->opt.max_model_len);
 	for (size_t i = 0; i < nids; i++)
 		o += (size_t)snprintf(out + o, ocap - o, "%s%u", i ? "," : "", ids[i]);
 	o += (size_t)snprintf(out + o, ocap - o, "],\"token_strs\":null}");
@@ -354,28 +366,39 @@ static enum MHD_Result serve_completion(struct sim_server *s, struct sim_rq *rq,
 {
 	struct sim_req req;
 	char err[256];
-	if (sim_req_parse(rq->body, rq->body_len, api, &req, NULL, 0, NULL, err, sizeof err) != 0)
+	struct sim_blocks blk = { .block_tokens = s->opt.kv_block_tokens };
+	if (sim_req_parse_blocks(rq->body, rq->body_len, api, &req, &blk, err, sizeof err) != 0)
 		return send_error(rq, MHD_HTTP_BAD_REQUEST, "BadRequestError", err, NULL, NULL);
 	free(rq->body);
 	rq->body = NULL;
 	rq->body_len = rq->body_cap = 0;
+	rq->blk = blk;
 	if (!model_ok(s, &req))
 		return unknown_model(rq, &req);
 
-	long ctx = s->opt.kv_tokens;
+	/* vLLM's check: prompt + max_tokens against max_model_len; without
+	 * max_tokens, the prompt alone must leave room for one token. */
+	long ctx = s->opt.max_model_len;
 	long max = req.max_tokens;
+	if (max < 0 && req.prompt_tokens >= ctx) {
+		snprintf(err, sizeof err,
+			 "This model's maximum context length is %ld tokens. However, you requested %ld "
+			 "tokens in the messages, Please reduce the length of the messages.",
+			 ctx, req.prompt_tokens);
+		return send_context_error(rq, err);
+	}
 	if (max < 0) {
 		max = s->opt.max_tokens_default;
 		if (max > ctx - req.prompt_tokens)
 			max = ctx - req.prompt_tokens;
 	}
-	if (max < 1 || req.prompt_tokens + max > ctx) {
+	if (req.prompt_tokens + max > ctx) {
 		snprintf(err, sizeof err,
 			 "This model's maximum context length is %ld tokens. However, you requested %ld "
 			 "tokens (%ld in the messages, %ld in the completion). Please reduce the length of "
 			 "the messages or completion.",
-			 ctx, req.prompt_tokens + (max > 0 ? max : 0), req.prompt_tokens, max > 0 ? max : 0);
-		return send_error(rq, MHD_HTTP_BAD_REQUEST, "BadRequestError", err, NULL, NULL);
+			 ctx, req.prompt_tokens + max, req.prompt_tokens, max);
+		return send_context_error(rq, err);
 	}
 	if (req.min_tokens > max) {
 		snprintf(err, sizeof err, "min_tokens (%ld) must not exceed max_tokens (%ld)",
@@ -454,7 +477,7 @@ static size_t next_event(struct sim_rq *rq, char *ev, int64_t now)
 		/* Fixed timing knows every token's due time; batching only the
 		 * latest one's (older ones waited for the client, not the sim). */
 		if (s->opt.timing == SIM_TIMING_FIXED)
-			observe_lag(s, rq->t_arrive + s->opt.ttft_ns + (int64_t)rq->sent * s->opt.itl_ns,
+			observe_lag(s, rq->t_arrive + rq->ttft_ns + (int64_t)rq->sent * s->opt.itl_ns,
 				    now);
 		else if (rq->sent + 1 == rq->produced)
 			observe_lag(s, rq->t_last, now);

@@ -9,7 +9,8 @@
  *   sim_metrics.c  statistics and the Prometheus exposition per profile
  *   sim_fault.c    seeded RNG and fault injection choices
  *   sim_timer.c    nanosecond timer heap (infertop/sim_timer.h)
- *   sim_req.c      request body parsing and tokenizer (infertop/sim_req.h)
+ *   sim_req.c      request body parsing, tokenizer, block hashes (sim_req.h)
+ *   sim_cache.c    the prefix cache: an LRU of block hashes
  *   sim_spawn.c    running a sim as a child process (infertop/sim.h)
  * Everything runs on one thread in one libev loop. */
 
@@ -58,6 +59,9 @@ struct sim_opts {
 	int64_t ttft_ns, itl_ns;
 	long max_running;
 	long kv_tokens;
+	long kv_block_tokens;	/* prefix cache block size */
+	long max_model_len;	/* prompt + max_tokens limit; 0: kv_tokens */
+	int no_prefix_caching;
 	double prefill_rate;	/* tokens per second */
 	int64_t step_ns, step_per_seq_ns;
 	long max_connections;
@@ -114,6 +118,10 @@ struct sim_stats {
 	uint64_t gen_tokens;		/* counted per token */
 	uint64_t gen_tokens_finished;	/* counted when a request finishes */
 	uint64_t preemptions;
+	/* vLLM V1's prefix cache counters, in tokens, counted when a request
+	 * is first admitted: its prompt tokens, and those found cached. */
+	uint64_t prefix_queries, prefix_hits;
+	uint64_t prompt_cached;		/* cached share of prompt_tokens (same moment) */
 	uint64_t faults[SIM_FAULT_COUNT];
 	uint64_t decode_steps;		/* engine steps (fixed: token emissions) */
 	/* Every entry into the scheduler (arrival, step end, token tick,
@@ -147,6 +155,26 @@ enum sim_state {
 	SIM_ST_FINISHED,	/* produced all it will */
 };
 
+/* sim_cache.c: the prefix cache, an LRU set of block hashes. */
+struct sim_cache_node;
+struct sim_cache {
+	long cap, n;			/* blocks */
+	struct sim_cache_node *node;
+	long node_cap;
+	int32_t *tab;			/* node index per slot, -1 empty */
+	size_t mask;
+	int32_t head, tail;		/* most and least recently used */
+	uint64_t evictions;
+};
+
+void sim_cache_init(struct sim_cache *c, long cap_blocks);
+void sim_cache_fini(struct sim_cache *c);
+/* A prompt's blocks (hash[0..n), chained): returns how many leading
+ * blocks, at most max_hit, were cached; then every block of the prompt is
+ * the most recently used, the first one most of all, evicting the least
+ * recently used ones beyond the capacity. */
+long sim_cache_lookup(struct sim_cache *c, const uint64_t *hash, long n, long max_hit);
+
 struct sim_server;
 
 struct sim_rq {
@@ -165,6 +193,9 @@ struct sim_rq {
 	int64_t t_arrive, t_admit, t_first, t_last;	/* CLOCK_MONOTONIC ns */
 	double prefill_left;		/* tokens still to prefill */
 	int32_t prompt_tokens, max_tokens, target;
+	int32_t cached_tokens;		/* prompt tokens found in the prefix cache */
+	struct sim_blocks blk;		/* the prompt's block hashes (sim_req.h) */
+	int64_t ttft_ns;		/* fixed timing: this request's time to first token */
 	int32_t produced;		/* tokens generated so far */
 	int32_t stop_at;		/* generation ends here: target, or a fault's point */
 	int32_t sent;			/* token chunks rendered */
@@ -204,6 +235,7 @@ struct sim_server {
 	long kv_used;
 	struct sim_tmr step;		/* batching: end of the current step */
 	double step_budget;		/* prefill tokens the current step can do */
+	struct sim_cache cache;
 	struct sim_stats st;
 	void (*wake)(struct sim_rq *rq);   /* the HTTP side: send what is ready */
 };
@@ -236,8 +268,13 @@ size_t sim_render_tail(const struct sim_server *s, const struct sim_rq *rq, char
 /* Whole non-streaming response body (malloc'd, NUL-terminated), NULL when
  * out of memory. */
 char *sim_render_full(const struct sim_server *s, const struct sim_rq *rq, size_t *len);
+/* The text of output token k (a word; the stream sends " " before it). */
+const char *sim_render_word(const struct sim_rq *rq, int32_t k);
 /* {"error":{"message":...,"type":...,"code":...}} (malloc'd). */
 char *sim_render_error(const char *message, const char *type, int code, size_t *len);
+/* {"object":"error","message":...,"type":...,"param":null,"code":...}:
+ * the body vLLM (0.6 to 0.9) sends with a 400 for a context too long. */
+char *sim_render_error_vllm(const char *message, const char *type, int code, size_t *len);
 
 /* sim_metrics.c */
 void sim_stats_init(struct sim_stats *st);

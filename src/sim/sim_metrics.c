@@ -78,8 +78,8 @@ const char *sim_profile_metrics_path(enum sim_profile p)
 /* What the simulator shows of a server, from its lines in servers.def: the
  * client's current (prio 0) name for each figure the simulator has, so the
  * simulated /metrics is read exactly as the real server's would be. Figures
- * the simulator has no model of (KV blocks, the prefix cache, Triton's
- * duration counters) are not invented: the client shows "-" for them. */
+ * the simulator has no model of (KV blocks, Triton's duration counters)
+ * are not invented: the client shows "-" for them. */
 enum sim_slot {
 	SS_GAUGE_RUNNING,
 	SS_GAUGE_WAITING,
@@ -87,6 +87,9 @@ enum sim_slot {
 	SS_COUNTER_PROMPT,
 	SS_COUNTER_GEN,
 	SS_COUNTER_PREEMPT,
+	SS_COUNTER_PREFIX_HITS,
+	SS_COUNTER_PREFIX_QUERIES,
+	SS_GAUGE_PREFIX_RATE,
 	SS_HIST_TTFT,
 	SS_HIST_ITL,
 	SS_HIST_E2E,
@@ -95,9 +98,6 @@ enum sim_slot {
 	/* Read by the client, not simulated. */
 	SS_GAUGE_KV_USED,
 	SS_GAUGE_KV_TOTAL,
-	SS_GAUGE_PREFIX_RATE,
-	SS_COUNTER_PREFIX_HITS,
-	SS_COUNTER_PREFIX_QUERIES,
 	SS_COUNTER_QUEUE_SUM,
 	SS_COUNTER_E2E_SUM,
 	SS_COUNTER_REQ_COUNT,
@@ -145,6 +145,19 @@ static void prof_of(enum sim_profile id, struct prof *p)
 		 * of its own. */
 		if (m->profile == id && m->prio == 0 && m->slot < SS_N && !m->label && !p->name[m->slot])
 			p->name[m->slot] = m->name;
+	}
+	/* A server whose prompt counter doubles as its cache query counter
+	 * (SGLang) also shows a hit-rate gauge, listed as the client's second
+	 * choice; vLLM's older gauge is not shown, as V1 has none. */
+	const char *q = p->name[SS_COUNTER_PREFIX_QUERIES];
+	if (q && p->name[SS_COUNTER_PROMPT] && strcmp(q, p->name[SS_COUNTER_PROMPT]) == 0) {
+		p->name[SS_COUNTER_PREFIX_QUERIES] = NULL;	/* rendered once, as PROMPT */
+		for (size_t i = 0; i < sizeof metric_names / sizeof metric_names[0] &&
+				   !p->name[SS_GAUGE_PREFIX_RATE]; i++) {
+			const struct metric_name *m = &metric_names[i];
+			if (m->profile == id && m->slot == SS_GAUGE_PREFIX_RATE && !m->label)
+				p->name[SS_GAUGE_PREFIX_RATE] = m->name;
+		}
 	}
 }
 
@@ -253,6 +266,12 @@ static void histogram(struct ctx *c, const char *name, const char *help, const s
 	sample(c, name, "_count", NULL, (double)h->count);
 }
 
+/* Cumulative hits over queries, in tokens; 0 before any query. */
+static double prefix_hit_rate(const struct sim_stats *st)
+{
+	return st->prefix_queries ? (double)st->prefix_hits / (double)st->prefix_queries : 0;
+}
+
 static double kv_usage(const struct sim_server *s)
 {
 	double u = (double)s->kv_used / (double)s->opt.kv_tokens;
@@ -293,6 +312,11 @@ static void render_table(struct ctx *c, const struct prof *p)
 		       (double)st->gen_tokens, done);
 	counter(c, p->name[SS_COUNTER_PREEMPT], "Cumulative number of preemptions from the engine.",
 		(double)st->preemptions);
+	counter(c, p->name[SS_COUNTER_PREFIX_QUERIES],
+		"Prefix cache queries, in terms of number of queried tokens.", (double)st->prefix_queries);
+	counter(c, p->name[SS_COUNTER_PREFIX_HITS],
+		"Prefix cache hits, in terms of number of cached tokens.", (double)st->prefix_hits);
+	gauge(c, p->name[SS_GAUGE_PREFIX_RATE], "The prefix cache hit rate.", prefix_hit_rate(st));
 	if (look->success) {
 		head(c, look->success, "counter", "Count of successfully processed requests.");
 		if (!look->by_reason) {
@@ -317,9 +341,10 @@ static void render_llamacpp(struct ctx *c)
 	const struct sim_server *s = c->s;
 	const struct sim_stats *st = &s->st;
 	counter(c, "llamacpp:prompt_tokens_total",
-		"Number of prompt tokens processed, excluding cached tokens", (double)st->prompt_tokens);
+		"Number of prompt tokens processed, excluding cached tokens",
+		(double)(st->prompt_tokens - st->prompt_cached));
 	counter(c, "llamacpp:prompt_tokens_cached_total", "Number of prompt tokens reused from the cache",
-		0);
+		(double)st->prompt_cached);
 	counter(c, "llamacpp:prompt_seconds_total", "Total time spent processing prompts",
 		st->prompt_seconds);
 	counter(c, "llamacpp:tokens_predicted_total", "Number of generation tokens processed",
@@ -337,7 +362,8 @@ static void render_llamacpp(struct ctx *c)
 	counter(c, "llamacpp:spec_decode_num_drafts_total",
 		"Speculative: Total speculative decoding verification steps", 0);
 	gauge(c, "llamacpp:prompt_tokens_seconds", "Average prompt throughput in tokens/s",
-	      st->prompt_seconds > 0 ? (double)st->prompt_tokens / st->prompt_seconds : 0);
+	      st->prompt_seconds > 0 ? (double)(st->prompt_tokens - st->prompt_cached) / st->prompt_seconds
+				     : 0);
 	gauge(c, "llamacpp:predicted_tokens_seconds", "Average generation throughput in tokens/s",
 	      st->predicted_seconds > 0 ? (double)st->gen_tokens_finished / st->predicted_seconds : 0);
 	gauge(c, "llamacpp:requests_processing", "Number of requests processing", (double)s->nrunning);
@@ -355,7 +381,7 @@ static void render_triton(struct ctx *c)
 {
 	const struct sim_server *s = c->s;
 	const struct sim_stats *st = &s->st;
-	const long block = 64;	/* tokens per KV block */
+	const long block = s->opt.kv_block_tokens > 0 ? s->opt.kv_block_tokens : 64;
 	snprintf(c->labels, sizeof c->labels, "model=\"tensorrt_llm\",version=\"1\"");
 	counter(c, "nv_inference_request_success", "Number of successful inference requests, all batch sizes",
 		(double)(st->success[0] + st->success[1]));

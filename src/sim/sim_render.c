@@ -34,6 +34,11 @@ static const char *word_at(const struct sim_rq *rq, int32_t k)
 	return words[mix64(rq->id * 0x9e3779b97f4a7c15ULL + (uint64_t)k) % NWORDS];
 }
 
+const char *sim_render_word(const struct sim_rq *rq, int32_t k)
+{
+	return word_at(rq, k);
+}
+
 /* "chatcmpl-" + 32 hex digits, like vLLM's uuid4 hex ids. */
 static void fmt_id(const struct sim_rq *rq, char *buf, size_t cap)
 {
@@ -92,26 +97,48 @@ size_t sim_render_token(const struct sim_server *s, const struct sim_rq *rq, int
 			      id, rq->created, s->model_json, w, fin));
 }
 
+/* The usage object (vLLM's members, with prompt_tokens_details as vLLM
+ * sends it when --enable-prompt-tokens-details is on), and for the
+ * llamacpp profile llama-server's timings object after it, as in the
+ * capture in tests/fixtures/llamacpp: `"usage":{...},"timings":{...}`. */
+static size_t render_usage(const struct sim_server *s, const struct sim_rq *rq, char *buf, size_t cap)
+{
+	int n = snprintf(buf, cap,
+			 "\"usage\":{\"prompt_tokens\":%" PRId32 ",\"total_tokens\":%" PRId32
+			 ",\"completion_tokens\":%" PRId32 ",\"prompt_tokens_details\":{\"cached_tokens\":%" PRId32
+			 "}}",
+			 rq->prompt_tokens, rq->prompt_tokens + rq->target, rq->target, rq->cached_tokens);
+	if (s->opt.profile != SIM_PROF_LLAMACPP || n < 0 || (size_t)n >= cap)
+		return clamp(n);
+	double prompt_ms = (double)(rq->t_first - rq->t_admit) / 1e6;
+	double predicted_ms = (double)(rq->t_last - rq->t_first) / 1e6;
+	int m = snprintf(buf + n, cap - (size_t)n,
+			 ",\"timings\":{\"cache_n\":%" PRId32 ",\"prompt_n\":%" PRId32
+			 ",\"prompt_ms\":%.3f,\"predicted_n\":%" PRId32 ",\"predicted_ms\":%.3f}",
+			 rq->cached_tokens, rq->prompt_tokens - rq->cached_tokens, prompt_ms, rq->target,
+			 predicted_ms);
+	return clamp(n) + clamp(m);
+}
+
 size_t sim_render_tail(const struct sim_server *s, const struct sim_rq *rq, char *buf, size_t cap)
 {
 	static const char done[] = "data: [DONE]\n\n";
 	if (!rq->include_usage)
 		return clamp(snprintf(buf, cap, "%s", done));
-	char id[48];
+	char id[48], usage[512];
 	fmt_id(rq, id, sizeof id);
+	render_usage(s, rq, usage, sizeof usage);
 	return clamp(snprintf(buf, cap,
 			      "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%" PRId64
-			      ",\"model\":\"%s\",\"choices\":[],\"usage\":{\"prompt_tokens\":%" PRId32
-			      ",\"total_tokens\":%" PRId32 ",\"completion_tokens\":%" PRId32 "}}\n\n%s",
+			      ",\"model\":\"%s\",\"choices\":[],%s}\n\n%s",
 			      id, rq->api == SIM_API_CHAT ? "chat.completion.chunk" : "text_completion",
-			      rq->created, s->model_json, rq->prompt_tokens,
-			      rq->prompt_tokens + rq->target, rq->target, done));
+			      rq->created, s->model_json, usage, done));
 }
 
 char *sim_render_full(const struct sim_server *s, const struct sim_rq *rq, size_t *len)
 {
 	/* Longest word is 8 bytes, plus the space. */
-	size_t cap = (size_t)rq->target * 9 + 1024 + strlen(s->model_json);
+	size_t cap = (size_t)rq->target * 9 + 1536 + strlen(s->model_json);
 	char *buf = malloc(cap);
 	if (!buf)
 		return NULL;
@@ -137,11 +164,10 @@ char *sim_render_full(const struct sim_server *s, const struct sim_rq *rq, size_
 		memcpy(buf + o, w, wl);
 		o += wl;
 	}
-	n = snprintf(buf + o, cap - o,
-		     "\"%s,\"logprobs\":null,\"finish_reason\":%s}],\"usage\":{\"prompt_tokens\":%" PRId32
-		     ",\"total_tokens\":%" PRId32 ",\"completion_tokens\":%" PRId32 "}}",
-		     rq->api == SIM_API_CHAT ? "}" : "", finish_json(rq), rq->prompt_tokens,
-		     rq->prompt_tokens + rq->target, rq->target);
+	char usage[512];
+	render_usage(s, rq, usage, sizeof usage);
+	n = snprintf(buf + o, cap - o, "\"%s,\"logprobs\":null,\"finish_reason\":%s}],%s}",
+		     rq->api == SIM_API_CHAT ? "}" : "", finish_json(rq), usage);
 	o += clamp(n);
 	if (rq->fault == SIM_FAULT_MALFORMED)
 		o /= 2;	/* a truncated document */
@@ -160,6 +186,22 @@ char *sim_render_error(const char *message, const char *type, int code, size_t *
 		return NULL;
 	int n = snprintf(buf, cap, "{\"error\":{\"message\":\"%s\",\"type\":\"%s\",\"code\":%d}}", esc,
 			 type, code);
+	*len = clamp(n);
+	return buf;
+}
+
+char *sim_render_error_vllm(const char *message, const char *type, int code, size_t *len)
+{
+	char esc[1024];
+	json_str_escape(esc, sizeof esc, message, JSON_STR_STRICT);
+	size_t cap = strlen(esc) + strlen(type) + 128;
+	char *buf = malloc(cap);
+	if (!buf)
+		return NULL;
+	int n = snprintf(buf, cap,
+			 "{\"object\":\"error\",\"message\":\"%s\",\"type\":\"%s\",\"param\":null,"
+			 "\"code\":%d}",
+			 esc, type, code);
 	*len = clamp(n);
 	return buf;
 }

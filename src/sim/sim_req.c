@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int is_space(unsigned char c)
@@ -61,14 +62,64 @@ uint32_t sim_token_id(const char *tok, size_t len)
 struct id_sink {
 	uint32_t *ids;
 	size_t cap, n;
+	struct sim_blocks *blk;	/* NULL: no hashing */
+	uint64_t h;		/* running hash of every token so far */
+	uint64_t salt;		/* roles seen since the last token; 0: none */
+	long blk_cap;
+	int oom;
 };
+
+#define FNV64_PRIME 0x100000001b3ULL
+
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* The running hash carries every earlier token, so the value stored at a
+ * block boundary is the chained hash of that block. */
+static void sink_put_id(struct id_sink *k, uint32_t id)
+{
+	if (k->ids && k->n < k->cap)
+		k->ids[k->n] = id;
+	k->n++;
+	struct sim_blocks *b = k->blk;
+	if (!b || k->oom)
+		return;
+	if (k->salt) {
+		k->h = mix64(k->h ^ k->salt);
+		k->salt = 0;
+	}
+	k->h = (k->h ^ ((uint64_t)id + 1)) * FNV64_PRIME;
+	if (k->n % (size_t)b->block_tokens != 0)
+		return;
+	if (b->n == k->blk_cap) {
+		long cap = k->blk_cap ? k->blk_cap * 2 : 64;
+		uint64_t *nh = realloc(b->hash, (size_t)cap * sizeof *nh);
+		if (!nh) {
+			k->oom = 1;
+			return;
+		}
+		b->hash = nh;
+		k->blk_cap = cap;
+	}
+	b->hash[b->n++] = mix64(k->h);
+}
+
+/* A message's role, folded into the hash before its first token. */
+static void sink_put_role(struct id_sink *k, const char *role)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (const char *p = role; *p; p++)
+		h = (h ^ (unsigned char)*p) * FNV64_PRIME;
+	k->salt = mix64(k->salt ^ h) | 1;
+}
 
 static void id_put(void *ud, const char *tok, size_t len)
 {
-	struct id_sink *k = ud;
-	if (k->ids && k->n < k->cap)
-		k->ids[k->n] = sim_token_id(tok, len);
-	k->n++;
+	sink_put_id(ud, sim_token_id(tok, len));
 }
 
 /* JSON numbers arrive as doubles; a count must be a whole number that fits. */
@@ -137,6 +188,7 @@ static int messages_tokens(const cJSON *msgs, struct id_sink *k, char *err, size
 		const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
 		if (!cJSON_IsString(role))
 			return errbuf_set(err, cap, "each message needs a string 'role'");
+		sink_put_role(k, role->valuestring);
 		if (content_tokens(cJSON_GetObjectItemCaseSensitive(m, "content"), k, err, cap) != 0)
 			return -1;
 	}
@@ -150,9 +202,7 @@ static int token_id_array(const cJSON *arr, struct id_sink *k, char *err, size_t
 		long id;
 		if (get_count(e, 0, (long)UINT32_MAX, &id) != 0)
 			return errbuf_set(err, cap, "token ids must be non-negative integers");
-		if (k->ids && k->n < k->cap)
-			k->ids[k->n] = (uint32_t)id;
-		k->n++;
+		sink_put_id(k, (uint32_t)id);
 	}
 	return 0;
 }
@@ -238,14 +288,12 @@ static int parse_fields(const cJSON *root, enum sim_api api, struct sim_req *out
 	return 0;
 }
 
-int sim_req_parse(const char *body, size_t len, enum sim_api api, struct sim_req *out,
-		  uint32_t *ids, size_t idcap, size_t *nids, char *err, size_t errcap)
+static int parse_body(const char *body, size_t len, enum sim_api api, struct sim_req *out,
+		      struct id_sink *k, char *err, size_t errcap)
 {
 	memset(out, 0, sizeof *out);
 	out->model_len = -1;
 	out->max_tokens = -1;
-	if (nids)
-		*nids = 0;
 	if (errcap)
 		err[0] = '\0';
 	if (!body || len == 0)
@@ -266,11 +314,56 @@ int sim_req_parse(const char *body, size_t len, enum sim_api api, struct sim_req
 	if (!cJSON_IsObject(root)) {
 		rc = errbuf_set(err, errcap, "the request body must be a JSON object");
 	} else {
-		struct id_sink k = { ids, idcap, 0 };
-		rc = parse_fields(root, api, out, &k, err, errcap);
-		if (rc == 0 && nids)
-			*nids = k.n < idcap ? k.n : idcap;
+		rc = parse_fields(root, api, out, k, err, errcap);
 	}
 	cJSON_Delete(root);
 	return rc;
+}
+
+int sim_req_parse(const char *body, size_t len, enum sim_api api, struct sim_req *out,
+		  uint32_t *ids, size_t idcap, size_t *nids, char *err, size_t errcap)
+{
+	struct id_sink k = { .ids = ids, .cap = idcap };
+	if (nids)
+		*nids = 0;
+	int rc = parse_body(body, len, api, out, &k, err, errcap);
+	if (rc == 0 && nids)
+		*nids = k.n < idcap ? k.n : idcap;
+	return rc;
+}
+
+int sim_req_parse_blocks(const char *body, size_t len, enum sim_api api, struct sim_req *out,
+			 struct sim_blocks *blk, char *err, size_t errcap)
+{
+	blk->hash = NULL;
+	blk->n = 0;
+	struct id_sink k = { .blk = blk };
+	int rc = parse_body(body, len, api, out, &k, err, errcap);
+	if (rc == 0 && k.oom)
+		rc = errbuf_set(err, errcap, "out of memory hashing the prompt");
+	if (rc != 0) {
+		free(blk->hash);
+		blk->hash = NULL;
+		blk->n = 0;
+		return rc;
+	}
+	blk->tokens = (long)k.n;
+	blk->state = k.h;
+	blk->salt = k.salt;
+	blk->cap = k.blk_cap;
+	return 0;
+}
+
+int sim_blocks_append(struct sim_blocks *blk, const char *role, const char *text, size_t len)
+{
+	struct id_sink k = { .n = (size_t)blk->tokens, .blk = blk, .h = blk->state, .salt = blk->salt,
+			     .blk_cap = blk->cap };
+	if (role)
+		sink_put_role(&k, role);
+	sim_tokenize_text(text, len, id_put, &k);
+	blk->tokens = (long)k.n;
+	blk->state = k.h;
+	blk->salt = k.salt;
+	blk->cap = k.blk_cap;
+	return k.oom ? -1 : 0;
 }

@@ -48,4 +48,34 @@ uint32_t sim_token_id(const char *tok, size_t len);
 int sim_req_parse(const char *body, size_t len, enum sim_api api, struct sim_req *out,
 		  uint32_t *ids, size_t idcap, size_t *nids, char *err, size_t errcap);
 
+/* The prompt's content for the prefix cache: a hash per whole block of
+ * block_tokens tokens, chained (a block's hash covers every token before
+ * it too, as vLLM's block hashes do), so two prompts share block k's hash
+ * exactly when they share their first (k + 1) x block_tokens tokens. The
+ * tokens hashed are the ids of sim_token_id() (or the given ids), so text
+ * and its /tokenize ids hash alike. A chat prompt is rendered as each
+ * message's role followed by its content: the role is part of the hash
+ * (it changes the next token's) but, as in usage.prompt_tokens, counts no
+ * token. */
+struct sim_blocks {
+	long block_tokens;	/* in: tokens per block, >= 1 */
+	uint64_t *hash;		/* out: malloc'd (NULL when n is 0); the caller frees */
+	long n;			/* out: tokens / block_tokens */
+	/* where hashing stopped, for sim_blocks_append() */
+	long tokens;
+	uint64_t state, salt;
+	long cap;
+};
+
+/* sim_req_parse() that also hashes the prompt's blocks into *blk. On
+ * error (or out of memory: -1 with a message) blk->hash is NULL. */
+int sim_req_parse_blocks(const char *body, size_t len, enum sim_api api, struct sim_req *out,
+			 struct sim_blocks *blk, char *err, size_t errcap);
+
+/* Goes on hashing as if text followed the prompt, as the start of a
+ * message of this role when role is not NULL: a chat answer continues its
+ * prompt as the assistant message the next turn will carry. 0, or -1 out
+ * of memory (the blocks so far stay). */
+int sim_blocks_append(struct sim_blocks *blk, const char *role, const char *text, size_t len);
+
 #endif

@@ -1,7 +1,9 @@
 #include "config.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "infertop/clock.h"
 #include "sim_internal.h"
@@ -15,6 +17,41 @@ static double secs(int64_t ns)
 	return (double)ns / (double)CLOCK_NS_PER_S;
 }
 
+/* The prefix cache, at a request's first admission (vLLM V1 looks up and
+ * caches a request's blocks when it schedules it): its leading cached
+ * blocks need no prefill. As in vLLM, the last prompt token is always
+ * computed, so a prompt that is all cached blocks still recomputes its
+ * last block. The blocks enter the cache at once, so the next request
+ * admitted finds them even while this one's prefill runs. */
+static void prefix_lookup(struct sim_server *s, struct sim_rq *rq)
+{
+	long bt = s->opt.kv_block_tokens;
+	long max_hit = rq->prompt_tokens > 0 ? (rq->prompt_tokens - 1) / bt : 0;
+	long hit = s->opt.no_prefix_caching
+			   ? 0
+			   : sim_cache_lookup(&s->cache, rq->blk.hash, rq->blk.n, max_hit);
+	rq->cached_tokens = (int32_t)(hit * bt);
+	s->st.prefix_queries += (uint64_t)rq->prompt_tokens;
+	s->st.prefix_hits += (uint64_t)rq->cached_tokens;
+}
+
+/* A finished answer's whole blocks are cached too (vLLM V1 caches blocks
+ * as decoding fills them): a chat answer continues its prompt as the
+ * assistant message the next turn sends back, so that turn finds the
+ * previous answer cached as well. */
+static void cache_answer(struct sim_server *s, struct sim_rq *rq)
+{
+	if (s->opt.no_prefix_caching || !rq->admitted)
+		return;
+	const char *role = rq->api == SIM_API_CHAT ? "assistant" : NULL;
+	for (int32_t k = 0; k < rq->produced; k++) {
+		const char *w = sim_render_word(rq, k);
+		if (sim_blocks_append(&rq->blk, k == 0 ? role : NULL, w, strlen(w)) != 0)
+			break;
+	}
+	sim_cache_lookup(&s->cache, rq->blk.hash, rq->blk.n, 0);
+}
+
 /* One token comes out of the engine at time t (the scheduled time, so the
  * server-side histograms hold the model's exact values). */
 static void emit(struct sim_server *s, struct sim_rq *rq, int64_t t)
@@ -23,6 +60,7 @@ static void emit(struct sim_server *s, struct sim_rq *rq, int64_t t)
 	if (rq->produced == 0) {
 		sim_hist_observe(&st->ttft, secs(t - rq->t_arrive));
 		st->prompt_tokens += (uint64_t)rq->prompt_tokens;
+		st->prompt_cached += (uint64_t)rq->cached_tokens;
 		st->prompt_seconds += secs(t - rq->t_admit);
 		rq->t_first = t;
 	} else {
@@ -47,6 +85,7 @@ static void finish(struct sim_server *s, struct sim_rq *rq, int64_t t)
 	s->kv_used -= rq->kv_held;
 	rq->kv_held = 0;
 	if (rq->produced == rq->target) {
+		cache_answer(s, rq);
 		st->success[rq->finish_stop ? 1 : 0]++;
 		sim_hist_observe(&st->e2e, secs(t - rq->t_arrive));
 		st->gen_tokens_finished += (uint64_t)rq->produced;
@@ -64,6 +103,7 @@ static void admit_common(struct sim_server *s, struct sim_rq *rq, int64_t t)
 		rq->admitted = 1;
 		rq->t_admit = t;
 		sim_hist_observe(&s->st.queue, secs(t - rq->t_arrive));
+		prefix_lookup(s, rq);
 	}
 }
 
@@ -92,9 +132,20 @@ static void fixed_tick(struct sim_tmr *tm, int64_t now)
 	s->wake(rq);
 }
 
+/* Fixed timing's whole --ttft is prefill: cached tokens take their share
+ * off it (a prompt with 3/4 of its tokens cached waits ttft / 4). */
+static int64_t fixed_ttft(const struct sim_server *s, const struct sim_rq *rq)
+{
+	if (rq->prompt_tokens <= 0 || rq->cached_tokens <= 0)
+		return s->opt.ttft_ns;
+	return llround((double)s->opt.ttft_ns * (double)(rq->prompt_tokens - rq->cached_tokens) /
+		       (double)rq->prompt_tokens);
+}
+
 static void fixed_submit(struct sim_server *s, struct sim_rq *rq, int64_t now)
 {
 	admit_common(s, rq, now);
+	rq->ttft_ns = fixed_ttft(s, rq);
 	s->nrunning++;
 	rq->kv_held = rq->prompt_tokens;
 	s->kv_used += rq->kv_held;
@@ -102,7 +153,7 @@ static void fixed_submit(struct sim_server *s, struct sim_rq *rq, int64_t now)
 	if (rq->stop_at <= 0) {
 		s->nrunning--;
 		finish(s, rq, now);
-	} else if (sim_timer_start(&s->timers, &rq->tmr, now + s->opt.ttft_ns) != 0) {
+	} else if (sim_timer_start(&s->timers, &rq->tmr, now + rq->ttft_ns) != 0) {
 		s->nrunning--;
 		finish(s, rq, now);
 		rq->aborted = 1;
@@ -188,7 +239,9 @@ static void step_begin(struct sim_server *s, int64_t t)
 		admit_common(s, rq, t);
 		rq->kv_held = (int32_t)need;
 		s->kv_used += need;
-		rq->prefill_left = (double)need;
+		/* Cached blocks are not prefilled again, after a preemption
+		 * either: vLLM keeps a freed block's contents until reused. */
+		rq->prefill_left = (double)(need - rq->cached_tokens);
 		if (rq->produced >= rq->stop_at) {
 			finish(s, rq, t);
 		} else {
@@ -254,6 +307,7 @@ int sim_sched_init(struct sim_server *s, void (*wake)(struct sim_rq *rq))
 	s->wait_head = s->wait_tail = NULL;
 	sim_tmr_init(&s->step, step_end);
 	s->running = NULL;
+	sim_cache_init(&s->cache, s->opt.kv_tokens / s->opt.kv_block_tokens);
 	if (s->opt.timing == SIM_TIMING_BATCHING) {
 		s->running = calloc((size_t)s->opt.max_running, sizeof *s->running);
 		if (!s->running)
@@ -267,6 +321,7 @@ void sim_sched_fini(struct sim_server *s)
 	sim_timer_stop(&s->timers, &s->step);
 	free(s->running);
 	s->running = NULL;
+	sim_cache_fini(&s->cache);
 }
 
 void sim_sched_submit(struct sim_server *s, struct sim_rq *rq, int64_t now)
