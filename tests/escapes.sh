@@ -44,5 +44,17 @@ check "the banner shows the model id with its escapes as '?'" $?
 grep -q "last: HTTP 400: bad request POST /v1/chat/completions HTTP/1.1;.*2J.*31m Authorization" "$tmp/out"
 check "the summary shows the server's error, scrubbed" $?
 
+# The saved result, read back by report (every format) and compare:
+# what was kept as listed is shown scrubbed.
+for f in text markdown csv json; do
+	"$INFERTOP_BIN" report --format "$f" "$tmp/r.json" >"$tmp/report.$f" 2>&1
+done
+"$INFERTOP_BIN" compare "$tmp/r.json" "$tmp/r.json" >"$tmp/compare.txt" 2>&1
+dirty=$(raw_controls --c1 "$tmp/report.text" "$tmp/report.markdown" "$tmp/report.csv" "$tmp/report.json" \
+	"$tmp/compare.txt")
+check "report and compare of the result show no raw control byte ($dirty)" $?
+grep -q "model m?\[2J??31m" "$tmp/report.text"
+check "report shows the model id scrubbed" $?
+
 echo "escapes: $fails failed"
 exit "$fails"

@@ -21,6 +21,7 @@
 
 #include "infertop/hist.h"
 #include "infertop/load.h"
+#include "infertop/redact.h"
 #include "infertop/server.h"
 
 /* ---- the server block read back ---- */
@@ -438,6 +439,20 @@ static int get_plan(const cJSON *it, struct snapshot_plan *p)
 	return 0;
 }
 
+/* A result file may come from anywhere (a fleet's generators, a
+ * colleague): every string in it is shown by report, compare and merge,
+ * so none keeps a control character a terminal would act on. */
+static void scrub_strings(cJSON *j)
+{
+	for (; j; j = j->next) {
+		if (cJSON_IsString(j) && j->valuestring)
+			redact_controls(j->valuestring);
+		if (j->string)
+			redact_controls(j->string);
+		scrub_strings(j->child);
+	}
+}
+
 static int parse_into(struct snapshot *s, struct snapshot_hists *keep, const char *text, size_t len, char *err,
 		      size_t errcap)
 {
@@ -454,6 +469,7 @@ static int parse_into(struct snapshot *s, struct snapshot_hists *keep, const cha
 		snprintf(err, errcap, "not JSON");
 		return -1;
 	}
+	scrub_strings(root);
 	const cJSON *it = obj(root, "infertop");
 	const cJSON *sch = it ? cJSON_GetObjectItemCaseSensitive(it, "infertop_schema") : NULL;
 	if (!it || !cJSON_IsNumber(sch)) {
