@@ -1,7 +1,8 @@
 /* The Prometheus exposition of a run (exporter.c): a synthetic run with
  * known samples (tests/synthrun.c) is rendered, read back with the
  * project's own parser (prom.h) and every figure compared with what the
- * run holds, computed here from the samples themselves. */
+ * run holds, computed here from the samples themselves; the client
+ * latency families are those client_metrics.def declares, in its order. */
 #include "config.h"
 
 #include <math.h>
@@ -279,6 +280,81 @@ static void test_window_quantiles(void **state)
 }
 
 /* A view with nothing in it (before the run) still renders, and parses. */
+/* client_metrics.def as the exposition needs it. */
+static const struct {
+	const char *key, *prom, *help;
+	int pos;
+	const struct buckets *b;
+} cm[STAT_NMETRICS] = {
+#define CLIENT_METRIC(id, key, dash, dash_when, text_pos, text_abbr, text_title, text_when, prom_pos, prom, \
+		      buckets, prom_help, ...)                                                              \
+	[STAT_##id] = { key, prom, prom_help, prom_pos, &buckets },
+#include "infertop/client_metrics.def"
+};
+
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++)
+		n++;
+	return n;
+}
+
+/* Every client metric the table exports is there, its histogram with
+ * its help and bounds, then its window summary, in prom_pos order (the
+ * histograms first, then the summaries); no other latency family; the
+ * positions are 1..n, each once. */
+static void test_client_metric_table(void **state)
+{
+	(void)state;
+	int n = 0;
+	for (int m = 0; m < STAT_NMETRICS; m++) {
+		assert_true(cm[m].pos >= 0 && cm[m].pos <= STAT_NMETRICS);
+		n += cm[m].pos > 0;
+		for (int k = 0; k < m; k++)
+			if (cm[m].pos) {
+				assert_int_not_equal(cm[k].pos, cm[m].pos);
+				assert_string_not_equal(cm[k].prom, cm[m].prom);
+			}
+	}
+	struct rendered r;
+	render(&r, "m");
+	const char *hist_at = r.text, *win_at = r.text;
+	for (int pos = 1; pos <= n; pos++) {
+		int m = -1;
+		for (int k = 0; k < STAT_NMETRICS; k++)
+			if (cm[k].pos == pos)
+				m = k;
+		if (m < 0)
+			fail_msg("no metric at prom_pos %d of %d", pos, n);
+		char want[512];
+		snprintf(want, sizeof want, "# HELP infertop_%s_seconds %s\n# TYPE infertop_%s_seconds histogram\n",
+			 cm[m].prom, cm[m].help, cm[m].prom);
+		const char *h = strstr(hist_at, want);
+		if (!h)
+			fail_msg("%s: no histogram infertop_%s_seconds with its help after prom_pos %d", cm[m].key,
+				 cm[m].prom, pos - 1);
+		snprintf(want, sizeof want, "# TYPE infertop_%s_window_seconds summary\n", cm[m].prom);
+		const char *w = strstr(win_at, want);
+		if (!w)
+			fail_msg("%s: no summary infertop_%s_window_seconds after prom_pos %d", cm[m].key, cm[m].prom,
+				 pos - 1);
+		assert_true(w > h);
+		hist_at = h + 1;
+		win_at = w + 1;
+		char family[128];
+		snprintf(family, sizeof family, "infertop_%s_seconds", cm[m].prom);
+		struct prom_hist ph;
+		assert_int_equal(prom_hist_collect(r.text, r.len, family, NULL, &ph), 0);
+		assert_int_equal(ph.n, cm[m].b->n + 1);
+	}
+	/* The server's families are infertop_server_*; the client's latency
+	 * ones are exactly the table's. */
+	assert_int_equal(count_of(r.text, "_window_seconds summary\n"), n);
+	assert_int_equal(count_of(r.text, "_seconds histogram\n"), n);
+	unrender(&r);
+}
+
 static void test_empty_view(void **state)
 {
 	(void)state;
@@ -367,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_histograms),
 		cmocka_unit_test(test_window_quantiles),
 		cmocka_unit_test(test_empty_view),
+		cmocka_unit_test(test_client_metric_table),
 		cmocka_unit_test(test_live_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,8 @@
  * through the JSON writer and the reader unchanged and print the same
  * sections; an older file's pre-rendered plan text is shown only when it
  * has no plan data; every option of the option table is echoed in the
- * result's options block, but those left out on purpose. */
+ * result's options block, but those left out on purpose; the client
+ * metrics' table (client_metrics.def) matches the text and the file. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -279,6 +280,117 @@ static void test_old_plan_text(void **state)
 	snapshot_release(&a);
 }
 
+/* client_metrics.def as the result's outputs need it. */
+#define TEXT_ALL false
+#define TEXT_RATE true
+static const struct {
+	const char *key, *abbr, *title, *definition;
+	int text_pos;
+	bool need_rate;
+} cm[STAT_NMETRICS] = {
+#define CLIENT_METRIC(id, key, dash, dash_when, text_pos, text_abbr, text_title, text_when, prom_pos, prom, \
+		      buckets, prom_help, definition, ...)                                                  \
+	[STAT_##id] = { key, text_abbr, text_title, definition, text_pos, TEXT_##text_when },
+#include "infertop/client_metrics.def"
+};
+
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++)
+		n++;
+	return n;
+}
+
+/* The end-of-run text with a request rate (rate) or without: the blocks
+ * the table declares, in text_pos order, each under its title with its
+ * label, and no other latency block. */
+static void check_text_blocks(struct snapshot *s, bool rate)
+{
+	s->vllm_request_rate = rate ? 5 : INFINITY;
+	char *t = summary(s);
+	const char *prev = t;
+	int want = 0;
+	for (int pos = 1; pos <= STAT_NMETRICS; pos++) {
+		int m = -1;
+		for (int k = 0; k < STAT_NMETRICS; k++)
+			if (cm[k].text_pos == pos)
+				m = k;
+		if (m < 0)
+			break;
+		char title[128], label[64];
+		snprintf(title, sizeof title, " %s -", cm[m].title);
+		snprintf(label, sizeof label, "\nMean %s (ms):", cm[m].abbr);
+		const char *at = strstr(prev, title);
+		if (cm[m].need_rate && !rate) {
+			if (strstr(t, title))
+				fail_msg("%s: its block is in the text of a run without a rate", cm[m].key);
+			continue;
+		}
+		if (!at)
+			fail_msg("%s: no block \"%s\" after the one at text_pos %d", cm[m].key, cm[m].title, pos - 1);
+		const char *l = strstr(at, label);
+		if (!l || l != strstr(at, "\nMean "))
+			fail_msg("%s: its block's rows are not \"%s\"", cm[m].key, label + 1);
+		prev = l;
+		want++;
+	}
+	if (count_of(t, "\nMean ") != want)
+		fail_msg("%d latency blocks in the text, the table declares %d", count_of(t, "\nMean "), want);
+	free(t);
+}
+
+/* client_metrics.def is the one list of client metrics: each output has
+ * every metric declared for it, in the order declared, and no other; the
+ * positions of an output are 1..n, each once. */
+static void test_client_metric_table(void **state)
+{
+	(void)state;
+	int ntext = 0;
+	for (int m = 0; m < STAT_NMETRICS; m++) {
+		assert_string_equal(stats_metric_name((enum stat_metric)m), cm[m].key);
+		assert_true(cm[m].text_pos >= 0 && cm[m].text_pos <= STAT_NMETRICS);
+		ntext += cm[m].text_pos > 0;
+		for (int k = 0; k < m; k++) {
+			assert_string_not_equal(cm[k].key, cm[m].key);
+			if (cm[m].text_pos)
+				assert_int_not_equal(cm[k].text_pos, cm[m].text_pos);
+		}
+	}
+	for (int m = 0; m < STAT_NMETRICS; m++)
+		assert_true(cm[m].text_pos <= ntext);
+
+	struct snapshot a;
+	make(&a);
+	check_text_blocks(&a, true);
+	check_text_blocks(&a, false);
+
+	/* The result file: every metric, in the order of the enum, in the run
+	 * and the window; each one's definition in "definitions". */
+	cJSON *j = snapshot_to_json(&a);
+	assert_non_null(j);
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, "infertop");
+	const cJSON *objs[] = {cJSON_GetObjectItemCaseSensitive(it, "metrics"),
+			       cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "window"),
+								"metrics")};
+	for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++) {
+		assert_non_null(objs[i]);
+		int m = 0;
+		for (const cJSON *c = objs[i]->child; c; c = c->next, m++) {
+			assert_true(m < STAT_NMETRICS);
+			assert_string_equal(c->string, cm[m].key);
+		}
+		assert_int_equal(m, STAT_NMETRICS);
+	}
+	const cJSON *defs = cJSON_GetObjectItemCaseSensitive(it, "definitions");
+	assert_true(cJSON_IsString(defs));
+	for (int m = 0; m < STAT_NMETRICS; m++)
+		if (!strstr(defs->valuestring, cm[m].definition))
+			fail_msg("%s: \"%s\" is not in the definitions", cm[m].key, cm[m].definition);
+	cJSON_Delete(j);
+	snapshot_release(&a);
+}
+
 /* --fail-if: the forms it takes, the messages it refuses with. */
 static void test_failif(void **state)
 {
@@ -415,6 +527,7 @@ int main(void)
 		cmocka_unit_test(test_old_plan_text),
 		cmocka_unit_test(test_failif),
 		cmocka_unit_test(test_options_block),
+		cmocka_unit_test(test_client_metric_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

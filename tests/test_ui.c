@@ -1,8 +1,8 @@
 /* Widgets drawn into a real ncurses screen (on /dev/null) and read back
  * cell by cell: the chart's time axis follows the zoom and its scale is
  * shown, load-change labels stay few after many changes, the histogram's
- * p99 mark sits in the bucket holding p99, and J/token is a dash until it
- * is known. */
+ * p99 mark sits in the bucket holding p99, J/token is a dash until it
+ * is known, and the latency table's rows are client_metrics.def's. */
 #include "config.h"
 
 #include <curses.h>
@@ -351,6 +351,73 @@ static void test_panel_table(void **state)
 	assert_true(widgets[PANEL_HELP].boxed);
 }
 
+/* client_metrics.def is the one list of the latency table's rows: each
+ * variant shows the metrics declared for it, in the table's order, under
+ * their names, in as many rows as the layout gives it. */
+static const char *const dash_names[STAT_NMETRICS] = {
+#define CLIENT_METRIC(id, key, dash, ...) [STAT_##id] = dash,
+#include "infertop/client_metrics.def"
+};
+
+static bool dash_shown(enum stat_metric m, int variant, unsigned flags)
+{
+	switch (m) {
+#define CLIENT_METRIC(id, key, dash, dash_when, ...) \
+	case STAT_##id:                              \
+		return LAYOUT_LATENCY_##dash_when(variant, flags);
+#include "infertop/client_metrics.def"
+	default:
+		return false;
+	}
+}
+
+static void test_latency_rows(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, 0);
+	record(f.st, 20000);
+	static const struct {
+		int variant;
+		unsigned flags;
+	} cases[] = {{PANEL_COMPACT, 0}, {PANEL_COMPACT, LAYOUT_QUEUE}, {PANEL_DETAIL, 0}, {PANEL_DETAIL, LAYOUT_QUEUE}};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		f.d.layout_flags = cases[c].flags;
+		int h = layout_latency_rows(cases[c].variant, cases[c].flags);
+		/* Taller than it needs (a maximised panel): no row beyond the
+		 * declared ones. */
+		draw_panel(&f.d, PANEL_LATENCY, cases[c].variant, h + 3, 120);
+		/* The rows' names, top to bottom. */
+		const char *got[STAT_NMETRICS + 1];
+		int ngot = 0;
+		char row[1024];
+		for (int y = 0; y < h + 3; y++) {
+			row_text(y, row, sizeof row);
+			char *p = row;
+			while (*p == ' ' || (unsigned char)*p >= 0x80)
+				p++;
+			p[strcspn(p, " ")] = '\0';
+			for (int m = 0; m < STAT_NMETRICS; m++)
+				if (strcmp(p, dash_names[m]) == 0 && ngot <= STAT_NMETRICS)
+					got[ngot++] = dash_names[m];
+		}
+		int want = 0;
+		for (int m = 0; m < STAT_NMETRICS; m++) {
+			if (!dash_shown((enum stat_metric)m, cases[c].variant, cases[c].flags))
+				continue;
+			if (want >= ngot || strcmp(got[want], dash_names[m]) != 0)
+				fail_msg("variant %d flags %u: row %d is %s, want %s", cases[c].variant, cases[c].flags,
+					 want, want < ngot ? got[want] : "none", dash_names[m]);
+			want++;
+		}
+		assert_int_equal(ngot, want);
+		assert_int_equal(h, 3 + want);
+	}
+	/* The detail shows every metric. */
+	assert_int_equal(layout_latency_rows(PANEL_DETAIL, 0), 3 + STAT_NMETRICS);
+	fixture_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -361,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_joules_per_token),
 		cmocka_unit_test(test_gpu_history),
 		cmocka_unit_test(test_panel_table),
+		cmocka_unit_test(test_latency_rows),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -129,6 +129,14 @@ static void test_controls(void **state)
 	redact_secrets(d, NULL);
 	assert_string_equal(d, "HTTP 400: bad ?]0;title? key sk-***");
 	redact_controls(NULL);
+	/* The lines form keeps each newline, scrubs each line, shrinks. */
+	char e[64] = "plan\x1b[2J\n\xc2\x9bstep 1\r\n\nlast\x07";
+	redact_controls_lines(e);
+	assert_string_equal(e, "plan?[2J\n?step 1 \n\nlast?");
+	char f[8] = "\n\n";
+	redact_controls_lines(f);
+	assert_string_equal(f, "\n\n");
+	redact_controls_lines(NULL);
 }
 
 /* The one HOST:PORT splitter: what each form gives, and what it refuses. */

@@ -85,6 +85,13 @@ int layout_hit(const struct layout *l, int y, int x);
  * focusable; l is unchanged then. */
 int layout_maximise(struct layout *l, int idx);
 
+/* Whether a client metric has a row in the latency table, by its dash_when
+ * in client_metrics.def: both variants, the compact one in open loop only,
+ * the detail only. */
+#define LAYOUT_LATENCY_ALL(variant, flags) true
+#define LAYOUT_LATENCY_OPEN(variant, flags) ((variant) == PANEL_DETAIL || ((flags) & LAYOUT_QUEUE))
+#define LAYOUT_LATENCY_DETAIL(variant, flags) ((variant) == PANEL_DETAIL)
+
 /* Rows the latency table needs in a variant. */
 int layout_latency_rows(int variant, unsigned flags);
 

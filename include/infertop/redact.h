@@ -21,6 +21,9 @@ void redact_userinfo(char *text);
  * CSI) and each byte that is not UTF-8. Valid UTF-8 text is kept; text
  * only shrinks. NULL is fine. */
 void redact_controls(char *text);
+/* redact_controls, but each newline is kept: multi-line text (a saved
+ * plan's summary) read from a file stays on its lines. */
+void redact_controls_lines(char *text);
 /* Scrubs, in place, what a server may echo back of a request: every
  * occurrence of each string in `secrets` (NULL-terminated: the API key,
  * the URL's password and query values; entries under 3 bytes are left),

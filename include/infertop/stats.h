@@ -11,16 +11,12 @@
  * microseconds in log-linear histograms: constant memory however long the
  * run. Each metric has a whole-run histogram and a sliding window made of
  * STATS_SLICES slices (window = sum of slices; the expiring slice is
- * subtracted), so window percentiles cost no per-sample memory either. */
+ * subtracted), so window percentiles cost no per-sample memory either. The
+ * metrics, their names and how each output shows them are declared once,
+ * in client_metrics.def. */
 enum stat_metric {
-	STAT_TTFB,
-	STAT_TTFT,
-	STAT_ITL,
-	STAT_TPOT,
-	STAT_E2E,
-	STAT_QUEUE,     /* intended send -> actual send */
-	STAT_TTFT_Q,    /* TTFT counted from the intended send (wrk2 correction) */
-	STAT_E2E_Q,     /* E2E counted from the intended send */
+#define CLIENT_METRIC(id, ...) STAT_##id,
+#include "infertop/client_metrics.def"
 	STAT_NMETRICS
 };
 
@@ -137,6 +133,10 @@ void stats_reset_run(struct stats *s, int64_t now_ns);
  * histograms, counters and errors stay as they are. */
 void stats_freeze_run(struct stats *s);
 const char *stats_metric_name(enum stat_metric m);
+/* The metrics an output lists, in its own order: pos[m] is m's place there
+ * (1 first, 0 left out; a client_metrics.def column). Fills order[] and
+ * returns how many. */
+int stats_metric_order(const unsigned char pos[STAT_NMETRICS], enum stat_metric order[STAT_NMETRICS]);
 const char *stats_err_name(enum err_kind k);
 
 /* One output chunk has just arrived (the hot path: four increments). */

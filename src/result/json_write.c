@@ -279,11 +279,13 @@ static void add_vllm_keys(cJSON *o, const struct snapshot *s)
 	add_vllm_metric(o, s->run[STAT_E2E], "e2el");
 }
 
+/* Each metric's words (client_metrics.def), then what holds for all. */
 static const char definitions[] =
-	"TTFB: send to first SSE event; TTFT: send to first output chunk; ITL: gaps "
-	"between output chunks, pooled; TPOT: (E2E-TTFT)/(output_tokens-1); E2E: send "
-	"to last output chunk; queue: intended to actual send; failed requests excluded; "
-	"histograms in microseconds, hist_encode version 1 (h1:)";
+#define CLIENT_METRIC(id, key, dash, dash_when, text_pos, text_abbr, text_title, text_when, prom_pos, prom, \
+		      buckets, prom_help, definition, ...)                                                  \
+	definition
+#include "infertop/client_metrics.def"
+	"failed requests excluded; histograms in microseconds, hist_encode version 1 (h1:)";
 
 static const char *mode_key(int mode)
 {

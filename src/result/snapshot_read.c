@@ -446,7 +446,7 @@ static void scrub_strings(cJSON *j)
 {
 	for (; j; j = j->next) {
 		if (cJSON_IsString(j) && j->valuestring)
-			redact_controls(j->valuestring);
+			redact_controls_lines(j->valuestring);
 		if (j->string)
 			redact_controls(j->string);
 		scrub_strings(j->child);

@@ -171,6 +171,24 @@ static void latency_block(FILE *out, const struct hist *h, const char *title, co
 	}
 }
 
+/* The client metrics' blocks, from client_metrics.def: their place, title,
+ * row label, and whether they need a request rate (RATE: counted from the
+ * intended send, which a closed loop does not have). */
+#define TEXT_ALL false
+#define TEXT_RATE true
+static const unsigned char text_pos[STAT_NMETRICS] = {
+#define CLIENT_METRIC(id, key, dash, dash_when, text_pos, ...) [STAT_##id] = text_pos,
+#include "infertop/client_metrics.def"
+};
+static const struct {
+	const char *title, *abbr;
+	bool need_rate;
+} text_blocks[STAT_NMETRICS] = {
+#define CLIENT_METRIC(id, key, dash, dash_when, text_pos, text_abbr, text_title, text_when, ...) \
+	[STAT_##id] = { text_title, text_abbr, TEXT_##text_when },
+#include "infertop/client_metrics.def"
+};
+
 void snapshot_print_summary(FILE *out, const struct snapshot *s)
 {
 	double dur = s->duration;
@@ -186,15 +204,12 @@ void snapshot_print_summary(FILE *out, const struct snapshot *s)
 	row_f(out, "Output token throughput (tok/s):", snapshot_rate(s->run_c.output_tokens, dur));
 	row_f(out, "Total Token throughput (tok/s):",
 	      snapshot_rate(s->run_c.output_tokens + s->run_c.input_tokens, dur));
-	latency_block(out, s->run[STAT_TTFB], "Time to First Byte", "TTFB");
-	latency_block(out, s->run[STAT_TTFT], "Time to First Token", "TTFT");
-	latency_block(out, s->run[STAT_TPOT], "Time per Output Token (excl. 1st token)", "TPOT");
-	latency_block(out, s->run[STAT_ITL], "Inter-token Latency", "ITL");
-	latency_block(out, s->run[STAT_E2E], "End-to-end Latency", "E2EL");
-	/* Queue time holds connects and client delays in closed loop too. */
-	latency_block(out, s->run[STAT_QUEUE], "Client Queue Time", "queue");
-	if (isfinite(s->vllm_request_rate))
-		latency_block(out, s->run[STAT_TTFT_Q], "TTFT from intended send", "TTFT");
+	enum stat_metric order[STAT_NMETRICS];
+	int n = stats_metric_order(text_pos, order);
+	bool rate = isfinite(s->vllm_request_rate);
+	for (int i = 0; i < n; i++)
+		if (!text_blocks[order[i]].need_rate || rate)
+			latency_block(out, s->run[order[i]], text_blocks[order[i]].title, text_blocks[order[i]].abbr);
 	if (s->server) {
 		struct server_state *st = malloc(sizeof *st);
 		if (st) {

@@ -206,34 +206,28 @@ static void gauge(struct ctx *c, const char *name, const char *help, double v)
 }
 
 /* The client's latency histograms: which whole-run histogram, and which of
- * vLLM's bounds, per name. */
+ * vLLM's bounds, per name; from client_metrics.def, indexed by metric.
+ * TTFB has no vLLM counterpart: it shares TTFT's bounds, the nearest
+ * server figure. */
 struct lat {
-	enum stat_metric m;
 	const char *name;          /* histogram family */
 	const char *window;        /* summary: quantiles over the window */
 	const struct buckets *b;
 	const char *help;
 };
 
-/* TTFB has no vLLM counterpart: it shares TTFT's bounds, the nearest
- * server figure. The client queue (intended -> actual send, wrk2's
- * correction) takes the bounds of its server counterpart,
- * vllm:request_queue_time_seconds, so the two overlay; a healthy client
- * stays below their first bound (0.3 s), and one that falls behind shows
- * up above it. */
-static const struct lat lats[] = {
-	{ STAT_TTFT, "infertop_ttft_seconds", "infertop_ttft_window_seconds", &buckets_ttft,
-	  "Time to first token seen by the client, successful requests (vLLM: vllm:time_to_first_token_seconds)." },
-	{ STAT_ITL, "infertop_itl_seconds", "infertop_itl_window_seconds", &buckets_itl,
-	  "Gaps between output chunks seen by the client (vLLM: vllm:inter_token_latency_seconds)." },
-	{ STAT_TPOT, "infertop_tpot_seconds", "infertop_tpot_window_seconds", &buckets_itl,
-	  "Per request (e2e - ttft) / (output tokens - 1) (vLLM: vllm:time_per_output_token_seconds)." },
-	{ STAT_E2E, "infertop_e2e_seconds", "infertop_e2e_window_seconds", &buckets_request,
-	  "Send to the last output chunk, seen by the client (vLLM: vllm:e2e_request_latency_seconds)." },
-	{ STAT_TTFB, "infertop_ttfb_seconds", "infertop_ttfb_window_seconds", &buckets_ttft,
-	  "Send to the first SSE event of any kind, successful requests (no vLLM counterpart: TTFT's bounds)." },
-	{ STAT_QUEUE, "infertop_queue_seconds", "infertop_queue_window_seconds", &buckets_request,
-	  "Client queue: intended send time to actual send (open loop with a cap, backoff)." },
+static const struct lat lats[STAT_NMETRICS] = {
+#define CLIENT_METRIC(id, key, dash, dash_when, text_pos, text_abbr, text_title, text_when, prom_pos, prom, \
+		      buckets, prom_help, definition, guard, value)                                           \
+	[STAT_##id] = { "infertop_" prom "_seconds", "infertop_" prom "_window_seconds", &buckets, prom_help },
+#include "infertop/client_metrics.def"
+};
+
+/* Where each comes in the exposition (0: not exported). */
+static const unsigned char lat_pos[STAT_NMETRICS] = {
+#define CLIENT_METRIC(id, key, dash, dash_when, text_pos, text_abbr, text_title, text_when, prom_pos, ...) \
+	[STAT_##id] = prom_pos,
+#include "infertop/client_metrics.def"
 };
 
 #define LE_MAX 64
@@ -305,10 +299,12 @@ static void render_stats(struct ctx *c, const struct stats *s, int64_t now_ns)
 		s->connections);
 	gauge(c, "infertop_in_flight", "Requests sent and not yet finished.", (double)s->in_flight);
 
-	for (size_t i = 0; i < sizeof lats / sizeof lats[0]; i++)
-		histogram(c, &lats[i], s->run[lats[i].m]);
-	for (size_t i = 0; i < sizeof lats / sizeof lats[0]; i++)
-		window_quantiles(c, &lats[i], s->win[lats[i].m], s->run[lats[i].m]);
+	enum stat_metric order[STAT_NMETRICS];
+	int n = stats_metric_order(lat_pos, order);
+	for (int i = 0; i < n; i++)
+		histogram(c, &lats[order[i]], s->run[order[i]]);
+	for (int i = 0; i < n; i++)
+		window_quantiles(c, &lats[order[i]], s->win[order[i]], s->run[order[i]]);
 	gauge(c, "infertop_window_seconds", "Span the window quantiles cover (shorter than --window early on).",
 	      stats_window_seconds(s, now_ns));
 }

@@ -7,14 +7,8 @@
 #include <string.h>
 
 static const char *const metric_names[STAT_NMETRICS] = {
-	[STAT_TTFB] = "ttfb",
-	[STAT_TTFT] = "ttft",
-	[STAT_ITL] = "itl",
-	[STAT_TPOT] = "tpot",
-	[STAT_E2E] = "e2el",
-	[STAT_QUEUE] = "queue",
-	[STAT_TTFT_Q] = "ttft_from_intended",
-	[STAT_E2E_Q] = "e2el_from_intended",
+#define CLIENT_METRIC(id, key, ...) [STAT_##id] = key,
+#include "infertop/client_metrics.def"
 };
 
 static const char *const err_names[ERR_NKINDS] = {
@@ -33,6 +27,16 @@ static const char *const err_names[ERR_NKINDS] = {
 const char *stats_metric_name(enum stat_metric m)
 {
 	return (unsigned)m < STAT_NMETRICS ? metric_names[m] : "?";
+}
+
+int stats_metric_order(const unsigned char pos[STAT_NMETRICS], enum stat_metric order[STAT_NMETRICS])
+{
+	int n = 0;
+	for (int p = 1; p <= STAT_NMETRICS; p++)
+		for (int m = 0; m < STAT_NMETRICS; m++)
+			if (pos[m] == p)
+				order[n++] = (enum stat_metric)m;
+	return n;
 }
 
 const char *stats_err_name(enum err_kind k)
@@ -229,14 +233,12 @@ void stats_request_done(struct stats *s, const struct req_result *r)
 				 "usage says %lld output tokens, the stream carried %llu chunks",
 				 (long long)r->usage_tokens, (unsigned long long)r->chunks);
 		}
-		stats_record(s, STAT_TTFB, r->ttfb_ns);
-		stats_record(s, STAT_TTFT, r->ttft_ns);
-		stats_record(s, STAT_E2E, r->e2e_ns);
-		stats_record(s, STAT_QUEUE, r->queue_ns);
-		stats_record(s, STAT_TTFT_Q, r->ttft_ns + r->queue_ns);
-		stats_record(s, STAT_E2E_Q, r->e2e_ns + r->queue_ns);
-		if (r->output_tokens > 1)
-			stats_record(s, STAT_TPOT, (r->e2e_ns - r->ttft_ns) / (r->output_tokens - 1));
+		/* Each metric's guard and value, client_metrics.def. */
+#define CLIENT_METRIC(id, key, dash, dash_when, text_pos, text_abbr, text_title, text_when, prom_pos, prom, \
+		      buckets, prom_help, definition, guard, value)                                           \
+	if (guard)                                                                                            \
+		stats_record(s, STAT_##id, value);
+#include "infertop/client_metrics.def"
 	}
 	if (!s->run_frozen)
 		stats_counters_add(&s->run_c, &add);

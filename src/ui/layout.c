@@ -39,12 +39,12 @@ const char *layout_panel_name(enum panel_kind k)
 
 int layout_latency_rows(int variant, unsigned flags)
 {
-	/* Top border (the title), column heads, TTFB TTFT ITL TPOT E2E, then
-	 * queue time, bottom border; the detail adds TTFT and E2E counted
-	 * from the intended send. */
-	if (variant == PANEL_DETAIL)
-		return 3 + 8;
-	return 3 + 5 + ((flags & LAYOUT_QUEUE) ? 1 : 0);
+	/* Top border (the title), column heads, bottom border, and a row a
+	 * metric shown in the variant (client_metrics.def). */
+	int n = 3;
+#define CLIENT_METRIC(id, key, dash, dash_when, ...) n += LAYOUT_LATENCY_##dash_when(variant, flags);
+#include "infertop/client_metrics.def"
+	return n;
 }
 
 static void add(struct layout *l, enum panel_kind kind, int arg, int y, int x, int h, int w)

@@ -11,19 +11,24 @@
 
 /* Latency percentiles, sliding window and whole run side by side. */
 
-struct lat_row {
-	enum stat_metric m;
-	const char *name;
+/* Rows in the order of enum stat_metric, named and shown as
+ * client_metrics.def says. */
+static const char *const row_names[STAT_NMETRICS] = {
+#define CLIENT_METRIC(id, key, dash, ...) [STAT_##id] = dash,
+#include "infertop/client_metrics.def"
 };
 
-static const struct lat_row compact_rows[] = {
-	{STAT_TTFB, "TTFB"}, {STAT_TTFT, "TTFT"}, {STAT_ITL, "ITL"},
-	{STAT_TPOT, "TPOT"}, {STAT_E2E, "E2E"}, {STAT_QUEUE, "queue"},
-};
-static const struct lat_row detail_rows[] = {
-	{STAT_TTFB, "TTFB"}, {STAT_TTFT, "TTFT"}, {STAT_ITL, "ITL"}, {STAT_TPOT, "TPOT"},
-	{STAT_E2E, "E2E"}, {STAT_QUEUE, "queue"}, {STAT_TTFT_Q, "TTFT+q"}, {STAT_E2E_Q, "E2E+q"},
-};
+/* The rows the variant shows, in order; returns how many
+ * (layout_latency_rows() counts them the same way). */
+static int rows_of(int variant, unsigned flags, enum stat_metric rows[STAT_NMETRICS])
+{
+	int n = 0;
+#define CLIENT_METRIC(id, key, dash, dash_when, ...)     \
+	if (LAYOUT_LATENCY_##dash_when(variant, flags)) \
+		rows[n++] = STAT_##id;
+#include "infertop/client_metrics.def"
+	return n;
+}
 
 enum col { COL_P50, COL_P90, COL_P95, COL_P99, COL_P999, COL_MAX, COL_MEAN, COL_N };
 
@@ -66,8 +71,8 @@ void w_latency_draw(WINDOW *w, const struct rect *r, int arg, const struct dash 
 {
 	const struct stats *st = d->v->stats;
 	bool detail = arg == PANEL_DETAIL;
-	const struct lat_row *rows = detail ? detail_rows : compact_rows;
-	int nrows = detail ? 8 : ((d->layout_flags & LAYOUT_QUEUE) ? 6 : 5);
+	enum stat_metric rows[STAT_NMETRICS];
+	int nrows = rows_of(arg, d->layout_flags, rows);
 
 	/* Columns by priority; as many as fit at a readable width. */
 	enum col want[COL_N];
@@ -121,9 +126,9 @@ void w_latency_draw(WINDOW *w, const struct rect *r, int arg, const struct dash 
 	wd_put(w, r, 1, x_run - 2, wd_attr(d, THEME_R_BORDER), wd_vbar(d));
 	for (int i = 0; i < nrows && 2 + i < r->h; i++) {
 		int y = 2 + i;
-		wd_put(w, r, y, 1, lab, rows[i].name);
+		wd_put(w, r, y, 1, lab, row_names[rows[i]]);
 		for (int s = 0; s < 2; s++) {
-			const struct hist *h = s ? st->run[rows[i].m] : st->win[rows[i].m];
+			const struct hist *h = s ? st->run[rows[i]] : st->win[rows[i]];
 			int x0 = s ? x_run : x_win;
 			for (int c = 0; c < nc; c++) {
 				char v[16];

@@ -171,3 +171,24 @@ int redact_looks_secret(const char *s)
 	}
 	return n >= 20 && alpha && digit;
 }
+
+void redact_controls_lines(char *text)
+{
+	if (!text)
+		return;
+	char *w = text;
+	for (char *r = text;;) {
+		char *nl = strchr(r, '\n');
+		if (nl)
+			*nl = '\0';
+		redact_controls(r);
+		size_t n = strlen(r);
+		memmove(w, r, n);
+		w += n;
+		if (!nl)
+			break;
+		*w++ = '\n';
+		r = nl + 1;
+	}
+	*w = '\0';
+}
