@@ -195,6 +195,26 @@ static void test_split_hostport(void **state)
 	assert_int_equal(port, 80);
 }
 
+/* A service's base (the fleet's generators): scheme, host and port only;
+ * credentials refused, not dropped. */
+static void test_service_base(void **state)
+{
+	(void)state;
+	char out[64];
+	assert_int_equal(url_service_base("http://10.0.0.7:8080/v1/status?x=1#f", out, sizeof out), 0);
+	assert_string_equal(out, "http://10.0.0.7:8080");
+	assert_int_equal(url_service_base("https://gen-1.example", out, sizeof out), 0);
+	assert_string_equal(out, "https://gen-1.example");
+	assert_int_equal(url_service_base("http://[::1]:9/", out, sizeof out), 0);
+	assert_string_equal(out, "http://[::1]:9");
+	assert_int_equal(url_service_base("http://u:p@h:1", out, sizeof out), URL_BASE_CREDENTIALS);
+	assert_int_equal(url_service_base("http://u@h:1", out, sizeof out), URL_BASE_CREDENTIALS);
+	assert_int_equal(url_service_base("ftp://h:1", out, sizeof out), URL_BASE_BAD);
+	assert_int_equal(url_service_base("h:1", out, sizeof out), URL_BASE_BAD);
+	assert_int_equal(url_service_base("http://", out, sizeof out), URL_BASE_BAD);
+	assert_int_equal(url_service_base("http://a-rather-long-host-name.example:8080", out, 16), URL_BASE_LONG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -203,6 +223,7 @@ int main(void)
 		cmocka_unit_test(test_secrets),
 		cmocka_unit_test(test_controls),
 		cmocka_unit_test(test_split_hostport),
+		cmocka_unit_test(test_service_base),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,14 @@ char *url_base_parse(const char *in, char *err, size_t errcap);
 int url_join(const char *base, const char *path, char *out, size_t cap);
 /* scheme://host[:port] in lower case, without credentials. */
 int url_origin(const char *url, char *out, size_t cap);
+/* scheme://host[:port] of an http or https URL, its path, query and
+ * fragment dropped (a service's base: a fleet's generator). 0, or
+ * URL_BASE_BAD (not an http(s) URL with a host), URL_BASE_CREDENTIALS (it
+ * carries a user or password: refused, never shown) or URL_BASE_LONG. */
+#define URL_BASE_BAD (-1)
+#define URL_BASE_CREDENTIALS (-2)
+#define URL_BASE_LONG (-3)
+int url_service_base(const char *url, char *out, size_t cap);
 /* The path and query of url ("/metrics"), or -1. */
 int url_path(const char *url, char *out, size_t cap);
 /* What of a URL must never be shown: its password and the values of its

@@ -18,6 +18,7 @@
 #include "infertop/load.h"
 #include "infertop/options.h"
 #include "infertop/redact.h"
+#include "infertop/url.h"
 #include "infertop/sampler.h"
 #include "infertop/series.h"
 #include "infertop/server.h"
@@ -306,28 +307,20 @@ static bool grow(void *pp, size_t *cap, size_t n, size_t elem)
 
 int fleet_add_endpoint(struct fleet *f, const char *url, char *err, size_t errcap)
 {
-	const char *hp;
-	if (strncmp(url, "http://", 7) == 0)
-		hp = url + 7;
-	else if (strncmp(url, "https://", 8) == 0)
-		hp = url + 8;
-	else {
-		snprintf(err, errcap, "%s: expected an http(s) URL of a generator's control API", url);
-		return -1;
-	}
-	size_t hl = strcspn(hp, "/?#");
-	if (hl == 0) {
-		snprintf(err, errcap, "%s: expected http://HOST:PORT", url);
-		return -1;
-	}
-	if (memchr(hp, '@', hl)) {
+	char base[FLEET_URL_MAX];
+	switch (url_service_base(url, base, sizeof base)) {
+	case 0:
+		break;
+	case URL_BASE_CREDENTIALS:
 		/* Not echoed: the password would be on the screen. */
 		snprintf(err, errcap, "a generator URL with a user or password (the token goes in --token-env VAR)");
 		return -1;
-	}
-	char base[FLEET_URL_MAX];
-	if ((size_t)snprintf(base, sizeof base, "%.*s", (int)(hp - url + hl), url) >= sizeof base) {
+	case URL_BASE_LONG:
 		snprintf(err, errcap, "a generator URL is too long");
+		return -1;
+	default:
+		snprintf(err, errcap, "%s: expected an http(s) URL of a generator's control API, http://HOST:PORT",
+			 url);
 		return -1;
 	}
 	for (size_t i = 0; i < f->neps; i++)
@@ -345,7 +338,7 @@ int fleet_add_endpoint(struct fleet *f, const char *url, char *err, size_t errca
 	}
 	ep->f = f;
 	snprintf(ep->url, sizeof ep->url, "%s", base);
-	snprintf(ep->id, sizeof ep->id, "%.*s", (int)hl, hp);
+	snprintf(ep->id, sizeof ep->id, "%s", strstr(base, "://") + 3); /* HOST:PORT */
 	ep->row = NULL;
 	ep->added_ns = clock_now_ns();
 	f->eps[f->neps++] = ep;

@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include "infertop/fleet.h"
+#include "infertop/url.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -88,16 +89,17 @@ int fleet_dns_parse(const char *spec, char *name, size_t namecap, int *port, cha
 		snprintf(err, errcap, "--discover %s: expected dns:NAME:PORT", spec);
 		return -1;
 	}
-	const char *n = spec + 4, *colon = strrchr(n, ':');
-	char *end;
-	long p = colon ? strtol(colon + 1, &end, 10) : 0;
-	if (!colon || colon == n || (size_t)(colon - n) > NAME_MAX_LEN || (size_t)(colon - n) >= namecap ||
-	    !colon[1] || *end || p < 1 || p > 65535) {
+	const char *n = spec + 4, *why;
+	char host[NAME_MAX_LEN + 1];
+	bool bracket;
+	int p;
+	if (url_split_hostport(n, strlen(n), host, sizeof host, &p, &bracket, false, &why) != 0 || bracket ||
+	    !host[0] || strlen(host) >= namecap || p < 1) {
 		snprintf(err, errcap, "--discover %s: expected dns:NAME:PORT (a port from 1 to 65535)", spec);
 		return -1;
 	}
-	snprintf(name, namecap, "%.*s", (int)(colon - n), n);
-	*port = (int)p;
+	snprintf(name, namecap, "%s", host);
+	*port = p;
 	return 0;
 }
 

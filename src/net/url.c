@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <stdbool.h>
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +142,35 @@ int url_origin(const char *url, char *out, size_t cap)
 		for (char *p = out; *p; p++)
 			*p = (char)tolower((unsigned char)*p);
 	}
+	return rc;
+}
+
+int url_service_base(const char *url, char *out, size_t cap)
+{
+	CURLU *u = parse(url);
+	if (!u)
+		return URL_BASE_BAD;
+	char *scheme = NULL, *user = NULL, *pass = NULL, *host = NULL, *port = NULL;
+	int rc = URL_BASE_BAD;
+	bool web = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+		   (strcmp(scheme, "http") == 0 || strcmp(scheme, "https") == 0);
+	if (!web || curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !host[0])
+		goto out;
+	if (curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_PASSWORD, &pass, 0) == CURLUE_OK) {
+		rc = URL_BASE_CREDENTIALS;
+		goto out;
+	}
+	curl_url_get(u, CURLUPART_PORT, &port, 0);
+	int n = snprintf(out, cap, "%s://%s%s%s", scheme, host, port ? ":" : "", port ? port : "");
+	rc = n >= 0 && (size_t)n < cap ? 0 : URL_BASE_LONG;
+out:
+	curl_free(scheme);
+	curl_free(user);
+	curl_free(pass);
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
 	return rc;
 }
 
