@@ -224,6 +224,9 @@ static void arm(struct plan *p, int64_t now)
 	if (!p->has_deadline || p->hold_since || p->phase == PLAN_DONE)
 		return;
 	double delay = (double)(p->deadline + p->offset - now) / 1e9;
+	/* libev counts the delay from the time it last woke, which may be a
+	 * while before now: brought up to date, the step never ends early. */
+	ev_now_update(p->loop);
 	ev_timer_set(&p->due, delay > 0 ? delay : 0., 0.);
 	ev_timer_start(p->loop, &p->due);
 }
