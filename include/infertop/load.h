@@ -38,6 +38,11 @@ typedef void (*load_observer_fn)(void *ud, enum load_change what, int64_t now_ns
 typedef bool (*load_schedule_fn)(void *ud, int64_t *at_ns);
 
 #define LOAD_PENDING_MAX (1u << 20)
+/* A fixed schedule's arrivals waiting to start, at most: past this the
+ * schedule waits too (its arrivals are then sent later, which shows as
+ * lateness), so a trace replayed into a capped or backing-off load holds
+ * this many of its records, never the rest of the file. */
+#define LOAD_SCHEDULE_BACKLOG (1u << 14)
 /* Requests started in one go, at most. Each start costs a handle, a
  * connection and a curl pass; starting 15,000 at once kept the loop from
  * timers, scrapes and the screen for seconds. The rest follow on the next
@@ -132,7 +137,9 @@ double load_arrival_gap(enum load_arrival a, double shape, double rate, struct r
 
 /* Open loop on a fixed schedule from now on: arrivals at the times fn
  * gives, each with its intended time (lateness shows as client queue
- * time). Rate and concurrency changes are then ignored. Once fn has no
+ * time), started in that order; none is dropped (see
+ * LOAD_SCHEDULE_BACKLOG). Rate and concurrency changes are then ignored;
+ * a pause shifts the rest of the schedule by its length. Once fn has no
  * more, the load is exhausted when the arrivals in hand have started. */
 void load_set_schedule(struct load *l, load_schedule_fn fn, void *ud);
 

@@ -8,7 +8,8 @@
  * --trace-skip-bad) and to count the records in --trace-window. During the
  * run the file is read again from the start, a chunk at a time as the
  * schedule needs the next record: memory is the reader's (trace.h) plus
- * the records scheduled but not yet sent, never the file.
+ * the records scheduled but not yet sent (at most LOAD_SCHEDULE_BACKLOG
+ * and those in flight), never the file.
  *
  * Times: a record at trace time t (from the trace's earliest record) is
  * sent at (t - window start) / speed after the run starts; records before

@@ -117,6 +117,13 @@ static int pending_push(struct load *l, int64_t t)
 	return 0;
 }
 
+static bool load_backlog_full(const struct load *l)
+{
+	return l->schedule && l->pending_len >= LOAD_SCHEDULE_BACKLOG;
+}
+
+static void load_schedule(struct load *l);
+
 static int load_start_pending(struct load *l)
 {
 	int64_t t = l->pending[l->pending_head];
@@ -124,6 +131,9 @@ static int load_start_pending(struct load *l)
 		return -1;
 	l->pending_head = (l->pending_head + 1) % l->pending_cap;
 	l->pending_len--;
+	/* A schedule that waited for room goes on. */
+	if (l->schedule && !ev_is_active(&l->arrival_timer))
+		load_schedule(l);
 	return 0;
 }
 
@@ -141,7 +151,8 @@ static void load_schedule(struct load *l)
 {
 	ev_timer_stop(l->loop, &l->arrival_timer);
 	/* Arrivals go on during a backoff: they queue. */
-	if (l->mode != LOAD_OPEN || l->paused || l->held || load_exhausted(l) || l->schedule_done)
+	if (l->mode != LOAD_OPEN || l->paused || l->held || load_exhausted(l) || l->schedule_done ||
+	    load_backlog_full(l))
 		return;
 	int64_t now = clock_now_ns();
 	double delay = (double)(l->next_intended - now) / 1e9;
@@ -239,7 +250,7 @@ static void load_on_arrival(struct ev_loop *loop, ev_timer *w, int revents)
 	 * own intended time, so lateness shows up as queue time. Past one
 	 * batch they queue and start on the next iterations. */
 	while (l->mode == LOAD_OPEN && !l->paused && !l->held && !load_exhausted(l) && !l->schedule_done &&
-	       l->next_intended <= now) {
+	       !load_backlog_full(l) && l->next_intended <= now) {
 		if (budget > 0 && !l->backing_off && l->pending_len == 0 && load_under_cap(l)) {
 			budget--;
 			if (load_start_one(l, l->next_intended) != 0 && pending_push(l, l->next_intended) != 0)
