@@ -724,7 +724,7 @@ static const struct cli_opt opts[] = {
 	{ "results-dir", 0, "DIR", G_CONTROL, set_string, F(results_dir),
 	  .help = "infertop serve: where each run's result goes, named by its id (default: current directory)" },
 	{ "data-dir", 0, "DIR", G_CONTROL, set_string, F(data_dir),
-	  .help = "infertop serve: run specs may name dataset files under DIR only (default: none at all)" },
+	  .help = "infertop serve: run specs may name dataset and trace files under DIR only (default: none at all)" },
 	{ "id", 0, "NAME", G_CONTROL, set_id, F(id), .help = "generator id in /metrics (default hostname:pid)" },
 	{ "start-at", 0, "UNIX", G_CONTROL, set_start_at,
 	  .help = "start the load at this wall-clock time (Unix seconds), as infertop fleet --start sets it" },
