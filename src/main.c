@@ -130,7 +130,9 @@ static int front_ready(struct session *s, void *ud)
 		engine_set_on_tick(e, on_tick, &f->h);
 	if (!cfg->quiet && !f->ui) {
 		char mode[64];
-		if (cfg->rate > 0)
+		if (cfg->trace)
+			snprintf(mode, sizeof mode, "trace replay");
+		else if (cfg->rate > 0)
 			snprintf(mode, sizeof mode, "rate %.4g req/s", cfg->rate);
 		else
 			snprintf(mode, sizeof mode, "concurrency %ld", cfg->concurrency);
@@ -141,8 +143,11 @@ static int front_ready(struct session *s, void *ud)
 		/* The id is the server's (/v1/models): printed, never obeyed. */
 		snprintf(model, sizeof model, "%s", v.model ? v.model : "-");
 		redact_controls(model);
-		fprintf(stderr, "infertop %s: %s, model %s, %s, %s\n", PACKAGE_VERSION, shown, model, mode,
-			dataset_describe(v.dataset));
+		/* A trace's prompts are its own: its description stands for
+		 * the dataset's. */
+		const char *trace = engine_trace_describe(e);
+		fprintf(stderr, "infertop %s: %s, model %s, %s, %s%s\n", PACKAGE_VERSION, shown, model, mode,
+			trace ? "trace " : "", trace ? trace : dataset_describe(v.dataset));
 	}
 	return 0;
 }

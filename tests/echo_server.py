@@ -8,6 +8,7 @@ the file named by argv[1]; the port goes to stdout."""
 import gzip
 import json
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOG = open(sys.argv[1], "a", buffering=1)
@@ -17,6 +18,11 @@ LIES = "--usage-lies" in sys.argv[2:]
 # --escapes: terminal escapes in the model id and the error bodies (ESC [2J
 # clears a screen, BEL rings, U+009B is the 8-bit CSI) (tests/escapes.sh).
 ESC = "\x1b[2J\x07\u009b31m" if "--escapes" in sys.argv[2:] else ""
+# --capture: every POST body is logged as one JSON line {"t": arrival
+# (monotonic s), "path", "body"} instead of the headers (GETs are not
+# logged), and completions are answered
+# with a plain stream (tests/trace.sh).
+CAPTURE = "--capture" in sys.argv[2:]
 
 
 class Echo(BaseHTTPRequestHandler):
@@ -34,14 +40,18 @@ class Echo(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def handle_any(self):
+        t = time.monotonic()
         n = int(self.headers.get("Content-Length") or 0)
-        if n:
-            self.rfile.read(n)
-        LOG.write(self.requestline + "\n" + str(self.headers) + "\n")
+        body = self.rfile.read(n) if n else b""
+        if CAPTURE:
+            if self.command == "POST":
+                LOG.write(json.dumps({"t": t, "path": self.path, "body": body.decode()}) + "\n")
+        else:
+            LOG.write(self.requestline + "\n" + str(self.headers) + "\n")
         if self.command == "GET" and self.path.startswith("/v1/models"):
             self.reply(200, {"object": "list", "data": [{"id": "m" + ESC, "object": "model"}]})
             return
-        if (GZIP or LIES) and self.command == "POST" and "completions" in self.path:
+        if (GZIP or LIES or CAPTURE) and self.command == "POST" and "completions" in self.path:
             chunk = {"id": "c", "object": "chat.completion.chunk", "model": "m",
                      "choices": [{"index": 0, "delta": {"content": " tok"}}]}
             usage = {"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": [],

@@ -102,6 +102,15 @@ outside /v1/runs "{\"url\":\"http://127.0.0.1:$simport\",\"dataset\":\"jsonl:lin
 outside /v1/runs "{\"url\":\"http://127.0.0.1:$simport\",\"dataset\":\"sharegpt:/etc/passwd\"}" dataset "/etc/passwd"
 outside /start-load "{\"host\":\"127.0.0.1\",\"port\":$simport,\"dataset_name\":\"sonnet\",\"dataset_path\":\"$tmp/secret.txt\"}" \
 	dataset_path "/start-load with a file outside --data-dir"
+# Trace files likewise.
+outside /v1/runs "{\"url\":\"http://127.0.0.1:$simport\",\"trace\":\"mooncake:$tmp/secret.txt\"}" trace \
+	"a trace outside --data-dir"
+outside /v1/runs "{\"url\":\"http://127.0.0.1:$simport\",\"trace\":\"azure:../secret.txt\"}" trace \
+	"a trace path out of --data-dir (..)"
+echo '{"timestamp": 0, "input_length": 1, "output_length": 1}' >"$tmp/data/sub/t.jsonl"
+code=$(req POST /v1/runs '{"url":"http://127.0.0.1:1","trace":"mooncake:sub/t.jsonl"}')
+[ "$code" = 502 ] && grep -q '"field":"url"' "$tmp/b"
+check "a trace under --data-dir, relative: accepted ($code $(cat "$tmp/b"))" $?
 # A file inside, by a relative name: past the check (the run then fails
 # on its unreachable target, after the file was read).
 code=$(req POST /v1/runs '{"url":"http://127.0.0.1:1","dataset":"text:sub/ok.txt","requests":1}')

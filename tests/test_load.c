@@ -214,6 +214,104 @@ static void test_open_queue_drains_in_batches(void **state)
 	ev_loop_destroy(loop);
 }
 
+/* A fixed schedule (--trace): arrivals at the times it gives, each
+ * with its own intended time, in order, and nothing once it ends. */
+struct sched {
+	struct fake f;
+	int64_t gap_ns;         /* between arrivals */
+	uint64_t n;             /* arrivals it has */
+	uint64_t calls;
+	int64_t intended[64];
+	uint64_t nintended;
+};
+
+static bool sched_next(void *ud, int64_t *at)
+{
+	struct sched *s = ud;
+	if (s->calls >= s->n)
+		return false;
+	*at = (int64_t)s->calls++ * s->gap_ns;
+	return true;
+}
+
+static int sched_start(void *ud, int64_t t_intended)
+{
+	struct sched *s = ud;
+	if (s->nintended < 64)
+		s->intended[s->nintended++] = t_intended;
+	s->f.in_flight++;
+	return 0;
+}
+
+static uint64_t sched_in_flight(void *ud)
+{
+	return ((struct sched *)ud)->f.in_flight;
+}
+
+static void test_schedule_times(void **state)
+{
+	(void)state;
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	struct sched s = {.gap_ns = 2000000, .n = 20};
+	load_init(&s.f.load, loop, 1, sched_start, sched_in_flight, &s);
+	load_set_schedule(&s.f.load, sched_next, &s);
+	int64_t t0 = s.f.load.schedule_t0;
+	/* The plan's -c / -r are not the load any more. */
+	load_set_concurrency(&s.f.load, 5);
+	load_set_rate(&s.f.load, 1000);
+	assert_int_equal(s.f.in_flight, 0);
+	for (int i = 0; i < 100000 && !load_exhausted(&s.f.load); i++)
+		ev_run(loop, EVRUN_ONCE);
+	assert_true(load_exhausted(&s.f.load));
+	assert_int_equal(s.f.load.started, 20);
+	assert_int_equal(s.nintended, 20);
+	for (uint64_t i = 0; i < 20; i++)
+		assert_int_equal(s.intended[i], t0 + (int64_t)i * s.gap_ns);
+	assert_false(ev_is_active(&s.f.load.arrival_timer));
+	load_free(&s.f.load);
+	ev_loop_destroy(loop);
+}
+
+/* Behind a cap the schedule's backlog is bounded: the schedule itself
+ * waits (so a trace is not read ahead without end) and goes on, in
+ * order, as room is made; nothing is dropped. */
+static void test_schedule_backlog(void **state)
+{
+	(void)state;
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	struct sched *s = calloc(1, sizeof *s);
+	assert_non_null(s);
+	s->n = LOAD_SCHEDULE_BACKLOG * 2;       /* all due at once */
+	load_init(&s->f.load, loop, 1, sched_start, sched_in_flight, s);
+	load_set_max_concurrency(&s->f.load, 1);
+	load_set_schedule(&s->f.load, sched_next, s);
+	for (int i = 0; i < 50; i++)
+		ev_run(loop, EVRUN_NOWAIT);
+	assert_int_equal(s->f.in_flight, 1);
+	assert_int_equal(load_pending(&s->f.load), LOAD_SCHEDULE_BACKLOG);
+	/* One started, the backlog, and the next one known. */
+	assert_int_equal(s->calls, LOAD_SCHEDULE_BACKLOG + 2);
+	assert_int_equal(s->f.load.dropped, 0);
+	/* Room for one: the oldest starts, one more arrival comes in. */
+	s->f.in_flight--;
+	load_on_done(&s->f.load);
+	for (int i = 0; i < 5; i++)
+		ev_run(loop, EVRUN_NOWAIT);
+	assert_int_equal(s->f.load.started, 2);
+	assert_int_equal(s->intended[1], s->f.load.schedule_t0);
+	assert_int_equal(load_pending(&s->f.load), LOAD_SCHEDULE_BACKLOG);
+	assert_int_equal(s->calls, LOAD_SCHEDULE_BACKLOG + 3);
+	/* The cap lifted: all of it goes, and the load ends. */
+	load_set_max_concurrency(&s->f.load, 0);
+	for (int i = 0; i < 100000 && !load_exhausted(&s->f.load); i++)
+		ev_run(loop, EVRUN_NOWAIT);
+	assert_int_equal(s->f.load.started, s->n);
+	assert_int_equal(s->f.load.dropped, 0);
+	load_free(&s->f.load);
+	free(s);
+	ev_loop_destroy(loop);
+}
+
 static int setup(void **state)
 {
 	struct enginefix *f = calloc(1, sizeof *f);
@@ -263,6 +361,8 @@ int main(void)
 		cmocka_unit_test(test_closed_ramp_stops_with_the_run),
 		cmocka_unit_test(test_closed_ramp_waits_for_pause),
 		cmocka_unit_test(test_open_queue_drains_in_batches),
+		cmocka_unit_test(test_schedule_times),
+		cmocka_unit_test(test_schedule_backlog),
 		cmocka_unit_test_setup_teardown(test_ramp_connections, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -465,6 +465,9 @@ static const char *const options_not_in_results[] = {
 	 * would change every result's bytes (kept identical through issue
 	 * 24's restructuring); left for a change of the schema of its own. */
 	"dataset", "prefix-tokens",
+	/* Likewise the trace's (a key for them in every result would change
+	 * every result's bytes); the trace's description is on stderr. */
+	"trace", "trace-speed", "trace-window", "trace-block-tokens", "trace-skip-bad",
 };
 
 static bool left_out(const char *name)

@@ -107,6 +107,23 @@ int dataset_calibrate(struct dataset *d, const char *base_url, struct curl_slist
  * when out of memory. */
 char *dataset_next_body(struct dataset *d, struct rng *r, const struct oai_request_opts *base,
 			size_t *len, long *input_tokens);
+/* One request of a trace (--trace): its lengths and the hash ids of its
+ * prompt's blocks. */
+struct dataset_trace_req {
+	long input_tokens, output_tokens;
+	const uint64_t *hash;
+	uint32_t nhash;
+	long block_tokens;      /* tokens a hash id stands for */
+};
+/* The body for a trace request: block i of the prompt is block_tokens
+ * tokens of synthetic words drawn from a stream seeded by hash[i] (and
+ * the seed) alone, so requests sharing a prefix of hash ids share that
+ * prefix byte for byte; the blocks are cut at input_tokens, and what the
+ * ids do not cover is random words from r. max_tokens is output_tokens
+ * (at least 1). Like dataset_next_body() otherwise. */
+char *dataset_trace_body(struct dataset *d, struct rng *r, const struct oai_request_opts *base,
+			 const struct dataset_trace_req *t, size_t *len, long *input_tokens);
+
 /* Lengths for the next bodies: a plan step (scenario, matrix) changes them
  * mid-run. With out_override the output length beats a file's own. */
 void dataset_set_lengths(struct dataset *d, const struct dist *in, const struct dist *out, bool out_override);

@@ -65,5 +65,7 @@ struct snapshot_writer *engine_snapshot_writer(const struct engine *e);
 /* The completions/chat URL requests go to (credentials in it: redact
  * before showing). */
 const char *engine_endpoint(const struct engine *e);
+/* --trace's description (trace_replay_describe()); NULL without a trace. */
+const char *engine_trace_describe(const struct engine *e);
 
 #endif

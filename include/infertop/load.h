@@ -33,8 +33,16 @@ enum load_change { LOAD_CHANGE_TARGET, LOAD_CHANGE_PAUSE, LOAD_CHANGE_UNPAUSE };
 typedef int (*load_start_fn)(void *ud, int64_t t_intended);
 typedef uint64_t (*load_in_flight_fn)(void *ud);
 typedef void (*load_observer_fn)(void *ud, enum load_change what, int64_t now_ns);
+/* A fixed schedule's next arrival: true with *at_ns (ns after the
+ * schedule's start, never decreasing), false when there is none left. */
+typedef bool (*load_schedule_fn)(void *ud, int64_t *at_ns);
 
 #define LOAD_PENDING_MAX (1u << 20)
+/* A fixed schedule's arrivals waiting to start, at most: past this the
+ * schedule waits too (its arrivals are then sent later, which shows as
+ * lateness), so a trace replayed into a capped or backing-off load holds
+ * this many of its records, never the rest of the file. */
+#define LOAD_SCHEDULE_BACKLOG (1u << 14)
 /* Requests started in one go, at most. Each start costs a handle, a
  * connection and a curl pass; starting 15,000 at once kept the loop from
  * timers, scrapes and the screen for seconds. The rest follow on the next
@@ -85,6 +93,11 @@ struct load {
 	void *ud;
 	load_observer_fn observer;
 	void *observer_ud;
+
+	load_schedule_fn schedule;  /* a fixed schedule (--trace); NULL: none */
+	void *schedule_ud;
+	int64_t schedule_t0;
+	bool schedule_done;         /* its last arrival is in */
 };
 
 void load_init(struct load *l, struct ev_loop *loop, uint64_t seed,
@@ -121,6 +134,14 @@ const char *load_arrival_name(enum load_arrival a);
 /* One inter-arrival gap in seconds, mean 1/rate (rate > 0). Pure apart
  * from the rng, so the statistics can be tested without a clock. */
 double load_arrival_gap(enum load_arrival a, double shape, double rate, struct rng *r);
+
+/* Open loop on a fixed schedule from now on: arrivals at the times fn
+ * gives, each with its intended time (lateness shows as client queue
+ * time), started in that order; none is dropped (see
+ * LOAD_SCHEDULE_BACKLOG). Rate and concurrency changes are then ignored;
+ * a pause shifts the rest of the schedule by its length. Once fn has no
+ * more, the load is exhausted when the arrivals in hand have started. */
+void load_set_schedule(struct load *l, load_schedule_fn fn, void *ud);
 
 /* One observer (the plan) hears about changes made by the user. */
 void load_set_observer(struct load *l, load_observer_fn fn, void *ud);

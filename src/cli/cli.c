@@ -21,6 +21,8 @@
 #include "infertop/profile.h"
 #include "infertop/redact.h"
 #include "infertop/request.h"
+#include "infertop/trace.h"
+#include "infertop/trace_replay.h"
 #include "infertop/units.h"
 #include "infertop/url.h"
 
@@ -228,6 +230,8 @@ static void cli_defaults(struct config *cfg)
 	cfg->request_log_max = 1ULL << 30;
 	cfg->burstiness = 1.0;
 	cfg->stage_duration_ns = 120 * CLOCK_NS_PER_S;
+	cfg->trace_speed = 1.0;
+	cfg->trace_block_tokens = 512;
 }
 
 /* ---- handlers ---- */
@@ -345,6 +349,33 @@ static int set_rate(struct config *cfg, const struct cli_opt *o, const char *arg
 	if (units_parse_double(arg, &d) != 0 || d <= 0 || d > 1e7)
 		return cli_error(name, arg, "expected requests per second > 0");
 	cfg->rate = d;
+	return 0;
+}
+
+static int set_trace(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	enum trace_format f;
+	const char *path;
+	if (trace_spec_parse(arg, &f, &path) != 0)
+		return cli_error(name, arg, "expected mooncake:FILE, azure:FILE or burstgpt:FILE");
+	return set_string(cfg, o, arg, name);
+}
+
+static int set_trace_speed(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	double d;
+	(void)o;
+	if (units_parse_double(arg, &d) != 0 || !(d >= 1e-3 && d <= 1e6))
+		return cli_error(name, arg, "expected a factor from 0.001 to 1000000 (2: twice as fast)");
+	cfg->trace_speed = d;
+	return 0;
+}
+
+static int set_trace_window(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)o;
+	if (trace_window_parse(arg, &cfg->trace_window_start_ns, &cfg->trace_window_len_ns) != 0)
+		return cli_error(name, arg, "expected START,LEN in seconds into the trace (LEN 0: to the end)");
 	return 0;
 }
 
@@ -627,6 +658,16 @@ static const struct cli_opt opts[] = {
 	  .help = "stop sending after TIME (30s, 10m, 2h)" },
 	{ "grace", 0, "TIME", G_LOAD, set_duration, F(grace_ns), 0, 0, "expected a duration",
 	  .help = "after a stop, wait this long for in-flight requests before aborting them (default 10s)" },
+	{ "trace", 0, "FORMAT:FILE", G_LOAD, set_trace, F(trace),
+	  .help = "replay a trace at its own times: mooncake:FILE (JSONL), azure:FILE or burstgpt:FILE (CSV)" },
+	{ "trace-speed", 0, "X", G_LOAD, set_trace_speed, .help = "replay X times as fast (default 1)" },
+	{ "trace-window", 0, "START,LEN", G_LOAD, set_trace_window,
+	  .help = "replay only LEN seconds of the trace from START seconds into it (LEN 0: to the end)" },
+	{ "trace-block-tokens", 0, "N", G_LOAD, set_long, F(trace_block_tokens), 1, 1000000,
+	  "expected a whole number from 1 to 1000000",
+	  .help = "tokens each trace hash id stands for (default 512)" },
+	{ "trace-skip-bad", 0, NULL, G_LOAD, set_true, F(trace_skip_bad),
+	  .help = "skip and count trace lines that do not parse (default: refuse the trace)" },
 
 	{ "dataset", 0, "SPEC", G_REQUESTS, set_dataset, F(dataset), .values = dataset_value, .help = "prompts: %s" },
 	{ "slice", 0, "I/N", G_REQUESTS, set_slice,
@@ -696,7 +737,7 @@ static const struct cli_opt opts[] = {
 	{ "results-dir", 0, "DIR", G_CONTROL, set_string, F(results_dir),
 	  .help = "infertop serve: where each run's result goes, named by its id (default: current directory)" },
 	{ "data-dir", 0, "DIR", G_CONTROL, set_string, F(data_dir),
-	  .help = "infertop serve: run specs may name dataset files under DIR only (default: none at all)" },
+	  .help = "infertop serve: run specs may name dataset and trace files under DIR only (default: none at all)" },
 	{ "id", 0, "NAME", G_CONTROL, set_id, F(id), .help = "generator id in /metrics (default hostname:pid)" },
 	{ "start-at", 0, "UNIX", G_CONTROL, set_start_at,
 	  .help = "start the load at this wall-clock time (Unix seconds), as infertop fleet --start sets it" },
@@ -976,8 +1017,22 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 		cli_fail("url", 3);
 		return CLI_EXIT_USAGE;
 	}
-	if (cfg->max_concurrency && cfg->rate <= 0) {
+	if (cfg->max_concurrency && cfg->rate <= 0 && !cfg->trace) {
 		fprintf(cli_errf(), "infertop: --max-concurrency applies to open loop; give --rate too\n");
+		return CLI_EXIT_USAGE;
+	}
+	/* Each worker or slice would replay the whole trace: splitting one is
+	 * left to a fleet that knows how (by session, or by index). */
+	if (cfg->trace && (cfg->rate > 0 || cfg->stages || cfg->sweep || cfg->matrix || cfg->scenario || cfg->warmup ||
+			   cfg->dataset || cfg->prefix_tokens || cfg->slice_count || cfg->workers > 1)) {
+		fprintf(cli_errf(), "infertop: --trace sets the load and the prompts: it does not go with --rate, "
+			"--stages, --sweep, --matrix, --scenario, --warmup, --dataset, --prefix-tokens, --slice or "
+			"--workers\n");
+		return CLI_EXIT_USAGE;
+	}
+	if ((cfg->trace_speed != 1.0 || cfg->trace_window_start_ns || cfg->trace_window_len_ns ||
+	     cfg->trace_skip_bad) && !cfg->trace) {
+		fprintf(cli_errf(), "infertop: --trace-speed, --trace-window and --trace-skip-bad need --trace\n");
 		return CLI_EXIT_USAGE;
 	}
 	if (cfg->save_detailed && !cfg->output_path) {
@@ -1162,6 +1217,7 @@ void cli_free(struct config *cfg)
 	free(cfg->gpu_metrics_url);
 	free(cfg->theme);
 	free(cfg->dataset);
+	free(cfg->trace);
 	free(cfg->arrival);
 	free(cfg->http_client);
 	free(cfg->stages);

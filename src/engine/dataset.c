@@ -657,6 +657,42 @@ static char *synthetic_body(struct dataset *d, struct rng *r, struct oai_request
 	return body_shape_build(&d->shape, o, d->scratch, blen, len);
 }
 
+/* A block's words come from its own stream, seeded by the run's seed and
+ * the hash id alone: the same id is the same text wherever it appears,
+ * and a cut block is the start of the whole one. */
+#define TRACE_BLOCK_SEED 0x74726163652d6964ULL
+
+char *dataset_trace_body(struct dataset *d, struct rng *r, const struct oai_request_opts *base,
+			 const struct dataset_trace_req *t, size_t *len, long *input_tokens)
+{
+	struct oai_request_opts o = *base;
+	long out = t->output_tokens < 1 ? 1 : t->output_tokens;
+	o.max_tokens = (int)(out > DATASET_MAX_TOKENS ? DATASET_MAX_TOKENS : out);
+	long units = lround(((double)t->input_tokens - d->overhead) / d->slope);
+	if (units < 1)
+		units = 1;
+	long block = lround((double)(t->block_tokens > 0 ? t->block_tokens : 1) / d->slope);
+	if (block < 1)
+		block = 1;
+	size_t blen = 0;
+	if (buf_put(&d->scratch, &blen, &d->scratch_cap, "", 0) != 0)
+		return NULL;
+	long left = units;
+	for (uint32_t i = 0; i < t->nhash && left > 0; i++) {
+		long n = left < block ? left : block;
+		struct rng br;
+		rng_seed(&br, (d->seed ^ TRACE_BLOCK_SEED) + t->hash[i] * 0x9E3779B97F4A7C15ULL);
+		if (dataset_synthetic_units(&br, n, &d->scratch, &blen, &d->scratch_cap) != 0)
+			return NULL;
+		left -= n;
+	}
+	if (left > 0 && dataset_synthetic_units(r, left, &d->scratch, &blen, &d->scratch_cap) != 0)
+		return NULL;
+	if (input_tokens)
+		*input_tokens = lround(d->overhead + (double)units * d->slope);
+	return body_shape_build(&d->shape, &o, d->scratch, blen, len);
+}
+
 /* Sonnet-style: random lines (with repeats, as vLLM's sonnet sampling)
  * after the prefix until the length is reached; the last one is cut. */
 static char *text_body(struct dataset *d, struct rng *r, struct oai_request_opts *o, size_t *len,

@@ -13,6 +13,7 @@
 
 #include "infertop/clock.h"
 #include "infertop/dataset.h"
+#include "infertop/trace_replay.h"
 #include "infertop/dist.h"
 #include "infertop/fetch.h"
 #include "infertop/http.h"
@@ -63,7 +64,7 @@ static void engine_check_end(struct engine *e)
 	if (!e->t_stop)
 		e->t_stop = e->t_end;
 	if (!e->stop_reason)
-		e->stop_reason = "request limit reached";
+		e->stop_reason = e->trace && trace_replay_ended(e->trace) ? "trace replayed" : "request limit reached";
 	ev_timer_stop(e->loop, &e->grace);
 	ev_timer_stop(e->loop, &e->duration);
 	ev_timer_stop(e->loop, &e->tick);
@@ -192,7 +193,20 @@ static int engine_start_request(void *ud, int64_t t_intended)
 	o.model = plan_pick_model(e->plan, o.model, &model);
 	size_t len = 0;
 	long in = 0;
-	char *body = dataset_next_body(e->dataset, &e->prompt_rng, &o, &len, &in);
+	char *body;
+	if (e->trace) {
+		/* Arrivals start in their order: the oldest scheduled record
+		 * is this one's. It is let go once its request is under way. */
+		const struct trace_rec *t = trace_replay_peek(e->trace);
+		struct dataset_trace_req tq = {
+			.input_tokens = t ? t->input_tokens : 1, .output_tokens = t ? t->output_tokens : 1,
+			.hash = t ? t->hash : NULL, .nhash = t ? t->nhash : 0,
+			.block_tokens = e->cfg->trace_block_tokens,
+		};
+		body = t ? dataset_trace_body(e->dataset, &e->prompt_rng, &o, &tq, &len, &in) : NULL;
+	} else {
+		body = dataset_next_body(e->dataset, &e->prompt_rng, &o, &len, &in);
+	}
 	if (!body) {
 		list_push(&e->spare, r);
 		return -1;
@@ -204,6 +218,8 @@ static int engine_start_request(void *ud, int64_t t_intended)
 		list_push(&e->spare, r);
 		return -1;
 	}
+	if (e->trace)
+		trace_replay_pop(e->trace);
 	list_push(&e->live, r);
 	/* Keep room for every stream's connection in the cache, or a raised
 	 * load would close and reopen connections on every request. */
@@ -212,6 +228,17 @@ static int engine_start_request(void *ud, int64_t t_intended)
 		http_set_cache(e->http, e->cache_size);
 	}
 	return 0;
+}
+
+static bool engine_trace_next(void *ud, int64_t *at_ns)
+{
+	struct engine *e = ud;
+	return trace_replay_next(e->trace, at_ns);
+}
+
+const char *engine_trace_describe(const struct engine *e)
+{
+	return e->trace ? trace_replay_describe(e->trace) : NULL;
 }
 
 static uint64_t engine_in_flight(void *ud)
@@ -286,7 +313,12 @@ static void engine_on_duration(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	(void)loop;
 	(void)revents;
-	engine_stop(w->data, "duration reached");
+	struct engine *e = w->data;
+	/* Said in the reason: a replay that did not get to its end. */
+	if (e->trace && trace_replay_sent(e->trace) < trace_replay_total(e->trace))
+		engine_stop(e, trace_replay_cut_note(e->trace));
+	else
+		engine_stop(e, "duration reached");
 }
 
 static void engine_on_tick(struct ev_loop *loop, ev_timer *w, int revents)
@@ -446,6 +478,11 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 		engine_free(e);
 		return NULL;
 	}
+	/* So does a bad trace line: the whole file is read once now. */
+	if (cfg->trace && !(e->trace = trace_replay_open(cfg, err, errcap))) {
+		engine_free(e);
+		return NULL;
+	}
 	if (!(cfg->metrics_url && strcmp(cfg->metrics_url, "none") == 0) || cfg->gpu_metrics_url) {
 		e->server = calloc(1, sizeof *e->server);
 		if (!e->server) {
@@ -526,6 +563,7 @@ void engine_free(struct engine *e)
 	load_free(&e->load);
 	engine_probe_cancel(e);
 	dataset_free(e->dataset);
+	trace_replay_free(e->trace);
 	http_free(e->http);
 	stats_free(e->stats);
 	series_free(e->series);
@@ -743,6 +781,10 @@ void engine_start(struct engine *e)
 	scrape_start(e->scrape);
 	if (cfg->max_concurrency)
 		load_set_max_concurrency(&e->load, cfg->max_concurrency);
+	/* A trace's schedule is the load; the plan's -c / -r are then
+	 * ignored by the load. */
+	if (e->trace)
+		load_set_schedule(&e->load, engine_trace_next, e);
 	/* The plan sets the first load: its first step's, or -c / -r. */
 	plan_start(e->plan, e->loop, &e->load, e->stats, engine_on_plan_end, e);
 	if (e->load.mode == LOAD_CLOSED && e->live == NULL && e->stats->started == 0) {

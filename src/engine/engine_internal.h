@@ -23,6 +23,7 @@
 #include "infertop/view.h"
 
 struct dataset;
+struct trace_replay;
 struct reqlog;
 struct reqtrack;
 struct scrape;
@@ -60,6 +61,7 @@ struct engine {
 	struct cJSON *extra_body;
 	struct rng prompt_rng;
 	struct dataset *dataset;    /* prompt source, see dataset.h */
+	struct trace_replay *trace; /* --trace: the schedule and its requests; NULL: none */
 
 	bool hung_up;                   /* SIGHUP: the terminal is gone */
 	ev_timer tick, grace, duration;

@@ -117,6 +117,13 @@ static int pending_push(struct load *l, int64_t t)
 	return 0;
 }
 
+static bool load_backlog_full(const struct load *l)
+{
+	return l->schedule && l->pending_len >= LOAD_SCHEDULE_BACKLOG;
+}
+
+static void load_schedule(struct load *l);
+
 static int load_start_pending(struct load *l)
 {
 	int64_t t = l->pending[l->pending_head];
@@ -124,6 +131,9 @@ static int load_start_pending(struct load *l)
 		return -1;
 	l->pending_head = (l->pending_head + 1) % l->pending_cap;
 	l->pending_len--;
+	/* A schedule that waited for room goes on. */
+	if (l->schedule && !ev_is_active(&l->arrival_timer))
+		load_schedule(l);
 	return 0;
 }
 
@@ -141,7 +151,8 @@ static void load_schedule(struct load *l)
 {
 	ev_timer_stop(l->loop, &l->arrival_timer);
 	/* Arrivals go on during a backoff: they queue. */
-	if (l->mode != LOAD_OPEN || l->paused || l->held || load_exhausted(l))
+	if (l->mode != LOAD_OPEN || l->paused || l->held || load_exhausted(l) || l->schedule_done ||
+	    load_backlog_full(l))
 		return;
 	int64_t now = clock_now_ns();
 	double delay = (double)(l->next_intended - now) / 1e9;
@@ -203,8 +214,28 @@ double load_arrival_gap(enum load_arrival a, double shape, double rate, struct r
 	return g < LOAD_GAP_MAX_S ? g : LOAD_GAP_MAX_S;
 }
 
+/* The schedule has no more: the load ends once the arrivals in hand
+ * (started or queued) are all started. */
+static void load_schedule_end(struct load *l)
+{
+	l->schedule_done = true;
+	uint64_t all = l->started + l->pending_len;
+	if (!l->limit || all < l->limit)
+		l->limit = all;
+	if (all == 0)
+		l->stopped = true;
+}
+
 static void load_next_arrival(struct load *l)
 {
+	if (l->schedule) {
+		int64_t at;
+		if (l->schedule_done || !l->schedule(l->schedule_ud, &at))
+			load_schedule_end(l);
+		else
+			l->next_intended = l->schedule_t0 + at;
+		return;
+	}
 	l->next_intended += (int64_t)(load_arrival_gap(l->arrival, l->shape, l->rate, &l->rng) * 1e9);
 }
 
@@ -218,8 +249,8 @@ static void load_on_arrival(struct ev_loop *loop, ev_timer *w, int revents)
 	/* The loop may wake late; every arrival already due starts with its
 	 * own intended time, so lateness shows up as queue time. Past one
 	 * batch they queue and start on the next iterations. */
-	while (l->mode == LOAD_OPEN && !l->paused && !l->held && !load_exhausted(l) &&
-	       l->next_intended <= now) {
+	while (l->mode == LOAD_OPEN && !l->paused && !l->held && !load_exhausted(l) && !l->schedule_done &&
+	       !load_backlog_full(l) && l->next_intended <= now) {
 		if (budget > 0 && !l->backing_off && l->pending_len == 0 && load_under_cap(l)) {
 			budget--;
 			if (load_start_one(l, l->next_intended) != 0 && pending_push(l, l->next_intended) != 0)
@@ -283,6 +314,8 @@ void load_set_max_concurrency(struct load *l, long n)
 
 static void load_apply_concurrency(struct load *l, long n, enum load_source src, bool mark)
 {
+	if (l->schedule)
+		return;
 	if (n < 0)
 		n = 0;
 	bool was_open = l->mode == LOAD_OPEN;
@@ -311,6 +344,8 @@ void load_plan_concurrency(struct load *l, long n, bool mark)
 
 static void load_apply_rate(struct load *l, double rate, enum load_source src, bool mark)
 {
+	if (l->schedule)
+		return;
 	if (rate < LOAD_RATE_MIN)
 		rate = LOAD_RATE_MIN;
 	int64_t now = clock_now_ns();
@@ -354,8 +389,13 @@ void load_plan_rate(struct load *l, double rate, bool mark)
 static void load_resume_open(struct load *l)
 {
 	int64_t now = clock_now_ns();
-	if (l->next_intended < now)
+	if (l->next_intended < now) {
+		/* A fixed schedule resumes where it stopped, shifted by the
+		 * pause, rather than sending the pause's arrivals in a burst. */
+		if (l->schedule)
+			l->schedule_t0 += now - l->next_intended;
 		l->next_intended = now; /* no burst of arrivals "owed" for the pause */
+	}
 	load_drain_pending(l);
 	load_schedule(l);
 }
@@ -460,6 +500,18 @@ int load_arrival_parse(const char *name, enum load_arrival *out)
 const char *load_arrival_name(enum load_arrival a)
 {
 	return (int)a >= 0 && a < LOAD_ARRIVAL_N ? arrival_names[a] : arrival_names[LOAD_POISSON];
+}
+
+void load_set_schedule(struct load *l, load_schedule_fn fn, void *ud)
+{
+	l->schedule = fn;
+	l->schedule_ud = ud;
+	l->schedule_done = false;
+	l->mode = LOAD_OPEN;
+	l->schedule_t0 = clock_now_ns();
+	load_next_arrival(l);
+	load_record_event(l, LOAD_SRC_USER);
+	load_schedule(l);
 }
 
 void load_set_observer(struct load *l, load_observer_fn fn, void *ud)

@@ -35,6 +35,7 @@
 #include "infertop/runspec.h"
 #include "infertop/session.h"
 #include "infertop/snapshot.h"
+#include "infertop/trace.h"
 #include "infertop/view.h"
 
 /* Runs remembered for GET /v1/runs/ID after they end; the oldest are
@@ -405,21 +406,21 @@ static const char *dataset_file(const char *spec, size_t *plen)
 	return NULL;
 }
 
-/* A run spec reads dataset files under --data-dir only: anyone who may
- * start a run could otherwise send any file the server can read, line by
- * line, to a URL of their choosing. The path (relative: to the directory)
- * is resolved, symbolic links and ".." included, before it is checked,
- * and the run opens the resolved path, so what was checked is what is
- * read. 0, or -1 with the refusal in err. */
-static int serve_dataset_check(const struct serve *s, struct config *cfg, char *err, size_t errcap)
+/* A run spec reads dataset and trace files under --data-dir only: anyone
+ * who may start a run could otherwise send any file the server can read,
+ * line by line, to a URL of their choosing (or probe which files exist).
+ * The path (relative: to the directory) is resolved, symbolic links and
+ * ".." included, before it is checked, and the run opens the resolved
+ * path, so what was checked is what is read. *spec is "PREFIX" (plen
+ * bytes) followed by the file; kind names it in messages. 0, or -1 with
+ * the refusal in err. */
+static int serve_file_check(const struct serve *s, char **spec, size_t plen, const char *kind, char *err,
+			    size_t errcap)
 {
-	size_t plen = 0;
-	const char *file = dataset_file(cfg->dataset, &plen);
-	if (!file)
-		return 0;
+	const char *file = *spec + plen;
 	if (!s->data_dir) {
-		snprintf(err, errcap, "run specs may not name a dataset file: infertop serve reads them only under "
-			 "--data-dir DIR, and was started without it");
+		snprintf(err, errcap, "run specs may not name a %s file: infertop serve reads them only under "
+			 "--data-dir DIR, and was started without it", kind);
 		return -1;
 	}
 	char joined[PATH_MAX], real[PATH_MAX];
@@ -431,20 +432,38 @@ static int serve_dataset_check(const struct serve *s, struct config *cfg, char *
 	    !(root || (strncmp(real, s->data_dir, dl) == 0 && real[dl] == '/'))) {
 		/* One answer for missing and outside alike: it tells nothing
 		 * about files elsewhere. */
-		snprintf(err, errcap, "%.200s is not a file under --data-dir %.200s (dataset files are read from there "
-			 "only)", file, s->data_dir);
+		snprintf(err, errcap, "%.200s is not a file under --data-dir %.200s (%s files are read from there "
+			 "only)", file, s->data_dir, kind);
 		return -1;
 	}
-	char *spec = malloc(plen + strlen(real) + 1);
-	if (!spec) {
+	char *checked = malloc(plen + strlen(real) + 1);
+	if (!checked) {
 		snprintf(err, errcap, "out of memory");
 		return -1;
 	}
-	memcpy(spec, cfg->dataset, plen);
-	strcpy(spec + plen, real);
-	free(cfg->dataset);
-	cfg->dataset = spec;
+	memcpy(checked, *spec, plen);
+	strcpy(checked + plen, real);
+	free(*spec);
+	*spec = checked;
 	return 0;
+}
+
+static int serve_dataset_check(const struct serve *s, struct config *cfg, char *err, size_t errcap)
+{
+	size_t plen = 0;
+	if (!dataset_file(cfg->dataset, &plen))
+		return 0;
+	return serve_file_check(s, &cfg->dataset, plen, "dataset", err, errcap);
+}
+
+/* --trace FORMAT:FILE: the same rule. */
+static int serve_trace_check(const struct serve *s, struct config *cfg, char *err, size_t errcap)
+{
+	enum trace_format f;
+	const char *path;
+	if (!cfg->trace || trace_spec_parse(cfg->trace, &f, &path) != 0)
+		return 0;
+	return serve_file_check(s, &cfg->trace, (size_t)(path - cfg->trace), "trace", err, errcap);
 }
 
 static unsigned serve_post_run(struct serve *s, const char *body, size_t len, char **json,
@@ -481,6 +500,10 @@ static unsigned serve_post_run(struct serve *s, const char *body, size_t len, ch
 	if (serve_dataset_check(s, &r->cfg, err, sizeof err) != 0) {
 		serve_free_run(r);
 		return status_json(json, 400, "invalid", err, start_load ? "dataset_path" : "dataset");
+	}
+	if (serve_trace_check(s, &r->cfg, err, sizeof err) != 0) {
+		serve_free_run(r);
+		return status_json(json, 400, "invalid", err, "trace");
 	}
 	/* No screen, no progress lines; the key comes from serve's own
 	 * --api-key-env, never from the spec. */
