@@ -582,7 +582,8 @@ enum trace_next trace_reader_next(struct trace_reader *r, const struct trace_rec
 			*rec = emit(r);
 			return TRACE_RECORD;
 		}
-		char *p = r->buf + r->start;
+		/* No buffer yet before the first feed: no line either. */
+		char *p = r->buf ? r->buf + r->start : NULL;
 		char *nl = r->len ? memchr(p, '\n', r->len) : NULL;
 		size_t n;
 		if (nl) {
