@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "infertop/json_str.h"
+#include "infertop/utf8.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -69,33 +70,8 @@ static inline size_t first_marked(uint64_t m)
  * (overlong, a surrogate, past U+10FFFF, or cut short). */
 static size_t utf8_len(const unsigned char *s, size_t left)
 {
-	unsigned char c = s[0];
-	size_t n;
 	uint32_t cp;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (n > left)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
+	return utf8_seq(s, left, &cp);
 }
 
 /* The loops below are written once and compiled once a style (the

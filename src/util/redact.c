@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "infertop/redact.h"
+#include "infertop/utf8.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -35,30 +36,9 @@ void redact_url(const char *url, char *dst, size_t cap)
  * otherwise. */
 static size_t printable_utf8(const unsigned char *s)
 {
-	unsigned char c = s[0];
-	size_t n;
-	unsigned cp;
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3fu);
-	}
-	if (cp < 0xa0 || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
+	uint32_t cp;
+	size_t n = utf8_seq(s, strnlen((const char *)s, 4), &cp);
+	return n > 1 && cp >= 0xa0 ? n : 0;
 }
 
 void redact_controls(char *t)
