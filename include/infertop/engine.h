@@ -45,7 +45,9 @@ void engine_set_on_done(struct engine *e, engine_done_fn fn, void *ud);
 /* Starts the load on the loop and returns; the loop is the caller's to
  * run (serve). The done callback says when the run is over. */
 void engine_start(struct engine *e);
-/* engine_start, then runs the loop until the run is over (the CLI). */
+/* engine_start, then runs the loop until the run is over: tests and
+ * benches that drive an engine by hand (a run proper goes through
+ * session.h, which also writes its result). */
 void engine_run(struct engine *e);
 /* Stop sending; in-flight requests get --grace to finish. */
 void engine_stop(struct engine *e, const char *reason);
