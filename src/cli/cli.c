@@ -780,7 +780,7 @@ void cli_usage(FILE *out)
 {
 	fputs("Usage: infertop [OPTIONS] [URL]\n"
 	      "       infertop --demo [OPTIONS]\n"
-	      "       infertop serve --listen ADDR:PORT [--results-dir DIR] [--listen-token-env VAR]\n"
+	      "       infertop serve --listen ADDR:PORT [--results-dir DIR] [--data-dir DIR] [--listen-token-env VAR]\n"
 	      "       infertop fleet --targets URL,... | --discover dns:NAME:PORT [--start RUN OPTIONS]\n"
 	      "       infertop sim [SIM OPTIONS]      (see infertop sim --help)\n"
 	      "       infertop report FILE.json [--format text|json|csv|markdown]\n"
@@ -837,19 +837,8 @@ static char short_opts[2 * NOPTS + 1];
 
 static void build_getopt_tables(void)
 {
-	size_t n = 0;
-	for (int i = 0; i < NOPTS; i++) {
-		const struct cli_opt *o = &opts[i];
-		long_opts[i] = (struct option){ o->name, o->arg ? required_argument : no_argument, NULL,
-						o->shortc ? o->shortc : OPT_VAL_BASE + i };
-		if (o->shortc) {
-			short_opts[n++] = o->shortc;
-			if (o->arg)
-				short_opts[n++] = ':';
-		}
-	}
-	long_opts[NOPTS] = (struct option){ NULL, 0, NULL, 0 };
-	short_opts[n] = '\0';
+	help_getopt_tables(opts, NOPTS, sizeof opts[0], offsetof(struct cli_opt, name), offsetof(struct cli_opt, arg),
+			   offsetof(struct cli_opt, shortc), OPT_VAL_BASE, long_opts, short_opts);
 }
 
 static const struct cli_opt *opt_by_val(int c)

@@ -369,19 +369,8 @@ int sim_opts_parse(int argc, char **argv, struct sim_opts *o)
 
 	struct option long_opts[NOPTS + 1];
 	char short_opts[2 * NOPTS + 1];
-	size_t ns = 0;
-	for (int i = 0; i < NOPTS; i++) {
-		const struct sim_opt *so = &opts[i];
-		long_opts[i] = (struct option){ so->name, so->arg ? required_argument : no_argument, NULL,
-						so->shortc ? so->shortc : OPT_VAL_BASE + i };
-		if (so->shortc) {
-			short_opts[ns++] = so->shortc;
-			if (so->arg)
-				short_opts[ns++] = ':';
-		}
-	}
-	long_opts[NOPTS] = (struct option){ NULL, 0, NULL, 0 };
-	short_opts[ns] = '\0';
+	help_getopt_tables(opts, NOPTS, sizeof opts[0], offsetof(struct sim_opt, name), offsetof(struct sim_opt, arg),
+			   offsetof(struct sim_opt, shortc), OPT_VAL_BASE, long_opts, short_opts);
 
 	struct sim_parse p = { o, 0, 0 };
 	/* sim_main may run after the caller used getopt itself: 0 makes glibc

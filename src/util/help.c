@@ -2,6 +2,7 @@
 
 #include "infertop/help.h"
 
+#include <getopt.h>
 #include <string.h>
 
 /* Writes text from column len on, wrapped, continuation lines at col. */
@@ -74,4 +75,26 @@ char *help_join(char *buf, size_t cap, const char *const *names, int n, const ch
 		used += (size_t)w;
 	}
 	return buf;
+}
+
+void help_getopt_tables(const void *rows, size_t n, size_t stride, size_t name_off, size_t arg_off,
+			size_t short_off, int val_base, struct option *long_opts, char *short_opts)
+{
+	size_t ns = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *row = (const char *)rows + i * stride;
+		const char *name, *arg;
+		memcpy(&name, row + name_off, sizeof name);
+		memcpy(&arg, row + arg_off, sizeof arg);
+		char shortc = row[short_off];
+		long_opts[i] = (struct option){ name, arg ? required_argument : no_argument, NULL,
+						shortc ? shortc : val_base + (int)i };
+		if (shortc) {
+			short_opts[ns++] = shortc;
+			if (arg)
+				short_opts[ns++] = ':';
+		}
+	}
+	long_opts[n] = (struct option){ NULL, 0, NULL, 0 };
+	short_opts[ns] = '\0';
 }
