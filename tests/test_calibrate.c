@@ -16,11 +16,58 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 #include <curl/curl.h>
+#include <ev.h>
 #include <microhttpd.h>
 
 #include "infertop/cli.h"
 #include "infertop/dataset.h"
+#include "infertop/http.h"
 #include "infertop/sim.h"
+
+/* The calibration, waited for on a loop of the test's own. */
+
+struct calib_wait {
+	struct ev_loop *loop;
+	bool done;
+	int rc;
+	char *err;
+	size_t errcap;
+};
+
+static void calib_waited(void *ud, int rc, const char *err)
+{
+	struct calib_wait *w = ud;
+	w->done = true;
+	w->rc = rc;
+	if (w->errcap)
+		snprintf(w->err, w->errcap, "%s", err);
+	ev_break(w->loop, EVBREAK_ONE);
+}
+
+static int dataset_calibrate(struct dataset *d, const char *base_url, struct curl_slist *headers,
+		      const char *const *secrets, const char *model, bool insecure, char *err,
+		      size_t errcap)
+{
+	if (errcap)
+		err[0] = '\0';
+	struct calib_wait w = {.loop = ev_loop_new(EVFLAG_AUTO), .err = err, .errcap = errcap};
+	struct http *h = w.loop ? http_new(w.loop) : NULL;
+	int rc = -1;
+	if (!h) {
+		snprintf(err, errcap, "out of memory");
+	} else if (!dataset_calibrate_start(d, h, base_url, headers, secrets, model, insecure, calib_waited, &w)) {
+		snprintf(err, errcap, "out of memory");
+	} else {
+		while (!w.done)
+			ev_run(w.loop, 0);
+		rc = w.rc;
+	}
+	if (h)
+		http_free(h);
+	if (w.loop)
+		ev_loop_destroy(w.loop);
+	return rc;
+}
 
 static char fixture_path[4096];
 

@@ -96,10 +96,6 @@ struct calib *dataset_calibrate_start(struct dataset *d, struct http *h, const c
 				      bool insecure, calibrate_fn fn, void *ud);
 /* Ends it without a word to fn (its owner is going away). */
 void dataset_calibrate_cancel(struct calib *c);
-/* The same, blocking, on a loop of its own (tests and tools). */
-int dataset_calibrate(struct dataset *d, const char *base_url, struct curl_slist *headers,
-		      const char *const *secrets, const char *model, bool insecure, char *err,
-		      size_t errcap);
 
 /* The next request body (malloc'd JSON, *len its length) for the API,
  * model and options in base; max_tokens comes from the dataset (or
