@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "infertop/redact.h"
+#include "infertop/bodybuf.h"
 #include "infertop/url.h"
 
 static void base_is(const char *in, const char *want)
@@ -215,6 +216,27 @@ static void test_service_base(void **state)
 	assert_int_equal(url_service_base("http://a-rather-long-host-name.example:8080", out, 16), URL_BASE_LONG);
 }
 
+/* The one body gatherer of the write callbacks: grows, keeps a NUL,
+ * refuses past max without appending. */
+static void test_bodybuf(void **state)
+{
+	(void)state;
+	char *b = NULL;
+	size_t len = 0, cap = 0;
+	assert_int_equal(bodybuf_append(&b, &len, &cap, "abc", 3, 10, 2), BODYBUF_OK);
+	assert_int_equal(cap, 4);
+	assert_int_equal(bodybuf_append(&b, &len, &cap, "defgh", 5, 10, 2), BODYBUF_OK);
+	assert_string_equal(b, "abcdefgh");
+	assert_int_equal(len, 8);
+	assert_int_equal(cap, 16);
+	assert_int_equal(bodybuf_append(&b, &len, &cap, "xyz", 3, 10, 2), BODYBUF_TOO_LARGE);
+	assert_string_equal(b, "abcdefgh");
+	assert_int_equal(bodybuf_append(&b, &len, &cap, "ij", 2, 10, 2), BODYBUF_OK);
+	assert_string_equal(b, "abcdefghij");
+	assert_int_equal(bodybuf_append(&b, &len, &cap, "", 0, 10, 2), BODYBUF_OK);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -224,6 +246,7 @@ int main(void)
 		cmocka_unit_test(test_controls),
 		cmocka_unit_test(test_split_hostport),
 		cmocka_unit_test(test_service_base),
+		cmocka_unit_test(test_bodybuf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "infertop/fleet.h"
+#include "infertop/bodybuf.h"
 
 #include <curl/curl.h>
 #include <math.h>
@@ -155,24 +156,9 @@ static size_t req_write(char *p, size_t size, size_t nmemb, void *ud)
 {
 	struct req *r = ud;
 	size_t n = size * nmemb;
-	if (n > FLEET_BODY_MAX - r->len) {
-		r->too_large = true;
-		return 0;
-	}
-	if (r->len + n + 1 > r->cap) {
-		size_t cap = r->cap ? r->cap : 16384;
-		while (cap < r->len + n + 1)
-			cap *= 2;
-		char *nb = realloc(r->buf, cap);
-		if (!nb)
-			return 0;
-		r->buf = nb;
-		r->cap = cap;
-	}
-	memcpy(r->buf + r->len, p, n);
-	r->len += n;
-	r->buf[r->len] = '\0';
-	return n;
+	int rc = bodybuf_append(&r->buf, &r->len, &r->cap, p, n, FLEET_BODY_MAX, 16384);
+	r->too_large = rc == BODYBUF_TOO_LARGE;
+	return rc == BODYBUF_OK ? n : 0;
 }
 
 static void req_free(struct req *r)

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "infertop/scrape.h"
+#include "infertop/bodybuf.h"
 #include "infertop/redact.h"
 
 #include <ctype.h>
@@ -70,26 +71,16 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
 {
 	struct target *tg = ud;
 	size_t n = size * nmemb;
-	if (n > SCRAPE_MAX_BODY - tg->len) {
+	switch (bodybuf_append(&tg->buf, &tg->len, &tg->cap, p, n, SCRAPE_MAX_BODY, BODY_INITIAL)) {
+	case BODYBUF_OK:
+		return n;
+	case BODYBUF_TOO_LARGE:
 		tg->too_large = true;
 		return 0;
+	default:
+		tg->oom = true;
+		return 0;
 	}
-	if (tg->len + n + 1 > tg->cap) {
-		size_t cap = tg->cap ? tg->cap : BODY_INITIAL;
-		while (cap < tg->len + n + 1)
-			cap *= 2;
-		char *nb = realloc(tg->buf, cap);
-		if (!nb) {
-			tg->oom = true;
-			return 0;
-		}
-		tg->buf = nb;
-		tg->cap = cap;
-	}
-	memcpy(tg->buf + tg->len, p, n);
-	tg->len += n;
-	tg->buf[tg->len] = '\0';
-	return n;
 }
 
 static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)

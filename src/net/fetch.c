@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "infertop/fetch.h"
+#include "infertop/bodybuf.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,24 +25,10 @@ static size_t fetch_write(char *p, size_t size, size_t nmemb, void *ud)
 {
 	struct fetch *f = ud;
 	size_t n = size * nmemb;
-	if (n > f->max_body - f->len) {
-		f->too_large = true;
-		return 0; /* ends the transfer: the rest is not wanted */
-	}
-	if (f->len + n + 1 > f->cap) {
-		size_t cap = f->cap ? f->cap : 4096;
-		while (cap < f->len + n + 1)
-			cap *= 2;
-		char *nb = realloc(f->buf, cap);
-		if (!nb)
-			return 0;
-		f->buf = nb;
-		f->cap = cap;
-	}
-	memcpy(f->buf + f->len, p, n);
-	f->len += n;
-	f->buf[f->len] = '\0';
-	return n;
+	int rc = bodybuf_append(&f->buf, &f->len, &f->cap, p, n, f->max_body, 4096);
+	/* 0 ends the transfer: the rest is not wanted. */
+	f->too_large = rc == BODYBUF_TOO_LARGE;
+	return rc == BODYBUF_OK ? n : 0;
 }
 
 static void fetch_done(struct http_xfer *x, CURLcode rc)
