@@ -35,6 +35,19 @@ struct oai_chunk {
 	 * [0, 2^53] (fractions truncated). */
 	bool usage;
 	int64_t prompt_tokens, completion_tokens; /* -1 when absent or not such a number */
+	/* Prompt tokens served from the server's prefix cache: usage's
+	 * prompt_tokens_details.cached_tokens (vLLM, SGLang, OpenAI), else
+	 * llama.cpp's top-level timings.cache_n; -1 when absent or not a
+	 * number in [0, 2^53]. */
+	int64_t cached_tokens;
+	/* Where the answer's text is, for sessions that resend it: bytes
+	 * [text_off, text_off + text_len) of the chunk are the JSON-escaped
+	 * contents (quotes excluded) of its one delta.content (chat) or text
+	 * (completions) string, as sent, so they go into a JSON string of a
+	 * later request verbatim. has_text false: no such string (reasoning
+	 * is not the answer). Set on every path (fast, memo, cJSON). */
+	bool has_text;
+	uint32_t text_off, text_len;
 	/* Top-level "error" is an object (vLLM, SGLang: message from its
 	 * "message" string) or a string (TGI: {"error":"...","error_type":"..."}). */
 	bool error;
@@ -111,6 +124,12 @@ int oai_models_first_id(const char *json, size_t len, char *out, size_t cap);
  * body's first 160 printable bytes with whitespace runs squeezed. Always
  * NUL-terminates out (cap > 0); "" for an empty body. */
 void oai_error_body_message(const char *body, size_t len, char *out, size_t cap);
+
+/* Whether an HTTP 400 body says the prompt is past the model's context
+ * length (vLLM "maximum context length", llama.cpp
+ * "exceed_context_size_error", SGLang "longer than the model's context
+ * length", TGI "must be <= N"): a session that meets it ends (ERR_CONTEXT). */
+bool oai_error_is_context(const char *body, size_t len);
 
 /* oai_body_build() for a chat request that brings its own messages:
  * messages_json (NUL-terminated, a JSON array the caller has validated)

@@ -28,6 +28,14 @@
 
 struct request;
 
+/* The text of an answer as it streams, JSON-escaped (sessions). */
+struct request_answer {
+	char *buf;
+	size_t len, cap;
+	bool too_long;                 /* past REQUEST_ANSWER_MAX: the rest dropped */
+};
+#define REQUEST_ANSWER_MAX (16u << 20)
+
 /* How requests go out (--http-client). direct: on plain http:// without a
  * proxy, libcurl makes the connection and the direct transport speaks
  * HTTP/1.1 on it (direct.h); elsewhere, and with curl,
@@ -102,6 +110,12 @@ struct request {
 	int64_t t_send;                /* when the request's first byte was sent */
 	int64_t usage_completion;
 	int64_t usage_prompt;
+	int64_t usage_cached;          /* oai_chunk.cached_tokens of the usage chunk, -1: none */
+	uint32_t turn;                 /* its session's turn (req_result.turn), 0: none */
+	/* A session's request keeps its answer's text here, JSON-escaped
+	 * (oai_chunk.text_off), for the next turn; NULL: not kept. Owned by
+	 * the session. */
+	struct request_answer *answer;
 	int64_t prompt_estimate;       /* input tokens if usage does not say */
 	bool done_seen;
 	bool retried;                  /* resent once on a fresh connection */

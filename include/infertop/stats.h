@@ -31,6 +31,8 @@ enum err_kind {
 	ERR_NO_OUTPUT,  /* [DONE] without a single output chunk */
 	ERR_ABORTED,    /* still running when the grace period ended */
 	ERR_OTHER,      /* any other transfer failure */
+	ERR_CONTEXT,    /* HTTP 400: the prompt is past the model's context length
+	                 * (oai_error_is_context); ends a session (--sessions) */
 	ERR_NKINDS
 };
 
@@ -66,6 +68,22 @@ struct req_result {
 	uint64_t chunks;         /* output-carrying chunks */
 	int64_t retry_after_ns;  /* the server's Retry-After; < 0 = none */
 	int64_t usage_tokens;    /* usage.completion_tokens; < 0 = not sent */
+	/* Prompt tokens the server served from its prefix cache
+	 * (usage.prompt_tokens_details.cached_tokens, llama.cpp's
+	 * timings.cache_n); < 0 = the server did not say. */
+	int64_t cached_tokens;
+	/* The request's turn in its session (--sessions), from 1; 0 = not a
+	 * session's. */
+	uint32_t turn;
+};
+
+/* What one finished session contributes (--sessions). */
+struct session_result {
+	bool ok;                 /* every turn it was given succeeded */
+	bool context_limit;      /* ended by the server's context-length 400 */
+	uint32_t turns;          /* turns that succeeded */
+	int64_t duration_ns;     /* first turn's send to the last turn's end */
+	int64_t context_tokens;  /* prompt tokens of its last turn sent */
 };
 
 struct stats {
@@ -103,6 +121,9 @@ struct stats {
 	 * rates over time (the charts) come from these. */
 	struct stats_counters all_c;
 	uint32_t resets;              /* times stats_reset_run ran (counters dropped) */
+	/* Sessions (--sessions) that ended: all, those with a failed turn,
+	 * those of which ended at the context limit; turns that succeeded. */
+	uint64_t sessions_done, sessions_failed, sessions_context, session_turns;
 };
 
 struct stats *stats_new(int64_t window_ns, int64_t now_ns);
@@ -119,6 +140,8 @@ void stats_record(struct stats *s, enum stat_metric m, int64_t ns);
  * succeeds so that failed requests stay out of the latency figures. */
 void stats_record_itl_us(struct stats *s, const uint32_t *gaps, size_t n);
 void stats_request_done(struct stats *s, const struct req_result *r);
+/* A session ended (every turn already went through stats_request_done). */
+void stats_session_done(struct stats *s, const struct session_result *r);
 
 /* Seconds the window currently covers (shorter than the window early on). */
 double stats_window_seconds(const struct stats *s, int64_t now_ns);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "infertop/bodybuf.h"
 #include "infertop/clock.h"
 #include "infertop/coding.h"
 #include "infertop/openai.h"
@@ -98,6 +99,17 @@ static void request_on_output(struct request *r)
 	stats_chunk_arrived(r->ctx->stats);
 }
 
+/* A session's answer, kept whole for its next turn; past the bound the
+ * rest is dropped (the next turn then resends what was kept) rather than
+ * letting one runaway answer hold the loop's memory. */
+static void request_keep_answer(struct request_answer *a, const char *text, size_t len)
+{
+	if (a->too_long)
+		return;
+	if (bodybuf_append(&a->buf, &a->len, &a->cap, text, len, REQUEST_ANSWER_MAX, 1024) != BODYBUF_OK)
+		a->too_long = true;
+}
+
 static int request_on_event(void *ud, const struct sse_event *ev)
 {
 	struct request *r = ud;
@@ -141,10 +153,14 @@ static int request_on_event(void *ud, const struct sse_event *ev)
 		if (r->ctx->on_output)
 			r->ctx->on_output(r->ctx->detail_ud, r, ev->data, ev->len);
 	}
+	if (r->answer && c.has_text)
+		request_keep_answer(r->answer, ev->data + c.text_off, c.text_len);
 	if (c.usage) {
 		r->usage_completion = c.completion_tokens;
 		r->usage_prompt = c.prompt_tokens;
 	}
+	if (c.cached_tokens >= 0)
+		r->usage_cached = c.cached_tokens;
 	return 0;
 }
 
@@ -334,6 +350,8 @@ static void request_finish(struct request *r, CURLcode rc)
 		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
 	struct req_result res = {0};
 	res.usage_tokens = -1;
+	res.cached_tokens = r->usage_cached;
+	res.turn = r->turn;
 	res.http_code = (int)r->status;
 	res.retry_after_ns = r->retry_after_ns;
 	if (rc != CURLE_OK && !r->failed) {
@@ -349,7 +367,9 @@ static void request_finish(struct request *r, CURLcode rc)
 		char detail[160];
 		oai_error_body_message(r->errbody, r->errbody_len, detail, sizeof detail);
 		snprintf(m, sizeof m, "HTTP %ld: %s", r->status, detail);
-		request_failf(r, ERR_HTTP, m);
+		request_failf(r, r->status == 400 && oai_error_is_context(r->errbody, r->errbody_len) ? ERR_CONTEXT
+												   : ERR_HTTP,
+			      m);
 	}
 	if (!r->failed && !r->done_seen)
 		request_failf(r, ERR_TRUNCATED, "stream ended without data: [DONE]");
@@ -599,7 +619,7 @@ int request_start(struct request *r, char *body, size_t len, int64_t t_intended)
 	r->t_first_event = r->t_first_token = r->t_last_token = 0;
 	r->event_seen = false;
 	r->chunks = 0;
-	r->usage_completion = r->usage_prompt = -1;
+	r->usage_completion = r->usage_prompt = r->usage_cached = -1;
 	r->status = 0;
 	r->status_ok = false;
 	r->status_known = r->done_seen = r->failed = false;

@@ -22,6 +22,7 @@ static const char *const err_names[ERR_NKINDS] = {
 	[ERR_NO_OUTPUT] = "no_output",
 	[ERR_ABORTED] = "aborted",
 	[ERR_OTHER] = "other",
+	[ERR_CONTEXT] = "context_length",
 };
 
 const char *stats_metric_name(enum stat_metric m)
@@ -207,7 +208,7 @@ void stats_request_done(struct stats *s, const struct req_result *r)
 		enum err_kind k = (unsigned)r->err < ERR_NKINDS ? r->err : ERR_OTHER;
 		if (!s->run_frozen)
 			s->errors[k]++;
-		if (!s->run_frozen && k == ERR_HTTP && r->http_code > 0 && r->http_code < STATS_HTTP_CODES)
+		if (!s->run_frozen && (k == ERR_HTTP || k == ERR_CONTEXT) && r->http_code > 0 && r->http_code < STATS_HTTP_CODES)
 			s->http_codes[r->http_code]++;
 		if (r->msg)
 			snprintf(s->last_msg[k], sizeof s->last_msg[k], "%s", r->msg);
@@ -266,10 +267,23 @@ void stats_reset_run(struct stats *s, int64_t now_ns)
 	memset(s->http_codes, 0, sizeof s->http_codes);
 	memset(s->last_msg, 0, sizeof s->last_msg);
 	s->tokens_from_usage = s->tokens_from_chunks = 0;
+	s->sessions_done = s->sessions_failed = s->sessions_context = s->session_turns = 0;
 	s->max_in_flight = s->in_flight;
 	s->start_ns = now_ns;
 	s->run_frozen = false;
 	s->resets++;
+}
+
+void stats_session_done(struct stats *s, const struct session_result *r)
+{
+	if (s->run_frozen)
+		return;
+	s->sessions_done++;
+	s->session_turns += r->turns;
+	if (!r->ok)
+		s->sessions_failed++;
+	if (r->context_limit)
+		s->sessions_context++;
 }
 
 void stats_freeze_run(struct stats *s)

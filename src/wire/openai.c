@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ */
@@ -37,6 +38,9 @@ static void chunk_init(struct oai_chunk *out)
 	out->error = false;
 	out->prompt_tokens = -1;
 	out->completion_tokens = -1;
+	out->cached_tokens = -1;
+	out->has_text = false;
+	out->text_off = out->text_len = 0;
 	out->error_msg[0] = '\0';
 }
 
@@ -1009,4 +1013,37 @@ char *oai_body_build_messages(const struct oai_request_opts *o, const char *mess
 	if (body && len_out)
 		*len_out = strlen(body);
 	return body;
+}
+
+/* ASCII case-insensitive: servers vary the case of the same words. */
+static bool contains_ci(const char *s, size_t len, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (size_t i = 0; i + n <= len; i++) {
+		size_t j = 0;
+		while (j < n && tolower((unsigned char)s[i + j]) == needle[j])
+			j++;
+		if (j == n)
+			return true;
+	}
+	return false;
+}
+
+/* Each server's own words for it: vLLM "This model's maximum context
+ * length is N tokens" (and max_model_len), llama.cpp
+ * "exceed_context_size_error" / "exceeds the available context size",
+ * SGLang "longer than the model's context length", TGI "`inputs` tokens +
+ * `max_new_tokens` must be <= N", OpenAI "context_length_exceeded". */
+bool oai_error_is_context(const char *body, size_t len)
+{
+	static const char *const words[] = {
+		"context length", "context_length", "context size", "context_size",
+		"context window", "max_model_len", "max_new_tokens` must be <=",
+	};
+	if (!body)
+		return false;
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+		if (contains_ci(body, len, words[i]))
+			return true;
+	return false;
 }
