@@ -14,8 +14,11 @@
  * Fields of a line (times in s since the run's start, durations in ms,
  * both to the microsecond; null when a request never got that far):
  *   t_intended t_send t_end unix_send queue_ms ttfb_ms ttft_ms e2e_ms
- *   output_tokens input_tokens chunks tokens_from outcome error
- *   http_status message
+ *   output_tokens input_tokens cached_tokens turn chunks tokens_from
+ *   outcome error http_status message
+ * (cached_tokens: prompt tokens the server said it served from its
+ * prefix cache, null when it did not say; turn: the request's turn in its
+ * session, null outside sessions)
  */
 
 #include <stddef.h>

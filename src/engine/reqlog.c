@@ -294,6 +294,15 @@ static const char *fmt_ms(char *b, size_t cap, int64_t ns, bool valid)
 	return b;
 }
 
+/* A count the server may not have given: null when < 0. */
+static const char *fmt_count(char *b, size_t cap, int64_t v)
+{
+	if (v < 0)
+		return "null";
+	snprintf(b, cap, "%" PRId64, v);
+	return b;
+}
+
 /* The request's row of the detailed arrays; its texts escaped here,
  * where the log's escaping is. */
 static void detail_row(struct reqlog *l, const struct request *r, const struct req_result *res)
@@ -331,7 +340,7 @@ void reqlog_request(struct reqlog *l, const struct request *r, const struct req_
 		return;
 	int64_t now = clock_now_ns();
 	char line[2048], msg[STATS_MSG_MAX * 6 + 1];
-	char a[32], b[32], c[32], d[32], e[32], f[32], g[32], h[32];
+	char a[32], b[32], c[32], d[32], e[32], f[32], g[32], h[32], i[24], t[24];
 	bool fe = r->t_first_event > 0, ft = r->t_first_token > 0;
 	const char *err = res->ok ? NULL : stats_err_name(res->err);
 	int n;
@@ -339,28 +348,32 @@ void reqlog_request(struct reqlog *l, const struct request *r, const struct req_
 		n = snprintf(line, sizeof line,
 			     "{\"t_intended\":%s,\"t_send\":%s,\"t_end\":%s,\"unix_send\":%s,\"queue_ms\":%s,"
 			     "\"ttfb_ms\":%s,\"ttft_ms\":%s,\"e2e_ms\":%s,\"output_tokens\":%" PRId64
-			     ",\"input_tokens\":%" PRId64 ",\"chunks\":%" PRIu64 ",\"tokens_from\":\"%s\","
-			     "\"outcome\":\"ok\",\"http_status\":%d}\n",
+			     ",\"input_tokens\":%" PRId64 ",\"cached_tokens\":%s,\"turn\":%s,\"chunks\":%" PRIu64
+			     ",\"tokens_from\":\"%s\",\"outcome\":\"ok\",\"http_status\":%d}\n",
 			     fmt_s(a, sizeof a, r->t_intended - t0_ns, true), fmt_s(b, sizeof b, r->t_send - t0_ns, true),
 			     fmt_s(c, sizeof c, now - t0_ns, true),
 			     fmt_s(d, sizeof d, r->t_send + l->wall_offset_ns, true),
 			     fmt_ms(e, sizeof e, res->queue_ns, true), fmt_ms(f, sizeof f, res->ttfb_ns, true),
 			     fmt_ms(g, sizeof g, res->ttft_ns, true), fmt_ms(h, sizeof h, res->e2e_ns, true),
-			     res->output_tokens, res->prompt_tokens, res->chunks,
+			     res->output_tokens, res->prompt_tokens, fmt_count(i, sizeof i, res->cached_tokens),
+			     fmt_count(t, sizeof t, res->turn ? (int64_t)res->turn : -1), res->chunks,
 			     res->tokens_from_usage ? "usage" : "chunks", res->http_code);
 	} else {
 		json_str_escape(msg, sizeof msg, res->msg ? res->msg : "", JSON_STR_STRICT);
 		n = snprintf(line, sizeof line,
 			     "{\"t_intended\":%s,\"t_send\":%s,\"t_end\":%s,\"unix_send\":%s,\"queue_ms\":%s,"
 			     "\"ttfb_ms\":%s,\"ttft_ms\":%s,\"e2e_ms\":null,\"output_tokens\":null,"
-			     "\"input_tokens\":null,\"chunks\":%" PRIu64 ",\"tokens_from\":null,"
-			     "\"outcome\":\"error\",\"error\":\"%s\",\"http_status\":%d,\"message\":\"%s\"}\n",
+			     "\"input_tokens\":null,\"cached_tokens\":null,\"turn\":%s,\"chunks\":%" PRIu64
+			     ",\"tokens_from\":null,\"outcome\":\"error\",\"error\":\"%s\",\"http_status\":%d,"
+			     "\"message\":\"%s\"}\n",
 			     fmt_s(a, sizeof a, r->t_intended - t0_ns, true), fmt_s(b, sizeof b, r->t_send - t0_ns, true),
 			     fmt_s(c, sizeof c, now - t0_ns, true),
 			     fmt_s(d, sizeof d, r->t_send + l->wall_offset_ns, true),
 			     fmt_ms(e, sizeof e, res->queue_ns, true),
 			     fmt_ms(f, sizeof f, r->t_first_event - r->t_send, fe),
-			     fmt_ms(g, sizeof g, r->t_first_token - r->t_send, ft), r->chunks, err, res->http_code, msg);
+			     fmt_ms(g, sizeof g, r->t_first_token - r->t_send, ft),
+			     fmt_count(t, sizeof t, res->turn ? (int64_t)res->turn : -1), r->chunks, err, res->http_code,
+			     msg);
 	}
 	if (n <= 0 || (size_t)n >= sizeof line)
 		return;
