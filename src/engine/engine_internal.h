@@ -24,6 +24,7 @@
 
 struct dataset;
 struct trace_replay;
+struct sessions;
 struct reqlog;
 struct reqtrack;
 struct scrape;
@@ -62,6 +63,7 @@ struct engine {
 	struct rng prompt_rng;
 	struct dataset *dataset;    /* prompt source, see dataset.h */
 	struct trace_replay *trace; /* --trace: the schedule and its requests; NULL: none */
+	struct sessions *sessions;  /* --sessions: the load starts sessions; NULL: none */
 
 	bool hung_up;                   /* SIGHUP: the terminal is gone */
 	ev_timer tick, grace, duration;
