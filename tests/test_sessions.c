@@ -872,6 +872,49 @@ static void test_sim_closed_loop(void **state)
 	assert_true(hits - hits0 >= 64.0 * (3 * 3 + 2));
 }
 
+/* The simulator's prefix cache, read from its own counter after each
+ * turn (one session, so every hit is this session's): each turn finds
+ * more of its prompt cached than the one before, since it resends all of
+ * it. Independent of the client's reading of cached_tokens. */
+static int hits_port;
+static double hits_at[8];
+static int hits_n;
+
+static void hits_done(void *ud, struct request *r, const struct req_result *res)
+{
+	if (hits_n < 8)
+		hits_at[hits_n++] = su_metric(hits_port, "/metrics", "vllm:prefix_cache_hits_total", NULL);
+	spy_done(ud, r, res);
+}
+
+static void test_sim_cache_grows(void **state)
+{
+	struct enginefix *f = *state;
+	const char *sim[] = {"--timing", "fixed", "--ttft", "5ms", "--itl", "1ms", NULL};
+	enginefix_sim(f, sim);
+	const char *args[] = {"-c", "1", "-n", "1", "--sessions", "turns=4,think=20ms,system=40,user=24",
+			      "--output-tokens", "6", "--session-answers", "recorded", NULL};
+	enginefix_engine(f, args);
+	spy_attach(f->e);
+	f->e->rctx.on_done = hits_done;
+	hits_port = f->sim.port;
+	hits_n = 0;
+	double before = su_metric(f->sim.port, "/metrics", "vllm:prefix_cache_hits_total", NULL);
+	engine_run(f->e);
+	assert_int_equal(hits_n, 4);
+	assert_int_equal(f->e->stats->session_turns, 4);
+	double prev = hits_at[0] - before;
+	assert_true(prev == 0);   /* turn 1 of the first session: nothing seen yet */
+	for (int k = 1; k < 4; k++) {
+		double turn = hits_at[k] - hits_at[k - 1];
+		print_message("turn %d: %.0f cached tokens\n", k + 1, turn);
+		assert_true(turn > prev);
+		if (spy.seen[k].cached >= 0)
+			assert_int_equal(spy.seen[k].cached, (int64_t)turn);
+		prev = turn;
+	}
+}
+
 /* Past the simulator's context (its vLLM-style 400), a session ends with
  * the context error kind, counted as such. */
 static void test_sim_context_limit(void **state)
@@ -982,6 +1025,7 @@ int main(void)
 		cmocka_unit_test(test_session_ends),
 		cmocka_unit_test(test_think_timer),
 		cmocka_unit_test_setup_teardown(test_sim_closed_loop, enginefix_setup, enginefix_teardown),
+		cmocka_unit_test_setup_teardown(test_sim_cache_grows, enginefix_setup, enginefix_teardown),
 		cmocka_unit_test_setup_teardown(test_sim_context_limit, enginefix_setup, enginefix_teardown),
 		cmocka_unit_test_setup_teardown(test_sim_duration_ends_thinking, enginefix_setup, enginefix_teardown),
 		cmocka_unit_test_setup_teardown(test_sim_open_loop, enginefix_setup, enginefix_teardown),
