@@ -198,6 +198,10 @@ static void test_options(void **state)
 	cli_refuses((const char *[]){"--sessions", "turns=2", "--matrix", NULL}, "--matrix");
 	cli_refuses((const char *[]){"--sessions", "turns=2", "--scenario", "chatbot", NULL}, "--scenario");
 	cli_refuses((const char *[]){"--sessions", "turns=2", "--prefix-tokens", "8", NULL}, "--prefix-tokens");
+	cli_refuses((const char *[]){"--sessions", "turns=2", "--sweep", "c=1,2", NULL}, "--sweep");
+	const char *stages[] = {"--sessions", "turns=2", "--stages", "10s@c=2,10s@c=4", NULL};
+	assert_int_equal(parse_args(&cfg, stages), CLI_RUN);
+	cli_free(&cfg);
 }
 
 /* ---- file conversations ---- */

@@ -261,5 +261,10 @@ int sessions_config_check(const struct config *cfg, char *err, size_t errcap)
 	if (cfg->trace || cfg->scenario || cfg->matrix || cfg->prefix_tokens)
 		return errbuf_set(err, errcap, "--sessions sets the prompts: it does not go with --trace, --scenario, "
 				  "--matrix or --prefix-tokens (system=TOK is a session's shared prefix)");
+	/* A sweep's steps are isolated (each drains before the next), and
+	 * a session thinking across the boundary would belong to both. */
+	if (cfg->sweep)
+		return errbuf_set(err, errcap, "--sessions does not go with --sweep: sessions outlive its isolated "
+				  "steps (--stages changes the load without a break)");
 	return 0;
 }
