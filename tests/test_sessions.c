@@ -346,6 +346,7 @@ struct fake {
 	int n;
 	int ended;
 	bool fail_next;
+	bool no_parse;          /* bodies too big to read back */
 };
 
 static int fake_send(void *ud, struct session *s, const char *model, char *body, size_t len, long input_tokens,
@@ -364,7 +365,7 @@ static int fake_send(void *ud, struct session *s, const char *model, char *body,
 	x->turn = turn;
 	x->answer = answer;
 	x->input_tokens = input_tokens;
-	x->body = cJSON_ParseWithLength(body, len);
+	x->body = f->no_parse ? cJSON_CreateObject() : cJSON_ParseWithLength(body, len);
 	assert_non_null(x->body);
 	free(body);
 	return 0;
@@ -636,6 +637,37 @@ static void test_session_ends(void **state)
 	assert_int_equal(g.st->sessions_context, 1);
 	assert_int_equal(g.st->session_turns, 2);
 	assert_int_equal(g.f.ended, 0);
+	rig_down(&g);
+}
+
+/* A conversation cannot grow past SESSIONS_CONV_MAX, whatever the
+ * server answers: the session ends at the context limit, said apart. */
+static void test_conversation_bound(void **state)
+{
+	(void)state;
+	struct rig g;
+	rig_up(&g, (const char *[]){"--sessions", "turns=10,user=5", NULL});
+	g.f.no_parse = true;
+	size_t big = SESSIONS_CONV_MAX * 3 / 8;
+	char *a = malloc(big + 1);
+	assert_non_null(a);
+	memset(a, 'a', big);
+	a[big] = '\0';
+	assert_int_equal(sessions_start(g.ss, "m", 0, clock_now_ns()), 0);
+	struct req_result r = ok_result(5);
+	while (sessions_live(g.ss)) {
+		answer_set(g.f.sent[g.f.n - 1].answer, a);
+		sessions_turn_done(g.ss, g.f.sent[g.f.n - 1].s, &r, clock_now_ns());
+	}
+	free(a);
+	/* Two answers fit, the third does not. */
+	assert_int_equal(g.f.n, 3);
+	struct sessions_counts c;
+	sessions_get_counts(g.ss, &c);
+	assert_int_equal(c.too_long, 1);
+	assert_int_equal(c.context, 1);
+	assert_int_equal(g.st->sessions_context, 1);
+	assert_int_equal(g.st->session_turns, 3);
 	rig_down(&g);
 }
 
@@ -1028,6 +1060,7 @@ int main(void)
 		cmocka_unit_test(test_conversation_file),
 		cmocka_unit_test(test_session_ends),
 		cmocka_unit_test(test_think_timer),
+		cmocka_unit_test(test_conversation_bound),
 		cmocka_unit_test_setup_teardown(test_sim_closed_loop, enginefix_setup, enginefix_teardown),
 		cmocka_unit_test_setup_teardown(test_sim_cache_grows, enginefix_setup, enginefix_teardown),
 		cmocka_unit_test_setup_teardown(test_sim_context_limit, enginefix_setup, enginefix_teardown),

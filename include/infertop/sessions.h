@@ -57,7 +57,10 @@ struct dataset;
 
 #define SESSIONS_MAX_TURNS 10000L
 #define SESSIONS_MAX_THINK_NS (86400LL * 1000000000LL)   /* a day */
-#define SESSIONS_CONV_MAX ((size_t)64 << 20)
+/* A conversation's bound: a 2M-token context is about 12 MB of escaped
+ * text, so this is past every server's context, and bounds what one
+ * session can hold whatever the server answers. */
+#define SESSIONS_CONV_MAX ((size_t)32 << 20)
 
 enum sessions_think_kind { THINK_FIXED, THINK_UNIFORM, THINK_EXP, THINK_NORMAL };
 
