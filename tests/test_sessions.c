@@ -901,6 +901,20 @@ static void test_sim_closed_loop(void **state)
 		}
 	}
 	assert_int_equal(firsts, 3);
+	/* -c counts sessions, thinking ones too: never three at once. */
+	for (int i = 0; i < spy.n; i++) {
+		if (spy.seen[i].turn != 1)
+			continue;
+		int idx[8], live = 0;
+		int64_t t = spy.seen[i].t_send;
+		for (int j = 0; j < spy.n; j++) {
+			if (spy.seen[j].turn != 1)
+				continue;
+			int n = session_requests(spy.seen[j].owner, j, idx, 8);
+			live += spy.seen[idx[0]].t_send <= t && spy.seen[idx[n - 1]].t_end >= t;
+		}
+		assert_true(live <= 2);
+	}
 	double hits = su_metric(f->sim.port, "/metrics", "vllm:prefix_cache_hits_total", NULL);
 	/* At least the shared system prompt's and every earlier turn's whole
 	 * blocks (16 tokens): 64 system tokens are 4 blocks on turns 2-4 of
