@@ -599,6 +599,34 @@ static void test_conversation_file(void **state)
 	rig_down(&g);
 }
 
+/* A JSONL record's max_tokens is every one of its turns' (unless
+ * --output-tokens); else the recorded answer's length. */
+static void test_file_lengths(void **state)
+{
+	(void)state;
+	char path[4096];
+	snprintf(path, sizeof path, "jsonl:%s", fixture("sessions.jsonl"));
+	struct rig g;
+	rig_up(&g, (const char *[]){"--sessions", "file", "--dataset", path, NULL});
+	for (int k = 0; k < 3; k++) {
+		int first = g.f.n;
+		assert_int_equal(sessions_start(g.ss, "m", 0, clock_now_ns()), 0);
+		struct req_result r = ok_result(5);
+		while (sessions_live(g.ss))
+			sessions_turn_done(g.ss, g.f.sent[g.f.n - 1].s, &r, clock_now_ns());
+		const cJSON *m = msgs(&g.f.sent[first]);
+		const char *q = msg_field(m, cJSON_GetArraySize(m) - 1, "content");
+		int mt = cJSON_GetObjectItemCaseSensitive(g.f.sent[first].body, "max_tokens")->valueint;
+		if (strcmp(q, "Two parts,\n\none turn.") == 0)
+			assert_int_equal(mt, 9);
+		else if (strcmp(q, "Pick a colour.") == 0)
+			assert_true(mt >= 1 && mt <= 3);     /* "Blue." */
+		else
+			assert_int_equal(mt, 128);           /* no answer: --output-tokens' default */
+	}
+	rig_down(&g);
+}
+
 static void test_session_ends(void **state)
 {
 	(void)state;
@@ -1057,6 +1085,12 @@ static void test_sim_file_sessions(void **state)
 	assert_int_equal(s->sessions_done, 3);
 	assert_int_equal(s->session_turns, 5);
 	assert_int_equal(s->run_c.completed, 5);
+	/* --output-tokens beats the record's max_tokens (9). */
+	for (int i = 0; i < spy.n; i++) {
+		cJSON *b = cJSON_Parse(spy.seen[i].body);
+		assert_int_equal(cJSON_GetObjectItemCaseSensitive(b, "max_tokens")->valueint, 4);
+		cJSON_Delete(b);
+	}
 }
 
 int main(void)
@@ -1072,6 +1106,7 @@ int main(void)
 		cmocka_unit_test(test_conversation_recorded_synthetic),
 		cmocka_unit_test(test_conversation_completions),
 		cmocka_unit_test(test_conversation_file),
+		cmocka_unit_test(test_file_lengths),
 		cmocka_unit_test(test_session_ends),
 		cmocka_unit_test(test_think_timer),
 		cmocka_unit_test(test_conversation_bound),

@@ -42,6 +42,7 @@ struct session {
 	uint32_t ok_turns;
 	bool in_flight;
 	long out_tokens;                /* max_tokens of the turn in flight */
+	long file_max_tokens;           /* a JSONL record's max_tokens, 0: none */
 	double tokens;                  /* of conv, estimated (calibration's slope) */
 	int64_t t_first, t_end;
 	int64_t t_next;                 /* when the next turn is due (end + think) */
@@ -364,8 +365,14 @@ static int session_send(struct sessions *ss, struct session *s, int64_t t_intend
 				reply += text_tokens(ss, s->cursor);
 			s->cursor = s->cursor->next;
 		}
-		s->out_tokens = !ss->d->output_override && reply >= 1 ? lround(reply)
-									 : dist_sample(&ss->d->output_dist, r);
+		/* --output-tokens, else the record's max_tokens, else the
+		 * recorded answer's length. */
+		if (ss->d->output_override)
+			s->out_tokens = dist_sample(&ss->d->output_dist, r);
+		else if (s->file_max_tokens > 0)
+			s->out_tokens = s->file_max_tokens;
+		else
+			s->out_tokens = reply >= 1 ? lround(reply) : dist_sample(&ss->d->output_dist, r);
 	} else {
 		const struct dist *ud = ss->spec.have_user ? &ss->spec.user : &ss->d->input_dist;
 		size_t n;
@@ -439,6 +446,7 @@ int sessions_start(struct sessions *ss, const char *model, int model_index, int6
 	if (rc == 0 && ss->spec.file) {
 		const struct dataset_rec *rec = dataset_next_record(ss->d, &ss->rng);
 		s->script = rec ? cJSON_ParseWithLength(rec->text, rec->len) : NULL;
+		s->file_max_tokens = rec ? rec->max_tokens : 0;
 		rc = s->script ? 0 : -1;
 		const cJSON *m = s->script ? s->script->child : NULL;
 		for (; rc == 0 && m && !is_role(m, "user"); m = m->next) {
