@@ -345,6 +345,8 @@ struct fake {
 	struct sent sent[64];
 	int n;
 	int ended;
+	bool held;
+	int64_t last_intended;
 	bool fail_next;
 	bool no_parse;          /* bodies too big to read back */
 };
@@ -352,8 +354,9 @@ struct fake {
 static int fake_send(void *ud, struct session *s, const char *model, char *body, size_t len, long input_tokens,
 		     uint32_t turn, struct request_answer *answer, int64_t t_intended)
 {
-	(void)model, (void)t_intended;
+	(void)model;
 	struct fake *f = ud;
+	f->last_intended = t_intended;
 	if (f->fail_next) {
 		f->fail_next = false;
 		free(body);
@@ -374,6 +377,11 @@ static int fake_send(void *ud, struct session *s, const char *model, char *body,
 static void fake_ended(void *ud)
 {
 	((struct fake *)ud)->ended++;
+}
+
+static bool fake_held(void *ud)
+{
+	return ((struct fake *)ud)->held;
 }
 
 struct rig {
@@ -397,7 +405,7 @@ static void rig_up(struct rig *g, const char *const *args)
 	g->st = stats_new(30 * CLOCK_NS_PER_S, clock_now_ns());
 	g->loop = ev_loop_new(EVFLAG_AUTO);
 	g->o = (struct oai_request_opts){.api = g->cfg.api, .model = "m", .ignore_eos = true};
-	struct sessions_ops ops = {.send = fake_send, .ended = fake_ended, .ud = &g->f};
+	struct sessions_ops ops = {.send = fake_send, .ended = fake_ended, .held = fake_held, .ud = &g->f};
 	g->ss = sessions_new(&g->cfg, g->d, &g->o, g->loop, g->st, &ops, err, sizeof err);
 	if (!g->ss)
 		fail_msg("sessions_new: %s", err);
@@ -665,6 +673,44 @@ static void test_session_ends(void **state)
 	assert_int_equal(g.st->sessions_context, 1);
 	assert_int_equal(g.st->session_turns, 2);
 	assert_int_equal(g.f.ended, 0);
+	rig_down(&g);
+}
+
+/* A paused load holds a session whose think time ends; resumed, it
+ * sends its turn, meant for when the think time ended. */
+static void test_paused(void **state)
+{
+	(void)state;
+	struct rig g;
+	rig_up(&g, (const char *[]){"--sessions", "turns=2,think=20ms,user=5", NULL});
+	assert_int_equal(sessions_start(g.ss, "m", 0, clock_now_ns()), 0);
+	struct req_result r = ok_result(2);
+	int64_t end = clock_now_ns();
+	g.f.held = true;
+	sessions_turn_done(g.ss, g.f.sent[0].s, &r, end);
+	/* Past its think time, run the loop until the timer has fired. */
+	while (clock_now_ns() - end < 60 * CLOCK_NS_PER_MS)
+		ev_run(g.loop, EVRUN_ONCE);
+	assert_int_equal(g.f.n, 1);
+	assert_int_equal(sessions_live(g.ss), 1);
+	g.f.held = false;
+	sessions_release(g.ss);
+	assert_int_equal(g.f.n, 2);
+	assert_int_equal(g.f.last_intended, end + 20 * CLOCK_NS_PER_MS);
+	/* Paused again and stopped: a held session ends, incomplete. */
+	rig_down(&g);
+	rig_up(&g, (const char *[]){"--sessions", "turns=2,think=1ms,user=5", NULL});
+	assert_int_equal(sessions_start(g.ss, "m", 0, clock_now_ns()), 0);
+	g.f.held = true;
+	end = clock_now_ns();
+	sessions_turn_done(g.ss, g.f.sent[0].s, &r, end);
+	while (clock_now_ns() - end < 20 * CLOCK_NS_PER_MS)
+		ev_run(g.loop, EVRUN_ONCE);
+	sessions_stop(g.ss);
+	assert_int_equal(sessions_live(g.ss), 0);
+	struct sessions_counts c;
+	sessions_get_counts(g.ss, &c);
+	assert_int_equal(c.incomplete, 1);
 	rig_down(&g);
 }
 
@@ -1047,6 +1093,50 @@ static void test_sim_duration_ends_thinking(void **state)
 	assert_string_equal(f->e->stop_reason, "duration reached");
 }
 
+/* Paused through the command interface (the p key, the control API):
+ * the next turn waits for the resume, and its wait is queue time. */
+static struct engine *pause_e;
+static int64_t resumed_at;
+
+static void pause_resume(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop, (void)w, (void)revents;
+	resumed_at = clock_now_ns();
+	assert_int_equal(engine_cmd_resume(pause_e, CMD_SRC_API, NULL), CMD_OK);
+}
+
+static ev_timer resume_timer;
+
+static void pause_done(void *ud, struct request *r, const struct req_result *res)
+{
+	if (r->turn == 1) {
+		assert_int_equal(engine_cmd_pause(pause_e, CMD_SRC_API, NULL), CMD_OK);
+		ev_timer_init(&resume_timer, pause_resume, 0.3, 0.);
+		ev_timer_start(pause_e->loop, &resume_timer);
+	}
+	spy_done(ud, r, res);
+}
+
+static void test_sim_pause(void **state)
+{
+	struct enginefix *f = *state;
+	const char *sim[] = {"--timing", "fixed", "--ttft", "5ms", "--itl", "1ms", NULL};
+	enginefix_sim(f, sim);
+	const char *args[] = {"-c", "1", "-n", "1", "--sessions", "turns=2,think=50ms,user=8", "--output-tokens", "4",
+			      NULL};
+	enginefix_engine(f, args);
+	spy_attach(f->e);
+	f->e->rctx.on_done = pause_done;
+	pause_e = f->e;
+	resumed_at = 0;
+	engine_run(f->e);
+	assert_int_equal(spy.n, 2);
+	assert_int_equal(f->e->stats->session_turns, 2);
+	assert_true(resumed_at > 0);
+	assert_true(spy.seen[1].t_send >= resumed_at);
+	assert_true(spy.seen[1].t_send - spy.seen[0].t_end >= 300 * CLOCK_NS_PER_MS);
+}
+
 /* Open loop: -r starts sessions, --max-concurrency caps the live ones. */
 static void test_sim_open_loop(void **state)
 {
@@ -1110,11 +1200,13 @@ int main(void)
 		cmocka_unit_test(test_session_ends),
 		cmocka_unit_test(test_think_timer),
 		cmocka_unit_test(test_conversation_bound),
+		cmocka_unit_test(test_paused),
 		cmocka_unit_test_setup_teardown(test_sim_closed_loop, enginefix_setup, enginefix_teardown),
 		cmocka_unit_test_setup_teardown(test_sim_cache_grows, enginefix_setup, enginefix_teardown),
 		cmocka_unit_test_setup_teardown(test_sim_context_limit, enginefix_setup, enginefix_teardown),
 		cmocka_unit_test_setup_teardown(test_sim_duration_ends_thinking, enginefix_setup, enginefix_teardown),
 		cmocka_unit_test_setup_teardown(test_sim_open_loop, enginefix_setup, enginefix_teardown),
+		cmocka_unit_test_setup_teardown(test_sim_pause, enginefix_setup, enginefix_teardown),
 		cmocka_unit_test_setup_teardown(test_sim_file_sessions, enginefix_setup, enginefix_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,7 +33,9 @@
  * (ERR_CONTEXT) ends it at the context limit. When the run stops (-d,
  * Ctrl-C, a plan's end), thinking sessions end at once and a session
  * whose turn is in flight ends with that turn: incomplete, not failed (a
- * turn aborted at the end of the grace period is an aborted request). A
+ * turn aborted at the end of the grace period is an aborted request).
+ * While the load is paused no session starts and none sends its next
+ * turn; turns in flight finish. A
  * conversation past SESSIONS_CONV_MAX bytes ends its session at the
  * context limit too: no server takes that much.
  *
@@ -106,6 +108,9 @@ struct sessions_ops {
 	int (*send)(void *ud, struct session *s, const char *model, char *body, size_t len, long input_tokens,
 		    uint32_t turn, struct request_answer *answer, int64_t t_intended);
 	void (*ended)(void *ud);
+	/* Whether the load is paused: a session whose think time ends then
+	 * waits (NULL: never) until sessions_release(). */
+	bool (*held)(void *ud);
 	void *ud;
 };
 
@@ -129,6 +134,11 @@ void sessions_turn_done(struct sessions *ss, struct session *s, const struct req
  * turn in flight end with it; nothing more starts. ops.ended is not
  * called from here. */
 void sessions_stop(struct sessions *ss);
+
+/* The load is no longer paused: the sessions that finished thinking
+ * meanwhile send their next turns now, each meant for when its think
+ * time ended (the wait shows as queue time). */
+void sessions_release(struct sessions *ss);
 
 /* The --models index of a session's model. */
 int sessions_model_index(const struct session *s);

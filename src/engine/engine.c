@@ -246,6 +246,18 @@ static void engine_session_ended(void *ud)
 	engine_check_end(e);
 }
 
+static bool engine_load_held(void *ud)
+{
+	struct engine *e = ud;
+	return e->load.paused || e->load.held;
+}
+
+void engine_sessions_release(struct engine *e)
+{
+	if (e->sessions && !engine_load_held(e))
+		sessions_release(e->sessions);
+}
+
 static int engine_start_request(void *ud, int64_t t_intended)
 {
 	struct engine *e = ud;
@@ -571,7 +583,9 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 		return NULL;
 	}
 	if (cfg->sessions) {
-		struct sessions_ops ops = {.send = engine_send_turn, .ended = engine_session_ended, .ud = e};
+		struct sessions_ops ops = {
+			.send = engine_send_turn, .ended = engine_session_ended, .held = engine_load_held, .ud = e,
+		};
 		if (!(e->sessions = sessions_new(cfg, e->dataset, &e->ropts, loop, e->stats, &ops, err, errcap))) {
 			engine_free(e);
 			return NULL;

@@ -87,4 +87,8 @@ struct engine {
 };
 
 
+/* --sessions: the load was unpaused; sessions that finished thinking
+ * while it was paused send their next turns (engine_cmd.c). */
+void engine_sessions_release(struct engine *e);
+
 #endif

@@ -41,6 +41,7 @@ struct session {
 	uint32_t turns;                 /* turns it has */
 	uint32_t ok_turns;
 	bool in_flight;
+	bool parked;                    /* thought while the load was paused */
 	long out_tokens;                /* max_tokens of the turn in flight */
 	long file_max_tokens;           /* a JSONL record's max_tokens, 0: none */
 	double tokens;                  /* of conv, estimated (calibration's slope) */
@@ -272,7 +273,7 @@ static void session_reset(struct session *s)
 	s->answer.len = 0;
 	s->answer.too_long = false;
 	s->turn = s->turns = s->ok_turns = 0;
-	s->in_flight = false;
+	s->in_flight = s->parked = false;
 	s->tokens = 0;
 	s->t_first = s->t_end = 0;
 	s->context_tokens = 0;
@@ -420,9 +421,28 @@ static void session_think_over(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)revents;
 	struct session *s = w->data;
 	struct sessions *ss = s->ss;
+	if (ss->ops.held && ss->ops.held(ss->ops.ud)) {
+		s->parked = true;
+		return;
+	}
 	int rc = session_send(ss, s, s->t_next);
 	if (rc != 0)
 		session_end(ss, s, rc == -2 ? END_TOO_LONG : END_FAILED);
+}
+
+void sessions_release(struct sessions *ss)
+{
+	struct session *s = ss->live;
+	while (s) {
+		struct session *next = s->next;
+		if (s->parked && !ss->stopped) {
+			s->parked = false;
+			int rc = session_send(ss, s, s->t_next);
+			if (rc != 0)
+				session_end(ss, s, rc == -2 ? END_TOO_LONG : END_FAILED);
+		}
+		s = next;
+	}
 }
 
 int sessions_start(struct sessions *ss, const char *model, int model_index, int64_t t_intended)
