@@ -259,12 +259,22 @@ static void test_file_sharegpt(void **state)
 	dataset_free(d);
 	cli_free(&cfg);
 
-	/* Sliced: a conversation is one record, so a slice holds whole ones. */
-	const char *slice[] = {"--slice", "1/2", NULL};
-	d = open_file(&cfg, path, slice);
+	/* Sliced: a conversation is one record, so the slices hold whole
+	 * ones, and together every one once. */
+	const char *slice1[] = {"--slice", "1/2", NULL};
+	d = open_file(&cfg, path, slice1);
 	assert_int_equal(d->nrecs, 1);
 	roles_of(&d->recs[0], roles, sizeof roles);
 	assert_string_equal(roles, "user,assistant,user");
+	dataset_free(d);
+	cli_free(&cfg);
+	const char *slice0[] = {"--slice", "0/2", NULL};
+	d = open_file(&cfg, path, slice0);
+	assert_int_equal(d->nrecs, 2);
+	roles_of(&d->recs[0], roles, sizeof roles);
+	assert_string_equal(roles, "system,user,assistant,user,assistant,user,assistant");
+	roles_of(&d->recs[1], roles, sizeof roles);
+	assert_string_equal(roles, "user,assistant");
 	dataset_free(d);
 	cli_free(&cfg);
 }
