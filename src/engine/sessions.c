@@ -65,8 +65,10 @@ struct sessions {
 	bool stopped;
 	int calls;                      /* inside an engine call: ops.ended is not called */
 	struct sessions_counts n;
-	char *scratch;                  /* synthetic text, escaped text */
+	char *scratch;                  /* synthetic text, an answer read back */
 	size_t scratch_cap;
+	char *esc;                      /* text escaped for a chat message */
+	size_t esc_cap;
 	char desc[320];
 };
 
@@ -137,15 +139,16 @@ static int put_message(struct sessions *ss, struct session *s, const char *role,
 		size_t esc = json_str_len(text, &len, JSON_STR_CJSON);
 		if (s->conv_len + esc + 2 > SESSIONS_CONV_MAX)
 			return -2;
-		if (esc + 4 > ss->scratch_cap) {
-			char *q = realloc(ss->scratch, esc + 4);
+		/* Its own buffer: text is often the synthetic text in scratch. */
+		if (esc + 1 > ss->esc_cap) {
+			char *q = realloc(ss->esc, esc + 1);
 			if (!q)
 				return -1;
-			ss->scratch = q;
-			ss->scratch_cap = esc + 4;
+			ss->esc = q;
+			ss->esc_cap = esc + 1;
 		}
-		json_str_put(ss->scratch, text, len, esc, JSON_STR_CJSON);
-		rc = put(s, ss->scratch, esc);
+		json_str_put(ss->esc, text, len, esc, JSON_STR_CJSON);
+		rc = put(s, ss->esc, esc);
 	}
 	return rc ? rc : put(s, "\"}", 2);
 }
@@ -302,6 +305,7 @@ void sessions_free(struct sessions *ss)
 		}
 	}
 	free(ss->scratch);
+	free(ss->esc);
 	free(ss);
 }
 
