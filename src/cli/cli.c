@@ -671,7 +671,7 @@ static const struct cli_opt opts[] = {
 	{ "traffic-split", 0, "P,Q", G_LOAD, set_string, F(traffic_split), .help = "share of requests per model (default even)" },
 	{ "slo", 0, "LIST", G_LOAD, set_string, F(slo), .help = "goodput SLOs, e.g. ttft=500ms,tpot=50ms,e2e=10s" },
 	{ "requests", 'n', "N", G_LOAD, set_long, F(requests), 1, 0x7fffffffffffffffL, "expected a whole number >= 1",
-	  .help = "stop after N requests have been sent" },
+	  .help = "stop after N requests have been sent (N sessions with --sessions)" },
 	{ "duration", 'd', "TIME", G_LOAD, set_duration, F(duration_ns), 1, 0, "expected a duration such as 30s, 10m or 2h",
 	  .help = "stop sending after TIME (30s, 10m, 2h)" },
 	{ "grace", 0, "TIME", G_LOAD, set_duration, F(grace_ns), 0, 0, "expected a duration",
