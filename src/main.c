@@ -146,8 +146,10 @@ static int front_ready(struct session *s, void *ud)
 		/* A trace's prompts are its own: its description stands for
 		 * the dataset's. */
 		const char *trace = engine_trace_describe(e);
-		fprintf(stderr, "infertop %s: %s, model %s, %s, %s%s\n", PACKAGE_VERSION, shown, model, mode,
-			trace ? "trace " : "", trace ? trace : dataset_describe(v.dataset));
+		const char *sessions = engine_sessions_describe(e);
+		fprintf(stderr, "infertop %s: %s, model %s, %s, %s%s%s%s\n", PACKAGE_VERSION, shown, model, mode,
+			trace ? "trace " : "", trace ? trace : dataset_describe(v.dataset), sessions ? "; " : "",
+			sessions ? sessions : "");
 	}
 	return 0;
 }

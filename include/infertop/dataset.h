@@ -120,6 +120,11 @@ struct dataset_trace_req {
 char *dataset_trace_body(struct dataset *d, struct rng *r, const struct oai_request_opts *base,
 			 const struct dataset_trace_req *t, size_t *len, long *input_tokens);
 
+/* The next record of a sharegpt/jsonl dataset in its shuffled order (as
+ * dataset_next_body takes them): --sessions file's conversations. NULL
+ * for the other kinds. */
+const struct dataset_rec *dataset_next_record(struct dataset *d, struct rng *r);
+
 /* Lengths for the next bodies: a plan step (scenario, matrix) changes them
  * mid-run. With out_override the output length beats a file's own. */
 void dataset_set_lengths(struct dataset *d, const struct dist *in, const struct dist *out, bool out_override);
@@ -177,6 +182,11 @@ struct dataset {
 	struct dataset_block *blocks;
 	uint64_t kept_bytes;
 	size_t skipped;         /* ShareGPT conversations without a human turn */
+	/* --sessions file: each record is a whole conversation, a JSON
+	 * messages array of {"role","content"} with string contents (ShareGPT
+	 * turns mapped to user/assistant/system); one without a user message
+	 * is refused, never skipped. */
+	bool sessions;
 
 	/* The shared prefix: synthetic words (synthetic, sharegpt, jsonl) or
 	 * the file's first lines (text). prefix_msg is the system message

@@ -69,5 +69,7 @@ struct snapshot_writer *engine_snapshot_writer(const struct engine *e);
 const char *engine_endpoint(const struct engine *e);
 /* --trace's description (trace_replay_describe()); NULL without a trace. */
 const char *engine_trace_describe(const struct engine *e);
+/* --sessions' description (sessions_describe()); NULL without sessions. */
+const char *engine_sessions_describe(const struct engine *e);
 
 #endif

@@ -38,6 +38,8 @@ struct config {
 	int64_t trace_window_start_ns, trace_window_len_ns;  /* len 0: to the end */
 	long trace_block_tokens;    /* tokens a hash id stands for */
 	bool trace_skip_bad;    /* skip and count bad lines instead of refusing */
+	char *sessions;         /* --sessions SPEC (sessions.h); NULL: single requests */
+	char *session_answers;  /* --session-answers actual|recorded; NULL: actual */
 	bool ignore_eos;
 	bool have_temperature;
 	double temperature;

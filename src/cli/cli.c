@@ -21,6 +21,7 @@
 #include "infertop/profile.h"
 #include "infertop/redact.h"
 #include "infertop/request.h"
+#include "infertop/sessions.h"
 #include "infertop/trace.h"
 #include "infertop/trace_replay.h"
 #include "infertop/units.h"
@@ -361,6 +362,23 @@ static int set_trace(struct config *cfg, const struct cli_opt *o, const char *ar
 	return set_string(cfg, o, arg, name);
 }
 
+static int set_sessions(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	struct sessions_spec sp;
+	char err[256];
+	if (sessions_spec_parse(arg, &sp, err, sizeof err) != 0)
+		return cli_error(name, arg, err);
+	return set_string(cfg, o, arg, name);
+}
+
+static int set_session_answers(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	bool recorded;
+	if (sessions_answers_parse(arg, &recorded) != 0)
+		return cli_error(name, arg, "expected actual (the model's answers) or recorded (the file's)");
+	return set_string(cfg, o, arg, name);
+}
+
 static int set_trace_speed(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
 	double d;
@@ -653,7 +671,7 @@ static const struct cli_opt opts[] = {
 	{ "traffic-split", 0, "P,Q", G_LOAD, set_string, F(traffic_split), .help = "share of requests per model (default even)" },
 	{ "slo", 0, "LIST", G_LOAD, set_string, F(slo), .help = "goodput SLOs, e.g. ttft=500ms,tpot=50ms,e2e=10s" },
 	{ "requests", 'n', "N", G_LOAD, set_long, F(requests), 1, 0x7fffffffffffffffL, "expected a whole number >= 1",
-	  .help = "stop after N requests have been sent" },
+	  .help = "stop after N requests have been sent (N sessions with --sessions)" },
 	{ "duration", 'd', "TIME", G_LOAD, set_duration, F(duration_ns), 1, 0, "expected a duration such as 30s, 10m or 2h",
 	  .help = "stop sending after TIME (30s, 10m, 2h)" },
 	{ "grace", 0, "TIME", G_LOAD, set_duration, F(grace_ns), 0, 0, "expected a duration",
@@ -668,6 +686,12 @@ static const struct cli_opt opts[] = {
 	  .help = "tokens each trace hash id stands for (default 512)" },
 	{ "trace-skip-bad", 0, NULL, G_LOAD, set_true, F(trace_skip_bad),
 	  .help = "skip and count trace lines that do not parse (default: refuse the trace)" },
+	{ "sessions", 0, "SPEC", G_LOAD, set_sessions, F(sessions),
+	  .help = "multi-turn sessions: turns=N,think=DUR,system=TOK,user=LEN (synthetic) or file[,think=DUR] "
+		  "(--dataset sharegpt/jsonl conversations); -c, -r and -n then count sessions" },
+	{ "session-answers", 0, "KIND", G_LOAD, set_session_answers, F(session_answers),
+	  .help = "answers a session's next turn resends: actual (the model's, default) or recorded (the file's; "
+		  "synthetic text for synthetic sessions)" },
 
 	{ "dataset", 0, "SPEC", G_REQUESTS, set_dataset, F(dataset), .values = dataset_value, .help = "prompts: %s" },
 	{ "slice", 0, "I/N", G_REQUESTS, set_slice,
@@ -1019,6 +1043,13 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 			"--workers\n");
 		return CLI_EXIT_USAGE;
 	}
+	{
+		char err[512];
+		if (sessions_config_check(cfg, err, sizeof err) != 0) {
+			fprintf(cli_errf(), "infertop: %s\n", err);
+			return CLI_EXIT_USAGE;
+		}
+	}
 	if ((cfg->trace_speed != 1.0 || cfg->trace_window_start_ns || cfg->trace_window_len_ns ||
 	     cfg->trace_skip_bad) && !cfg->trace) {
 		fprintf(cli_errf(), "infertop: --trace-speed, --trace-window and --trace-skip-bad need --trace\n");
@@ -1207,6 +1238,8 @@ void cli_free(struct config *cfg)
 	free(cfg->theme);
 	free(cfg->dataset);
 	free(cfg->trace);
+	free(cfg->sessions);
+	free(cfg->session_answers);
 	free(cfg->arrival);
 	free(cfg->http_client);
 	free(cfg->stages);

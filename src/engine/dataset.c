@@ -581,6 +581,7 @@ struct dataset *dataset_new(const struct config *cfg, char *err, size_t errcap)
 	d->prefix_scale = 1.0;
 	d->slice_index = cfg->slice_index;
 	d->slice_count = cfg->slice_count;
+	d->sessions = cfg->sessions && (kind == DATASET_SHAREGPT || kind == DATASET_JSONL);
 	/* The prefix is the fleet's, not the generator's: without --seed a
 	 * slice runs with dataset_slice_seed(), and the shared seed is the
 	 * one it was derived from. */
@@ -721,16 +722,25 @@ static char *text_body(struct dataset *d, struct rng *r, struct oai_request_opts
 	return body_shape_build(&d->shape, o, d->scratch, blen, len);
 }
 
-static char *record_body(struct dataset *d, struct rng *r, struct oai_request_opts *o, size_t *len,
-			 long *input_tokens)
+const struct dataset_rec *dataset_next_record(struct dataset *d, struct rng *r)
 {
+	if (!d->order || !d->nrecs)
+		return NULL;
+	if (d->slice_count)
+		r = &d->slice_rng;
 	if (d->cursor >= d->nrecs)
 		d->cursor = 0;
 	size_t j = d->cursor + (size_t)rng_below(r, d->nrecs - d->cursor);
 	uint32_t pick = d->order[j];
 	d->order[j] = d->order[d->cursor];
 	d->order[d->cursor++] = pick;
-	const struct dataset_rec *rec = &d->recs[pick];
+	return &d->recs[pick];
+}
+
+static char *record_body(struct dataset *d, struct rng *r, struct oai_request_opts *o, size_t *len,
+			 long *input_tokens)
+{
+	const struct dataset_rec *rec = dataset_next_record(d, r);
 
 	o->max_tokens = (int)out_tokens(d, r, rec);
 	*input_tokens = lround(d->overhead + d->prefix_tok + (double)rec->chars * d->slope);

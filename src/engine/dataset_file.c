@@ -254,6 +254,109 @@ static int check_messages(const cJSON *msgs, long *chars, struct sbuf *flat, cha
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* --sessions file: a record is the whole conversation, kept as a JSON
+ * messages array of {"role","content"} with string contents (parts'
+ * texts joined by blank lines, null as ""), so the session runner walks
+ * it turn by turn (sessions.h). ShareGPT's "from" is mapped: human/user
+ * to user, system to system, anything else (gpt, chatgpt, bard...) to
+ * assistant. A conversation without a user message is refused: it
+ * would be a session with nothing to send. */
+
+static bool is_human(const char *from);
+
+static int session_text(const cJSON *c, struct sbuf *b)
+{
+	b->len = 0;
+	if (sb_put(b, "", 0) != 0)
+		return -1;
+	if (cJSON_IsString(c))
+		return sb_put(b, c->valuestring, strlen(c->valuestring));
+	if (!cJSON_IsArray(c))
+		return 0;
+	const cJSON *part;
+	cJSON_ArrayForEach(part, c) {
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(part, "text");
+		if (!cJSON_IsString(t) || !t->valuestring[0])
+			continue;
+		if ((b->len && sb_put(b, "\n\n", 2) != 0) || sb_put(b, t->valuestring, strlen(t->valuestring)) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int session_keep(struct dataset *d, const cJSON *msgs, bool sharegpt, int32_t max_tokens, char *what,
+			size_t wcap)
+{
+	cJSON *out = cJSON_CreateArray();
+	struct sbuf text = {0};
+	char *printed = NULL;
+	long chars = 0;
+	int users = 0, i = 0, rc = -1;
+	if (!out) {
+		errbuf_set(what, wcap, "out of memory");
+		goto done;
+	}
+	const cJSON *t;
+	cJSON_ArrayForEach(t, msgs) {
+		i++;
+		const cJSON *role = get(t, sharegpt ? "from" : "role"), *content = get(t, sharegpt ? "value" : "content");
+		if (sharegpt && !role && !content) {
+			role = get(t, "role");
+			content = get(t, "content");
+		}
+		if (!cJSON_IsObject(t) || !cJSON_IsString(role) || (sharegpt && !cJSON_IsString(content))) {
+			errbuf_set(what, wcap, sharegpt ? "turn %d needs string 'from' and 'value'"
+							: "message %d needs a string 'role'", i);
+			goto done;
+		}
+		const char *r = role->valuestring;
+		if (sharegpt)
+			r = is_human(r) ? "user" : strcasecmp(r, "system") == 0 ? "system" : "assistant";
+		if (session_text(content, &text) != 0) {
+			errbuf_set(what, wcap, "out of memory");
+			goto done;
+		}
+		long k = text_chars(text.p, text.len);
+		if (k < 0) {
+			errbuf_set(what, wcap, "%s %d is not valid UTF-8", sharegpt ? "turn" : "message", i);
+			goto done;
+		}
+		chars += k;
+		users += strcmp(r, "user") == 0;
+		cJSON *m = cJSON_CreateObject();
+		if (!m || !cJSON_AddItemToArray(out, m) || !cJSON_AddStringToObject(m, "role", r) ||
+		    !cJSON_AddStringToObject(m, "content", text.p)) {
+			errbuf_set(what, wcap, "out of memory");
+			goto done;
+		}
+	}
+	if (users == 0) {
+		errbuf_set(what, wcap, "no user turn: a session needs one (--sessions file)");
+		goto done;
+	}
+	rc = 0;
+	if (!dataset_take(d))
+		goto done;
+	if (!(printed = cJSON_PrintUnformatted(out))) {
+		rc = errbuf_set(what, wcap, "out of memory");
+		goto done;
+	}
+	struct dataset_rec *rec = dataset_add(d, printed, strlen(printed));
+	if (!rec) {
+		rc = errbuf_set(what, wcap, "out of memory");
+		goto done;
+	}
+	rec->chars = chars > (long)UINT32_MAX ? UINT32_MAX : (uint32_t)chars;
+	rec->max_tokens = max_tokens;
+	rec->messages = true;
+done:
+	free(printed);
+	free(text.p);
+	cJSON_Delete(out);
+	return rc;
+}
+
 static int jsonl_record(struct dataset *d, const char *line, size_t len, char *what, size_t wcap)
 {
 	const char *end = NULL;
@@ -291,6 +394,31 @@ static int jsonl_record(struct dataset *d, const char *line, size_t len, char *w
 			goto out;
 		}
 		max_tokens = (int32_t)v;
+	}
+	if (d->sessions) {
+		/* A prompt alone is a session of one turn. */
+		if (prompt && (!cJSON_IsString(prompt) || !prompt->valuestring[0])) {
+			errbuf_set(what, wcap, "'prompt' must be a non-empty string");
+			goto out;
+		}
+		long c;
+		if (msgs && check_messages(msgs, &c, NULL, what, wcap) != 0)
+			goto out;
+		cJSON *one = NULL;
+		if (prompt && !(one = cJSON_CreateArray())) {
+			errbuf_set(what, wcap, "out of memory");
+			goto out;
+		}
+		cJSON *m = one ? cJSON_CreateObject() : NULL;
+		if (one && (!m || !cJSON_AddItemToArray(one, m) || !cJSON_AddStringToObject(m, "role", "user") ||
+			    !cJSON_AddStringToObject(m, "content", prompt->valuestring))) {
+			cJSON_Delete(one);
+			errbuf_set(what, wcap, "out of memory");
+			goto out;
+		}
+		rc = session_keep(d, one ? one : msgs, false, max_tokens, what, wcap);
+		cJSON_Delete(one);
+		goto out;
 	}
 	const char *text;
 	size_t tlen;
@@ -404,6 +532,10 @@ static int sharegpt_record(struct dataset *d, const char *s, size_t len, unsigne
 	}
 	if (!cJSON_IsArray(conv)) {
 		errbuf_set(what, wcap, "'conversations' must be an array");
+		goto out;
+	}
+	if (d->sessions) {
+		rc = session_keep(d, conv, true, 0, what, wcap);
 		goto out;
 	}
 	const cJSON *t, *prompt = NULL, *reply = NULL;

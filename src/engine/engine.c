@@ -23,6 +23,7 @@
 #include "infertop/reqtrack.h"
 #include "infertop/sampler.h"
 #include "infertop/scrape.h"
+#include "infertop/sessions.h"
 #include "infertop/snapshot.h"
 #include "infertop/url.h"
 
@@ -54,7 +55,7 @@ static void engine_check_end(struct engine *e)
 {
 	if (e->state == ENGINE_DONE)
 		return;
-	if (e->live != NULL)
+	if (e->live != NULL || sessions_live(e->sessions))
 		return;
 	if (e->state == ENGINE_RUNNING && !load_exhausted(&e->load))
 		return;
@@ -64,7 +65,9 @@ static void engine_check_end(struct engine *e)
 	if (!e->t_stop)
 		e->t_stop = e->t_end;
 	if (!e->stop_reason)
-		e->stop_reason = e->trace && trace_replay_ended(e->trace) ? "trace replayed" : "request limit reached";
+		e->stop_reason = e->trace && trace_replay_ended(e->trace) ? "trace replayed"
+				 : e->sessions					 ? "session limit reached"
+										 : "request limit reached";
 	ev_timer_stop(e->loop, &e->grace);
 	ev_timer_stop(e->loop, &e->duration);
 	ev_timer_stop(e->loop, &e->tick);
@@ -141,17 +144,26 @@ static void engine_back_off(struct engine *e, int code, int64_t retry_after_ns)
 static void engine_on_request_done(void *ud, struct request *r, const struct req_result *res)
 {
 	struct engine *e = ud;
-	int model = (int)(intptr_t)r->owner_data;
+	/* A session's request is owned by its session, which knows the
+	 * model; a lone request carries its model's index. */
+	struct session *s = e->sessions ? r->owner_data : NULL;
+	int model = s ? sessions_model_index(s) : (int)(intptr_t)r->owner_data;
 	reqtrack_done(e->rt, r, res);
 	reqlog_request(e->reqlog, r, res, e->t_start);
 	list_unlink(&e->live, r);
 	list_push(&e->spare, r);
-	plan_request_done(e->plan, model, res, clock_now_ns());
+	r->answer = NULL;
+	r->turn = 0;
+	int64_t now = clock_now_ns();
+	plan_request_done(e->plan, model, res, now);
 	int code = engine_backoff_code(res);
 	if (code >= 0)
 		engine_back_off(e, code, res->retry_after_ns);
 	else if (res->ok)
 		e->backoff_ns = 0;
+	/* Its next turn may start here, on this very request. */
+	if (s)
+		sessions_turn_done(e->sessions, s, res, now);
 	load_on_done(&e->load);   /* starts nothing while backing off */
 	engine_check_end(e);
 }
@@ -175,9 +187,85 @@ static void engine_step_lengths(struct engine *e)
 			    cfg->have_output_tokens || out != &cfg->output_dist);
 }
 
+/* A request from the pool, NULL when out of memory. */
+static struct request *engine_take_request(struct engine *e)
+{
+	struct request *r = e->spare;
+	if (r) {
+		list_unlink(&e->spare, r);
+	} else {
+		r = request_new(&e->rctx);
+		if (r)
+			e->pool_size++;
+	}
+	return r;
+}
+
+/* Keep room for every stream's connection in the cache, or a raised
+ * load would close and reopen connections on every request. */
+static void engine_grow_cache(struct engine *e)
+{
+	if ((long)e->stats->in_flight + 16 > e->cache_size) {
+		e->cache_size = (long)e->stats->in_flight * 2 + 16;
+		http_set_cache(e->http, e->cache_size);
+	}
+}
+
+/* One turn of a session (sessions.h: sessions_ops.send). */
+static int engine_send_turn(void *ud, struct session *s, const char *model, char *body, size_t len, long input_tokens,
+			    uint32_t turn, struct request_answer *answer, int64_t t_intended)
+{
+	struct engine *e = ud;
+	struct request *r = engine_take_request(e);
+	if (!r) {
+		free(body);
+		return -1;
+	}
+	r->prompt_estimate = input_tokens;
+	r->owner_data = s;
+	r->turn = turn;
+	r->answer = answer;
+	reqtrack_start(e->rt, r, model);
+	if (request_start(r, body, len, t_intended) != 0) {
+		r->answer = NULL;
+		r->turn = 0;
+		list_push(&e->spare, r);
+		return -1;
+	}
+	list_push(&e->live, r);
+	engine_grow_cache(e);
+	return 0;
+}
+
+/* A session ended on its own think timer: as a request's end would, it
+ * makes room for another and may end the run. */
+static void engine_session_ended(void *ud)
+{
+	struct engine *e = ud;
+	load_on_done(&e->load);
+	engine_check_end(e);
+}
+
+static bool engine_load_held(void *ud)
+{
+	struct engine *e = ud;
+	return e->load.paused || e->load.held;
+}
+
+void engine_sessions_release(struct engine *e)
+{
+	if (e->sessions && !engine_load_held(e))
+		sessions_release(e->sessions);
+}
+
 static int engine_start_request(void *ud, int64_t t_intended)
 {
 	struct engine *e = ud;
+	if (e->sessions) {
+		int model;
+		const char *name = plan_pick_model(e->plan, e->ropts.model, &model);
+		return sessions_start(e->sessions, name, model, t_intended);
+	}
 	struct request *r = e->spare;
 	if (r) {
 		list_unlink(&e->spare, r);
@@ -241,10 +329,16 @@ const char *engine_trace_describe(const struct engine *e)
 	return e->trace ? trace_replay_describe(e->trace) : NULL;
 }
 
+/* What the load counts: sessions (thinking ones too) with --sessions. */
 static uint64_t engine_in_flight(void *ud)
 {
 	struct engine *e = ud;
-	return e->stats->in_flight;
+	return e->sessions ? sessions_live(e->sessions) : e->stats->in_flight;
+}
+
+const char *engine_sessions_describe(const struct engine *e)
+{
+	return e->sessions ? sessions_describe(e->sessions) : NULL;
 }
 
 void engine_abort(struct engine *e, const char *reason)
@@ -256,6 +350,8 @@ void engine_abort(struct engine *e, const char *reason)
 		e->t_stop = clock_now_ns();
 	if (e->state == ENGINE_RUNNING)
 		e->state = ENGINE_DRAINING;
+	if (e->sessions)
+		sessions_stop(e->sessions);
 	while (e->live)
 		request_abort(e->live, ERR_ABORTED, "still running when the run ended");
 	engine_check_end(e);
@@ -276,6 +372,9 @@ void engine_stop(struct engine *e, const char *reason)
 	e->stop_reason = reason;
 	e->t_stop = clock_now_ns();
 	load_stop(&e->load);
+	/* Thinking sessions end now; the others with their turn in flight. */
+	if (e->sessions)
+		sessions_stop(e->sessions);
 	ev_timer_stop(e->loop, &e->duration);
 	ev_timer_set(&e->grace, (double)e->cfg->grace_ns / 1e9, 0.);
 	ev_timer_start(e->loop, &e->grace);
@@ -483,6 +582,15 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 		engine_free(e);
 		return NULL;
 	}
+	if (cfg->sessions) {
+		struct sessions_ops ops = {
+			.send = engine_send_turn, .ended = engine_session_ended, .held = engine_load_held, .ud = e,
+		};
+		if (!(e->sessions = sessions_new(cfg, e->dataset, &e->ropts, loop, e->stats, &ops, err, errcap))) {
+			engine_free(e);
+			return NULL;
+		}
+	}
 	if (!(cfg->metrics_url && strcmp(cfg->metrics_url, "none") == 0) || cfg->gpu_metrics_url) {
 		e->server = calloc(1, sizeof *e->server);
 		if (!e->server) {
@@ -562,6 +670,7 @@ void engine_free(struct engine *e)
 	plan_free(e->plan);
 	load_free(&e->load);
 	engine_probe_cancel(e);
+	sessions_free(e->sessions);
 	dataset_free(e->dataset);
 	trace_replay_free(e->trace);
 	http_free(e->http);

@@ -120,6 +120,8 @@ static enum cmd_status set_paused(struct engine *e, bool paused, enum cmd_source
 	if (e->load.paused == paused)
 		return finish(e, src, out, CMD_UNCHANGED, "%s", paused ? "paused already" : "not paused");
 	load_pause(&e->load, paused);
+	if (!paused)
+		engine_sessions_release(e);
 	return finish(e, src, out, CMD_OK, "%s",
 		      paused ? "paused: no new requests; in-flight ones finish" : "resumed");
 }

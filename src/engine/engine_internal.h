@@ -24,6 +24,7 @@
 
 struct dataset;
 struct trace_replay;
+struct sessions;
 struct reqlog;
 struct reqtrack;
 struct scrape;
@@ -62,6 +63,7 @@ struct engine {
 	struct rng prompt_rng;
 	struct dataset *dataset;    /* prompt source, see dataset.h */
 	struct trace_replay *trace; /* --trace: the schedule and its requests; NULL: none */
+	struct sessions *sessions;  /* --sessions: the load starts sessions; NULL: none */
 
 	bool hung_up;                   /* SIGHUP: the terminal is gone */
 	ev_timer tick, grace, duration;
@@ -84,5 +86,9 @@ struct engine {
 	struct cmd_record last_cmd;  /* what the last command did, and who sent it */
 };
 
+
+/* --sessions: the load was unpaused; sessions that finished thinking
+ * while it was paused send their next turns (engine_cmd.c). */
+void engine_sessions_release(struct engine *e);
 
 #endif
