@@ -154,7 +154,58 @@ for c in 1 12; do
 	fi
 done
 
-# 5. The profile's metric names against this server's /metrics: the ones
+# 5. Sessions against the server's prompt cache. Each turn resends the
+# conversation so far; llama-server keeps a slot's prompt and evaluates
+# only what follows the longest cached prefix. Its log prints, per
+# request, the prompt tokens it evaluated ("prompt eval time = ... / N
+# tokens"): the server's own cached count is the prompt's tokens minus N,
+# independent of the stream infertop parsed. At c=1 the log's lines and
+# the request log's are in the same order, so they compare turn by turn;
+# at c=4 (one slot per session) they compare in sum.
+evals() { grep -o 'prompt eval time = *[0-9.]* ms / *[0-9]* tokens' "$out/server.log" | awk '{print $(NF-1)}'; }
+for c in 1 4; do
+	before=$(evals | wc -l)
+	if run sessions_c$c --api chat -c $c -n $c --sessions turns=4,think=100ms,system=128,user=16 \
+		--output-tokens 8 --metrics-url none --request-log "$out/sessions_c$c.jsonl"; then
+		evals | tail -n +$((before + 1)) >"$out/evals_c$c"
+		verdict=$($py - "$out/sessions_c$c.jsonl" "$out/evals_c$c" $c <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+ev = [int(l) for l in open(sys.argv[2]) if l.strip()]
+c = int(sys.argv[3])
+bad = []
+if len(rows) != 4 * c or any(r["outcome"] != "ok" for r in rows):
+    bad.append("%d requests, %d ok (want %d)" % (len(rows), sum(r["outcome"] == "ok" for r in rows), 4 * c))
+if len(ev) != len(rows):
+    bad.append("server evaluated %d prompts for %d requests" % (len(ev), len(rows)))
+server = [r["input_tokens"] - n for r, n in zip(rows, ev)]
+mine = [r["cached_tokens"] for r in rows]
+if c == 1 and mine != server:
+    bad.append("cached per turn: infertop %s, server %s" % (mine, server))
+if c > 1 and sum(m or 0 for m in mine) != sum(server):
+    bad.append("cached in sum: infertop %d, server %d" % (sum(m or 0 for m in mine), sum(server)))
+later = [r for r in rows if r["turn"] and r["turn"] > 1]
+if not later or any((r["cached_tokens"] or 0) <= 0 for r in later):
+    bad.append("a turn after the first used no cache: %s" % [(r["turn"], r["cached_tokens"]) for r in later])
+t1 = [r["ttft_ms"] for r in rows if r["turn"] == 1]
+tn = [r["ttft_ms"] for r in later]
+if t1 and tn and not max(tn) < min(t1):
+    bad.append("TTFT of turns 2-4 (max %.1f ms) not below turn 1's (min %.1f ms)" % (max(tn), min(t1)))
+print("; ".join(bad) if bad else "ok: cached %s, TTFT turn 1 %.0f ms, later %.0f ms" %
+      (mine if c == 1 else sum(mine), sum(t1) / len(t1), sum(tn) / len(tn)))
+PY
+)
+		case $verdict in
+		ok:*) ok "4-turn sessions at c=$c: ${verdict#ok: }" ;;
+		*) bad "4-turn sessions at c=$c: $verdict" ;;
+		esac
+	else
+		bad "4-turn sessions at c=$c: the run failed"
+		tail -3 "$out/sessions_c$c.err"
+	fi
+done
+
+# 6. The profile's metric names against this server's /metrics: the ones
 # the dashboard cannot do without must be there; the others are listed.
 curl -s "$base/metrics" >"$out/metrics"
 missing=
