@@ -8,7 +8,9 @@
  * (infertop sim --help), so the turn finds every whole block of the
  * conversation in its cache only if the bytes are the answer byte for
  * byte; and its cached_tokens is what the simulator's own counter
- * (vllm:prefix_cache_hits_total) moved by. */
+ * (vllm:prefix_cache_hits_total) moved by. The server's hit rate read
+ * from two scrapes of its /metrics (the server panel's "prefix hit") is
+ * then the cached share of the prompt tokens the two turns sent. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -25,7 +27,9 @@
 
 #include "infertop/clock.h"
 #include "infertop/openai.h"
+#include "infertop/profile.h"
 #include "infertop/request.h"
+#include "infertop/server.h"
 #include "enginefix.h"
 #include "simutil.h"
 
@@ -108,6 +112,18 @@ static void run_turn(struct enginefix *f, const char *messages, struct request_a
 	assert_int_equal(t->res.turn, turn);
 }
 
+/* The sim's /metrics into the tracker the server panel reads. */
+static void scrape(struct enginefix *f, struct profile_tracker *t, struct server_state *st)
+{
+	struct su_resp resp;
+	assert_int_equal(su_request(f->sim.port, NULL, "/metrics", NULL, 5000, &resp), CURLE_OK);
+	assert_int_equal(resp.status, 200);
+	char err[256];
+	if (profile_tracker_update(t, resp.body, resp.len, 0, clock_now_ns(), st, err, sizeof err) != 0)
+		fail_msg("profile_tracker_update: %s", err);
+	su_resp_free(&resp);
+}
+
 static void test_kept_answer_and_cached_tokens(void **state)
 {
 	struct enginefix *f = *state;
@@ -122,6 +138,13 @@ static void test_kept_answer_and_cached_tokens(void **state)
 		snprintf(user1 + strlen(user1), sizeof user1 - strlen(user1), "%sq%d", i ? " " : "", i);
 	char m1[1024];
 	snprintf(m1, sizeof m1, "[{\"role\":\"user\",\"content\":\"%s\"}]", user1);
+	char err[256];
+	struct profile_tracker *pt = profile_tracker_new(PROFILE_AUTO, NULL, 0, 600 * CLOCK_NS_PER_S,
+							 CLOCK_NS_PER_S, err, sizeof err);
+	assert_non_null(pt);
+	struct server_state st;
+	server_state_init(&st);
+	scrape(f, pt, &st);
 	struct request_answer a = {0};
 	struct turn t1;
 	double hits0 = su_metric(f->sim.port, "/metrics", "vllm:prefix_cache_hits_total", NULL);
@@ -164,6 +187,13 @@ static void test_kept_answer_and_cached_tokens(void **state)
 	assert_true(hits1 - hits0 == 0);
 	assert_true(hits2 - hits1 == (double)t2.res.cached_tokens);
 	assert_true(a2.len > 0);
+
+	scrape(f, pt, &st);
+	assert_string_equal(st.detected, "vllm");
+	assert_true(st.gauge[SRV_PREFIX_HIT].valid);
+	double want = (double)t2.res.cached_tokens / (double)(t1.res.prompt_tokens + t2.res.prompt_tokens);
+	assert_true(st.gauge[SRV_PREFIX_HIT].v == want);
+	profile_tracker_free(pt);
 
 	free(m2);
 	free(a.buf);
