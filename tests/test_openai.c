@@ -256,6 +256,30 @@ static void test_fixture_completions(void **state)
 	assert_true(memo.hits >= f.chunks / 2);
 }
 
+/* A session's second turn on llama-server with its prompt cache: the
+ * cached count in both of its places, and each chunk's answer bytes. */
+static void test_fixture_session_turn(void **state)
+{
+	(void)state;
+	struct stream_facts f;
+	long ct, pt;
+	stream_facts("session_turn2.txt", &f, &ct, &pt);
+	size_t len;
+	char *buf = testutil_fixture("llamacpp", "session_turn2.txt", &len);
+	const char *u = strstr(buf, "\"cached_tokens\":");
+	const char *n = strstr(buf, "\"cache_n\":");
+	assert_non_null(u);
+	assert_non_null(n);
+	long raw_cached = strtol(u + 16, NULL, 10), raw_cache_n = strtol(n + 10, NULL, 10);
+	free(buf);
+	assert_int_equal(raw_cached, 117);
+	assert_int_equal(raw_cache_n, raw_cached);
+	assert_int_equal(f.last_usage.cached_tokens, raw_cached);
+	assert_int_equal(f.cached, raw_cached);
+	assert_true(f.last_usage.cached_tokens < pt);
+	assert_int_equal(f.usage_at, f.chunks);
+}
+
 /* ---- the memo: a chunk shaped as the last one ---- */
 
 static int memo_parse(const char *json, struct oai_chunk *out)
@@ -944,6 +968,7 @@ int main(void)
 		cmocka_unit_test_setup(test_fixture_chat, memo_reset),
 		cmocka_unit_test_setup(test_fixture_clean_chat, memo_reset),
 		cmocka_unit_test_setup(test_fixture_completions, memo_reset),
+		cmocka_unit_test_setup(test_fixture_session_turn, memo_reset),
 		cmocka_unit_test_setup(test_memo, memo_reset),
 		cmocka_unit_test(test_server_shapes),
 		cmocka_unit_test(test_cached_tokens),
