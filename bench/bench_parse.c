@@ -1,9 +1,11 @@
 /* Parse throughput on one core: SSE framing alone, framing + the chunk fast
  * path, framing + the cJSON path, at two read sizes. The stream is built in
  * memory: vLLM-shaped requests (role chunk, 128 content chunks of ~250
- * bytes, finish chunk, usage chunk, [DONE]) with the real llama.cpp capture
- * mixed in. Usage: bench_parse [SECONDS_PER_RUN] (default 1). The fixture
- * is read from $INFERTOP_FIXTURES or tests/fixtures. */
+ * bytes, finish chunk, usage chunk with cached tokens, [DONE]) with the
+ * real llama.cpp capture mixed in. The check column sums what the chunks
+ * said (output, usage, answer bytes, cached tokens): equal on every path.
+ * Usage: bench_parse [SECONDS_PER_RUN] (default 1). The fixture is read
+ * from $INFERTOP_FIXTURES or tests/fixtures. */
 #include "config.h"
 
 #include <stdarg.h>
@@ -95,8 +97,9 @@ static void vllm_request(struct sbuf *b, unsigned r)
 	sb_printf(b, "data: {\"id\":\"chatcmpl-5d3c1f0e8a7b4c2d9e6f1a2b%08x\",\"object\":"
 		     "\"chat.completion.chunk\",\"created\":1732000000,\"model\":"
 		     "\"meta-llama/Llama-3.1-8B-Instruct\",\"choices\":[],\"usage\":{\"prompt_tokens\":"
-		     "512,\"total_tokens\":640,\"completion_tokens\":128}}\n\n",
-		  r);
+		     "512,\"total_tokens\":640,\"completion_tokens\":128,\"prompt_tokens_details\":"
+		     "{\"cached_tokens\":%u}}}\n\n",
+		  r, r % 2 * 256);
 	sb_printf(b, "data: [DONE]\n\n");
 }
 
@@ -107,6 +110,7 @@ static const char *const mode_names[MODE_N] = { "sse only", "sse+memo", "sse+fas
 struct tally {
 	enum mode mode;
 	uint64_t events, output, usage, invalid;
+	uint64_t text, cached; /* answer bytes and cached tokens seen: the paths agree */
 	struct oai_memo memo;
 };
 
@@ -124,6 +128,9 @@ static int on_event(void *ud, const struct sse_event *ev)
 		t->invalid++;
 	t->output += c.output;
 	t->usage += c.usage;
+	t->text += c.text_len;
+	if (c.cached_tokens > 0)
+		t->cached += (uint64_t)c.cached_tokens;
 	return 0;
 }
 
@@ -189,6 +196,9 @@ int main(int argc, char **argv)
 			       mode_names[m], reads[r], rate, mbps, (unsigned long long)t.events,
 			       (unsigned long long)t.output, (unsigned long long)t.usage,
 			       (unsigned long long)t.invalid);
+			if (m != MODE_SSE)
+				printf(" text=%llu cached=%llu", (unsigned long long)t.text,
+				       (unsigned long long)t.cached);
 			if (m == MODE_MEMO)
 				printf(" memo_hits=%u", t.memo.hits);
 			printf("\n");

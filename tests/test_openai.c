@@ -25,6 +25,10 @@ static void assert_same_chunk(const struct oai_chunk *a, const struct oai_chunk 
 	assert_int_equal(a->usage, b->usage);
 	assert_int_equal(a->prompt_tokens, b->prompt_tokens);
 	assert_int_equal(a->completion_tokens, b->completion_tokens);
+	assert_int_equal(a->cached_tokens, b->cached_tokens);
+	assert_int_equal(a->has_text, b->has_text);
+	assert_int_equal(a->text_off, b->text_off);
+	assert_int_equal(a->text_len, b->text_len);
 	assert_int_equal(a->error, b->error);
 	assert_string_equal(a->error_msg, b->error_msg);
 }
@@ -65,6 +69,35 @@ static int parse_lit(const char *json, struct oai_chunk *out, bool need_fast)
 	return parse3(json, strlen(json), out, need_fast);
 }
 
+/* The kept bytes, between quotes, decode to what a cJSON tree of the
+ * chunk holds in its choice's delta.content or text; no text when the tree
+ * has no such string. Single-choice chunks (the captures'). */
+static void check_text_by_tree(const char *json, size_t len, const struct oai_chunk *c)
+{
+	cJSON *root = cJSON_ParseWithLength(json, len);
+	assert_non_null(root);
+	const cJSON *choice = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "choices"), 0);
+	const cJSON *want = cJSON_GetObjectItem(cJSON_GetObjectItem(choice, "delta"), "content");
+	if (!cJSON_IsString(want))
+		want = cJSON_GetObjectItem(choice, "text");
+	assert_int_equal(c->has_text, cJSON_IsString(want));
+	if (c->has_text) {
+		assert_true((size_t)c->text_off + c->text_len < len);
+		assert_int_equal(json[c->text_off - 1], '"');
+		char *q = malloc((size_t)c->text_len + 3);
+		assert_non_null(q);
+		q[0] = '"';
+		memcpy(q + 1, json + c->text_off, c->text_len);
+		memcpy(q + 1 + c->text_len, "\"", 2);
+		cJSON *got = cJSON_Parse(q);
+		assert_true(cJSON_IsString(got));
+		assert_string_equal(got->valuestring, want->valuestring);
+		cJSON_Delete(got);
+		free(q);
+	}
+	cJSON_Delete(root);
+}
+
 /* ---- the llama.cpp captures ---- */
 
 struct stream_facts {
@@ -76,6 +109,7 @@ struct stream_facts {
 	/* Independent of the JSON code: chunks whose raw text has a non-empty
 	 * "content":"... or "text":"... */
 	size_t raw_output;
+	int64_t cached; /* the last cached_tokens said, -1: none */
 };
 
 static int facts_cb(void *ud, const struct sse_event *ev)
@@ -90,7 +124,10 @@ static int facts_cb(void *ud, const struct sse_event *ev)
 	struct oai_chunk c;
 	assert_int_equal(parse3(ev->data, ev->len, &c, true), 0);
 	assert_false(c.error);
+	check_text_by_tree(ev->data, ev->len, &c);
 	f->chunks++;
+	if (c.cached_tokens >= 0)
+		f->cached = c.cached_tokens;
 	if (f->chunks == 1)
 		f->first = c;
 	if (c.output) {
@@ -128,6 +165,7 @@ static void stream_facts(const char *name, struct stream_facts *f, long *raw_com
 	size_t len;
 	char *buf = testutil_fixture("llamacpp", name, &len);
 	memset(f, 0, sizeof *f);
+	f->cached = -1;
 	struct sse_parser p;
 	assert_int_equal(sse_init(&p, 0), 0);
 	assert_int_equal(sse_feed(&p, buf, len, facts_cb, f), 0);
@@ -169,6 +207,9 @@ static void test_fixture_chat(void **state)
 	assert_int_equal(f.last_usage.completion_tokens, 64);
 	assert_int_equal(f.last_usage.prompt_tokens, pt);
 	assert_int_equal(f.chunks, 1 + f.output + 2);
+	/* Nothing cached on that first request (both places say 0). */
+	assert_int_equal(f.last_usage.cached_tokens, 0);
+	assert_int_equal(f.cached, 0);
 }
 
 static void test_fixture_clean_chat(void **state)
@@ -207,9 +248,36 @@ static void test_fixture_completions(void **state)
 	assert_int_equal(f.last_usage.prompt_tokens, pt);
 	/* Every chunk before the last carries text, the last has "". */
 	assert_int_equal(f.output, f.chunks - 1);
+	/* One prompt token was in llama-server's cache: usage's
+	 * prompt_tokens_details and timings.cache_n both say 1. */
+	assert_int_equal(f.last_usage.cached_tokens, 1);
 	/* llama.cpp repeats all but the text (and "created", once a second):
 	 * most chunks are read from the memo. */
 	assert_true(memo.hits >= f.chunks / 2);
+}
+
+/* A session's second turn on llama-server with its prompt cache: the
+ * cached count in both of its places, and each chunk's answer bytes. */
+static void test_fixture_session_turn(void **state)
+{
+	(void)state;
+	struct stream_facts f;
+	long ct, pt;
+	stream_facts("session_turn2.txt", &f, &ct, &pt);
+	size_t len;
+	char *buf = testutil_fixture("llamacpp", "session_turn2.txt", &len);
+	const char *u = strstr(buf, "\"cached_tokens\":");
+	const char *n = strstr(buf, "\"cache_n\":");
+	assert_non_null(u);
+	assert_non_null(n);
+	long raw_cached = strtol(u + 16, NULL, 10), raw_cache_n = strtol(n + 10, NULL, 10);
+	free(buf);
+	assert_int_equal(raw_cached, 117);
+	assert_int_equal(raw_cache_n, raw_cached);
+	assert_int_equal(f.last_usage.cached_tokens, raw_cached);
+	assert_int_equal(f.cached, raw_cached);
+	assert_true(f.last_usage.cached_tokens < pt);
+	assert_int_equal(f.usage_at, f.chunks);
 }
 
 /* ---- the memo: a chunk shaped as the last one ---- */
@@ -285,6 +353,33 @@ static void test_memo(void **state)
 	/* null where the string was: read whole. */
 	MISS("{\"choices\":[{\"text\":null}],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":9}}");
 	assert_false(c.output);
+
+	/* What sessions take from a hit: the answer where the memo's prefix
+	 * ends, the cached-token count learned with the rest. */
+	memo_reset(NULL);
+	h = 0;
+	MISS("{\"choices\":[{\"text\":\"a\",\"finish_reason\":\"length\"}],\"usage\":{\"completion_tokens\":9,"
+	     "\"prompt_tokens_details\":{\"cached_tokens\":4}},\"timings\":{\"cache_n\":4}}");
+	const char *t = "{\"choices\":[{\"text\":\"b\\\"c\",\"finish_reason\":\"length\"}],\"usage\":"
+			"{\"completion_tokens\":9,\"prompt_tokens_details\":{\"cached_tokens\":4}},\"timings\":{\"cache_n\":4}}";
+	HIT(t, true);
+	assert_int_equal(c.cached_tokens, 4);
+	assert_true(c.has_text);
+	assert_int_equal(c.text_off, memo.pre);
+	assert_int_equal(c.text_len, strlen(t) - memo.pre - memo.suf);
+	assert_memory_equal(t + c.text_off, "b\\\"c", c.text_len);
+	/* A reasoning stream's memo: output, never the answer. */
+	memo_reset(NULL);
+	h = 0;
+	MISS("{\"choices\":[{\"delta\":{\"content\":null,\"reasoning_content\":\"x\"}}]}");
+	HIT("{\"choices\":[{\"delta\":{\"content\":null,\"reasoning_content\":\"yz\"}}]}", true);
+	assert_false(c.has_text);
+	assert_int_equal(c.cached_tokens, -1);
+	/* Its answer after it: another shape, learned as the answer. */
+	MISS("{\"choices\":[{\"delta\":{\"content\":\"x\",\"reasoning_content\":null}}]}");
+	HIT("{\"choices\":[{\"delta\":{\"content\":\"\",\"reasoning_content\":null}}]}", false);
+	assert_true(c.has_text);
+	assert_int_equal(c.text_len, 0);
 
 	/* A chunk too long to keep is parsed and not learned. */
 	memo_reset(NULL);
@@ -397,6 +492,182 @@ static void test_server_shapes(void **state)
 		  &c, true);
 	assert_false(c.output);
 	assert_false(c.finish);
+}
+
+/* ---- what sessions take: the cached-token count and the answer's text ---- */
+
+/* c's text is exactly the bytes `raw` where they first stand in json
+ * between quotes. */
+static void assert_text(const char *json, const struct oai_chunk *c, const char *raw)
+{
+	assert_true(c->has_text);
+	char needle[256];
+	snprintf(needle, sizeof needle, "\"%s\"", raw);
+	const char *at = strstr(json, needle);
+	assert_non_null(at);
+	assert_int_equal(c->text_off, at + 1 - json);
+	assert_int_equal(c->text_len, strlen(raw));
+}
+
+static void test_cached_tokens(void **state)
+{
+	(void)state;
+	struct oai_chunk c;
+	/* vLLM's (and SGLang's) usage chunk. */
+	parse_lit("{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\","
+		  "\"choices\":[],\"usage\":{\"prompt_tokens\":1200,\"total_tokens\":1328,"
+		  "\"completion_tokens\":128,\"prompt_tokens_details\":{\"cached_tokens\":1024}}}",
+		  &c, true);
+	assert_int_equal(c.cached_tokens, 1024);
+	assert_int_equal(c.prompt_tokens, 1200);
+	assert_false(c.has_text);
+	/* Prefix caching off: vLLM sends null details, or none at all. */
+	parse_lit("{\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3,"
+		  "\"prompt_tokens_details\":null}}",
+		  &c, true);
+	assert_true(c.usage);
+	assert_int_equal(c.cached_tokens, -1);
+	parse_lit("{\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3,"
+		  "\"prompt_tokens_details\":{\"cached_tokens\":null,\"audio_tokens\":0}}}",
+		  &c, true);
+	assert_int_equal(c.cached_tokens, -1);
+	/* llama.cpp's last chunk with timings only (builds before it filled
+	 * prompt_tokens_details), finish and all. */
+	parse_lit("{\"choices\":[{\"finish_reason\":\"stop\",\"index\":0,\"delta\":{}}],\"created\":1,"
+		  "\"id\":\"chatcmpl-x\",\"model\":\"tiny.gguf\",\"object\":\"chat.completion.chunk\","
+		  "\"timings\":{\"prompt_n\":12,\"prompt_ms\":2.4,\"cache_n\":37,\"predicted_n\":64,"
+		  "\"predicted_ms\":14.5,\"predicted_per_second\":4329.3}}",
+		  &c, true);
+	assert_true(c.finish);
+	assert_false(c.usage);
+	assert_int_equal(c.cached_tokens, 37);
+	/* Both: usage's count wins; timings stands in when usage's is not a
+	 * count. */
+	parse_lit("{\"usage\":{\"completion_tokens\":1,\"prompt_tokens_details\":{\"cached_tokens\":5}},"
+		  "\"timings\":{\"cache_n\":7}}",
+		  &c, true);
+	assert_int_equal(c.cached_tokens, 5);
+	parse_lit("{\"timings\":{\"cache_n\":7},\"usage\":{\"prompt_tokens_details\":{\"cached_tokens\":5}}}",
+		  &c, true);
+	assert_int_equal(c.cached_tokens, 5);
+	parse_lit("{\"usage\":{\"prompt_tokens_details\":{\"cached_tokens\":\"5\"}},\"timings\":{\"cache_n\":7}}",
+		  &c, true);
+	assert_int_equal(c.cached_tokens, 7);
+	parse_lit("{\"usage\":{\"prompt_tokens_details\":{\"cached_tokens\":-5}},\"timings\":{\"cache_n\":7}}",
+		  &c, false);
+	assert_int_equal(c.cached_tokens, 7);
+	/* Only at those places: not timings nested deeper, not a top-level
+	 * cached_tokens, not usage.cached_tokens. */
+	parse_lit("{\"x\":{\"timings\":{\"cache_n\":7}},\"cached_tokens\":3,\"usage\":{\"cached_tokens\":4}}",
+		  &c, true);
+	assert_int_equal(c.cached_tokens, -1);
+	/* Duplicate keys: the first one counts. */
+	parse_lit("{\"usage\":{\"prompt_tokens_details\":{\"cached_tokens\":2,\"cached_tokens\":9},"
+		  "\"prompt_tokens_details\":{\"cached_tokens\":8}},\"timings\":null,\"timings\":{\"cache_n\":1}}",
+		  &c, true);
+	assert_int_equal(c.cached_tokens, 2);
+	parse_lit("{\"timings\":null,\"timings\":{\"cache_n\":1}}", &c, true);
+	assert_int_equal(c.cached_tokens, -1);
+	/* Numbers cJSON converts: a fraction truncated, 2^53 the limit. */
+	parse_lit("{\"usage\":{\"prompt_tokens_details\":{\"cached_tokens\":12.9}}}", &c, false);
+	assert_int_equal(c.cached_tokens, 12);
+	parse_lit("{\"timings\":{\"cache_n\":1e300}}", &c, false);
+	assert_int_equal(c.cached_tokens, -1);
+	parse_lit("{\"timings\":{\"cache_n\":0}}", &c, true);
+	assert_int_equal(c.cached_tokens, 0);
+}
+
+static void test_answer_text(void **state)
+{
+	(void)state;
+	struct oai_chunk c;
+	const char *j;
+	/* vLLM chat: the JSON-escaped bytes as sent. */
+	j = "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\","
+	    "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"say \\\"hi\\\" \\\\ a\\nb caf\\u00e9 "
+	    "\xc3\xa9 \\ud83d\\ude00\"},\"logprobs\":null,\"finish_reason\":null}]}";
+	parse_lit(j, &c, true);
+	assert_text(j, &c, "say \\\"hi\\\" \\\\ a\\nb caf\\u00e9 \xc3\xa9 \\ud83d\\ude00");
+	/* The role chunk: "" is text (of nothing), null is none. */
+	j = "{\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}";
+	parse_lit(j, &c, true);
+	assert_true(c.has_text);
+	assert_int_equal(c.text_len, 0);
+	assert_int_equal(c.text_off, strstr(j, "\"\"}") - j + 1);
+	parse_lit("{\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null}}]}", &c, true);
+	assert_false(c.has_text);
+	/* Reasoning is output, not the answer. */
+	parse_lit("{\"choices\":[{\"index\":0,\"delta\":{\"role\":null,\"content\":null,"
+		  "\"reasoning_content\":\"Hmm\"}}]}",
+		  &c, true);
+	assert_true(c.output);
+	assert_false(c.has_text);
+	parse_lit("{\"choices\":[{\"delta\":{\"reasoning\":\"Let me think\"}}]}", &c, true);
+	assert_true(c.output);
+	assert_false(c.has_text);
+	j = "{\"choices\":[{\"delta\":{\"reasoning_content\":\"r\",\"content\":\"answer\",\"reasoning\":\"s\"}}]}";
+	parse_lit(j, &c, true);
+	assert_text(j, &c, "answer");
+	/* Completions: text. */
+	j = "{\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"created\":1,\"model\":\"x\","
+	    "\"choices\":[{\"text\":\" the\\t\\/end\",\"index\":0,\"logprobs\":null,\"finish_reason\":null}]}";
+	parse_lit(j, &c, true);
+	assert_text(j, &c, " the\\t\\/end");
+	/* Duplicate keys: the first one counts, at every level. */
+	j = "{\"choices\":[{\"delta\":{\"content\":\"first\",\"content\":\"second\"}}]}";
+	parse_lit(j, &c, true);
+	assert_text(j, &c, "first");
+	parse_lit("{\"choices\":[{\"delta\":{\"content\":null,\"content\":\"x\"}}]}", &c, true);
+	assert_false(c.has_text);
+	j = "{\"choices\":[{\"delta\":{\"content\":\"a\"},\"delta\":{\"content\":\"b\"}}],"
+	    "\"choices\":[{\"text\":\"c\"}]}";
+	parse_lit(j, &c, true);
+	assert_text(j, &c, "a");
+	/* Not the answer: a string elsewhere, content that is not a string. */
+	parse_lit("{\"choices\":[{\"delta\":{\"text\":\"x\",\"content\":7},\"content\":\"y\"}],"
+		  "\"text\":\"z\"}",
+		  &c, true);
+	assert_false(c.has_text);
+	/* Two answers (n > 1, or content and text in one choice): which one
+	 * goes on is not the parser's guess. */
+	parse_lit("{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}},"
+		  "{\"index\":1,\"delta\":{\"content\":\"b\"}}]}",
+		  &c, true);
+	assert_false(c.has_text);
+	parse_lit("{\"choices\":[{\"text\":\"a\",\"delta\":{\"content\":\"b\"}}]}", &c, true);
+	assert_false(c.has_text);
+	/* One answer among choices that have none. */
+	j = "{\"choices\":[1,{\"delta\":{}},{\"delta\":{\"content\":\"only\"}},{\"text\":null}]}";
+	parse_lit(j, &c, true);
+	assert_text(j, &c, "only");
+
+	/* Where the fast path leaves the chunk to cJSON, the bytes are found
+	 * all the same: escaped keys, deep nesting before the answer, odd
+	 * whitespace, a BOM. */
+	j = "{\"a\\u0062\":[\"}\\\"]\",{\"]\":[]}],\"cho\\u0069ces\":[\"x\",{\"d\\u0065lta\":{\"content\":\"e\\\"s\"},"
+	    "\"text\":5}]}";
+	assert_int_equal(parse_lit(j, &c, false), 0);
+	assert_text(j, &c, "e\\\"s");
+	assert_int_equal(oai_chunk_parse_fast(j, strlen(j), &c), -1);
+	char deep[300];
+	strcpy(deep, "{\"a\":");
+	for (int i = 0; i < 60; i++)
+		strcat(deep, "[");
+	for (int i = 0; i < 60; i++)
+		strcat(deep, "]");
+	strcat(deep, ",\"choices\":[{\"text\":\"t\\\"u\"}]}");
+	assert_int_equal(parse_lit(deep, &c, false), 0);
+	assert_text(deep, &c, "t\\\"u");
+	j = "\x01{\x02\"choices\"\x03:\x04[\x05{\"delta\"\x06:{\"content\":\"w\"}}]}";
+	assert_int_equal(parse_lit(j, &c, false), 0);
+	assert_text(j, &c, "w");
+	j = "\xef\xbb\xbf{\"choices\":[{\"text\":\"bom\"}]}";
+	assert_int_equal(parse_lit(j, &c, false), 0);
+	assert_text(j, &c, "bom");
+	/* A raw control byte in the text: cJSON's, fast path bails. */
+	j = "{\"choices\":[{\"text\":\"a\x01b\"}]}";
+	assert_int_equal(parse_lit(j, &c, false), 0);
+	assert_text(j, &c, "a\x01b");
 }
 
 static void test_error_shapes(void **state)
@@ -697,8 +968,11 @@ int main(void)
 		cmocka_unit_test_setup(test_fixture_chat, memo_reset),
 		cmocka_unit_test_setup(test_fixture_clean_chat, memo_reset),
 		cmocka_unit_test_setup(test_fixture_completions, memo_reset),
+		cmocka_unit_test_setup(test_fixture_session_turn, memo_reset),
 		cmocka_unit_test_setup(test_memo, memo_reset),
 		cmocka_unit_test(test_server_shapes),
+		cmocka_unit_test(test_cached_tokens),
+		cmocka_unit_test(test_answer_text),
 		cmocka_unit_test(test_error_shapes),
 		cmocka_unit_test(test_invalid_and_odd),
 		cmocka_unit_test(test_fuzz_corpus_agrees),

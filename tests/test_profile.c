@@ -554,6 +554,41 @@ static void test_name_precedence(void **state)
 	profile_tracker_free(t);
 }
 
+/* vLLM's prefix-cache counters by their V1 names before 0.10: the hit
+ * rate from their deltas; with both names (0.10), the current ones. */
+static void test_vllm_old_prefix_counters(void **state)
+{
+	(void)state;
+	static const char old[] = "vllm:num_requests_running{engine=\"0\"} 1\n"
+				  "vllm:gpu_prefix_cache_queries_total{engine=\"0\"} %g\n"
+				  "vllm:gpu_prefix_cache_hits_total{engine=\"0\"} %g\n";
+	char a[512], b[512];
+	snprintf(a, sizeof a, old, 1000.0, 100.0);
+	snprintf(b, sizeof b, old, 1400.0, 400.0);
+	struct profile_tracker *t = tracker(PROFILE_AUTO, NULL, 0, 30 * S_NS);
+	struct server_state st;
+	server_state_init(&st);
+	update(t, a, 0, &st);
+	assert_string_equal(st.detected, "vllm");
+	check_value("vllm 0.8", "prefix", &st.gauge[SRV_PREFIX_HIT], NAN);
+	update(t, b, S_NS, &st);
+	check_value("vllm 0.8", "prefix", &st.gauge[SRV_PREFIX_HIT], 0.75);
+	profile_tracker_free(t);
+
+	static const char both[] = "vllm:gpu_prefix_cache_queries_total{engine=\"0\"} %g\n"
+				   "vllm:gpu_prefix_cache_hits_total{engine=\"0\"} %g\n"
+				   "vllm:prefix_cache_queries_total{engine=\"0\"} %g\n"
+				   "vllm:prefix_cache_hits_total{engine=\"0\"} %g\n";
+	snprintf(a, sizeof a, both, 1000.0, 100.0, 2000.0, 0.0);
+	snprintf(b, sizeof b, both, 1400.0, 400.0, 2400.0, 100.0);
+	t = tracker(PROFILE_AUTO, NULL, 0, 30 * S_NS);
+	server_state_init(&st);
+	update(t, a, 0, &st);
+	update(t, b, S_NS, &st);
+	check_value("vllm 0.10", "prefix", &st.gauge[SRV_PREFIX_HIT], 0.25);
+	profile_tracker_free(t);
+}
+
 static void test_sglang_ranks_and_prefix(void **state)
 {
 	(void)state;
@@ -1002,6 +1037,7 @@ int main(void)
 		cmocka_unit_test(test_counter_reset),
 		cmocka_unit_test(test_counter_gap),
 		cmocka_unit_test(test_name_precedence),
+		cmocka_unit_test(test_vllm_old_prefix_counters),
 		cmocka_unit_test(test_sglang_ranks_and_prefix),
 		cmocka_unit_test(test_triton_units_and_model),
 		cmocka_unit_test(test_given_profile_mismatch),

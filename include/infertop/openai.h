@@ -44,8 +44,12 @@ struct oai_chunk {
 	 * [text_off, text_off + text_len) of the chunk are the JSON-escaped
 	 * contents (quotes excluded) of its one delta.content (chat) or text
 	 * (completions) string, as sent, so they go into a JSON string of a
-	 * later request verbatim. has_text false: no such string (reasoning
-	 * is not the answer). Set on every path (fast, memo, cJSON). */
+	 * later request verbatim ("" gives has_text with text_len 0).
+	 * has_text false: no such string (null, reasoning and
+	 * reasoning_content are not the answer), or more than one (n > 1
+	 * choices: which one goes on is not the parser's guess). Set on every
+	 * path (fast, memo, cJSON; the last finds the bytes again by the
+	 * string's place in the tree). */
 	bool has_text;
 	uint32_t text_off, text_len;
 	/* Top-level "error" is an object (vLLM, SGLang: message from its
@@ -87,8 +91,9 @@ struct oai_memo {
 	uint16_t pre;      /* bytes to the output string's opening quote, it included; 0: none learned */
 	uint16_t suf;      /* bytes from its closing quote, it included, to the end */
 	bool choices, finish, usage;
+	bool text;         /* the output string is the answer (has_text), not reasoning */
 	uint32_t hits;     /* chunks read from the memo (tests, benchmarks) */
-	int64_t prompt_tokens, completion_tokens;
+	int64_t prompt_tokens, completion_tokens, cached_tokens;
 	unsigned char bytes[OAI_MEMO_BYTES]; /* the pre bytes, then the suf bytes */
 };
 

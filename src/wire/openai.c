@@ -53,6 +53,17 @@ static bool tokens_from_double(double d, int64_t *out)
 	return true;
 }
 
+/* The answer's text at json[off, off + n), the same on every path
+ * (offsets are 32-bit; an SSE event is far smaller, nothing is assumed). */
+static void set_text(struct oai_chunk *out, size_t off, size_t n)
+{
+	if (off > UINT32_MAX || n > UINT32_MAX - off)
+		return;
+	out->has_text = true;
+	out->text_off = (uint32_t)off;
+	out->text_len = (uint32_t)n;
+}
+
 /* Length of s[0..n) without a trailing, incomplete UTF-8 sequence, so a
  * truncated message never ends in half a character. */
 static size_t utf8_trim(const unsigned char *s, size_t n)
@@ -108,6 +119,94 @@ static const cJSON *get(const cJSON *obj, const char *key)
 	return cJSON_GetObjectItemCaseSensitive(obj, key);
 }
 
+static bool get_tokens(const cJSON *obj, const char *key, int64_t *out)
+{
+	const cJSON *j = get(obj, key);
+	return cJSON_IsNumber(j) && tokens_from_double(j->valuedouble, out);
+}
+
+/* cJSON keeps no offsets, so the answer's string is found again in the
+ * bytes by its place in the tree (which member, which element), walking
+ * them by cJSON's own rules: whitespace is any byte up to 0x20 (and a
+ * UTF-8 BOM first), a string ends at the first quote not after a
+ * backslash, a number or literal at the next separator. Only run on bytes
+ * cJSON accepted; every read is bounded all the same. */
+static size_t cj_ws(const char *s, size_t i, size_t n)
+{
+	while (i < n && (unsigned char)s[i] <= 0x20)
+		i++;
+	return i;
+}
+
+/* From an opening quote to its closing quote (n: none). */
+static size_t cj_string_close(const char *s, size_t i, size_t n)
+{
+	for (i++; i < n && s[i] != '"'; i++)
+		if (s[i] == '\\')
+			i++;
+	return i < n ? i : n;
+}
+
+static size_t cj_skip(const char *s, size_t i, size_t n)
+{
+	size_t depth = 0;
+	do {
+		if (i >= n)
+			return n;
+		char c = s[i];
+		if (c == '"')
+			i = cj_string_close(s, i, n);
+		else if (c == '{' || c == '[')
+			depth++;
+		else if (c == '}' || c == ']')
+			depth--;
+		else if (depth == 0) {
+			while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']' && (unsigned char)s[i] > 0x20)
+				i++;
+			return i;
+		}
+		i++;
+	} while (depth > 0);
+	return i;
+}
+
+/* At '{' (object) or '[': where the value of its k-th member or element
+ * starts. */
+static size_t cj_nth(const char *s, size_t i, size_t n, size_t k, bool object)
+{
+	i = cj_ws(s, i + 1, n);
+	for (;;) {
+		if (object)
+			i = cj_ws(s, cj_ws(s, cj_string_close(s, i, n) + 1, n) + 1, n); /* "key" : */
+		if (k-- == 0 || i >= n)
+			return i;
+		i = cj_ws(s, cj_ws(s, cj_skip(s, i, n), n) + 1, n); /* value , */
+	}
+}
+
+static size_t cj_index(const cJSON *parent, const cJSON *item)
+{
+	size_t k = 0;
+	for (const cJSON *x = parent->child; x && x != item; x = x->next)
+		k++;
+	return k;
+}
+
+/* path: the member of the root, the element of choices, the member of
+ * the choice and (delta.content) the member of the delta. */
+static void cj_text(const char *json, size_t len, const size_t *path, int depth, struct oai_chunk *out)
+{
+	size_t i = len >= 3 && memcmp(json, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+	i = cj_ws(json, i, len);
+	for (int d = 0; d < depth && i < len; d++)
+		i = cj_nth(json, i, len, path[d], d != 1);
+	if (i >= len || json[i] != '"')
+		return;
+	size_t close = cj_string_close(json, i, len);
+	if (close < len)
+		set_text(out, i + 1, close - i - 1);
+}
+
 int oai_chunk_parse_cjson(const char *json, size_t len, struct oai_chunk *out)
 {
 	chunk_init(out);
@@ -124,12 +223,17 @@ int oai_chunk_parse_cjson(const char *json, size_t len, struct oai_chunk *out)
 	out->valid = true;
 
 	const cJSON *choices = get(root, "choices");
+	size_t path[4];
+	int depth = 0, texts = 0;
 	if (cJSON_IsArray(choices)) {
 		const cJSON *c;
+		size_t ci = 0;
 		cJSON_ArrayForEach(c, choices) {
 			out->choices = true;
-			if (!cJSON_IsObject(c))
+			if (!cJSON_IsObject(c)) {
+				ci++;
 				continue;
+			}
 			const cJSON *d = get(c, "delta");
 			if (cJSON_IsObject(d) &&
 			    (nonempty_string(get(d, "content")) || nonempty_string(get(d, "reasoning")) ||
@@ -137,21 +241,44 @@ int oai_chunk_parse_cjson(const char *json, size_t len, struct oai_chunk *out)
 				out->output = true;
 			if (nonempty_string(get(c, "text")))
 				out->output = true;
+			/* The answer: a string delta.content or text, null or
+			 * reasoning not; it is the chunk's only one or none. */
+			const cJSON *content = cJSON_IsObject(d) ? get(d, "content") : NULL;
+			const cJSON *text = get(c, "text");
+			if (cJSON_IsString(content) && texts++ == 0) {
+				path[1] = ci;
+				path[2] = cj_index(c, d);
+				path[3] = cj_index(d, content);
+				depth = 4;
+			}
+			if (cJSON_IsString(text) && texts++ == 0) {
+				path[1] = ci;
+				path[2] = cj_index(c, text);
+				depth = 3;
+			}
 			const cJSON *fr = get(c, "finish_reason");
 			if (fr && !cJSON_IsNull(fr))
 				out->finish = true;
+			ci++;
 		}
+	}
+	if (texts == 1) {
+		path[0] = cj_index(root, choices);
+		cj_text(json, len, path, depth, out);
 	}
 
 	const cJSON *usage = get(root, "usage");
 	if (cJSON_IsObject(usage)) {
-		const cJSON *ct = get(usage, "completion_tokens");
-		const cJSON *pt = get(usage, "prompt_tokens");
-		if (cJSON_IsNumber(ct) && tokens_from_double(ct->valuedouble, &out->completion_tokens))
+		if (get_tokens(usage, "completion_tokens", &out->completion_tokens))
 			out->usage = true;
-		if (cJSON_IsNumber(pt))
-			tokens_from_double(pt->valuedouble, &out->prompt_tokens);
+		get_tokens(usage, "prompt_tokens", &out->prompt_tokens);
+		const cJSON *ptd = get(usage, "prompt_tokens_details");
+		if (cJSON_IsObject(ptd))
+			get_tokens(ptd, "cached_tokens", &out->cached_tokens);
 	}
+	const cJSON *timings = get(root, "timings");
+	if (out->cached_tokens < 0 && cJSON_IsObject(timings))
+		get_tokens(timings, "cache_n", &out->cached_tokens);
 
 	const cJSON *err = get(root, "error");
 	if (cJSON_IsObject(err)) {
@@ -189,6 +316,12 @@ struct js {
 	 * one's opening quote and the byte after its closing quote. */
 	int outs;
 	const unsigned char *out_open, *out_close;
+	/* Answer strings (delta.content, text) walked, the last one's text. */
+	int texts;
+	const unsigned char *text;
+	size_t text_n;
+	/* usage.prompt_tokens_details.cached_tokens, timings.cache_n; -1: none. */
+	int64_t usage_cached, timings_cached;
 };
 
 #define ONES 0x0101010101010101ULL
@@ -486,8 +619,8 @@ static inline bool at(const struct js *s, unsigned char c)
 }
 
 /* A string value that counts as output when non-empty; other types are
- * walked and do not count. */
-static bool js_output_string(struct js *s, bool *output)
+ * walked and do not count. answer: it is the answer's text (not reasoning). */
+static bool js_output_string(struct js *s, bool *output, bool answer)
 {
 	if (!at(s, '"'))
 		return js_value(s);
@@ -499,6 +632,11 @@ static bool js_output_string(struct js *s, bool *output)
 		return false;
 	s->outs++;
 	s->out_close = s->p;
+	if (answer) {
+		s->texts++;
+		s->text = str;
+		s->text_n = n;
+	}
 	if (raw_nonempty(str, n))
 		*output = true;
 	return true;
@@ -516,13 +654,13 @@ static bool js_delta(struct js *s, struct oai_chunk *out)
 			return false;
 		if (!seen_content && KEY_IS(k, kn, "content")) {
 			seen_content = true;
-			ok = js_output_string(s, &out->output);
+			ok = js_output_string(s, &out->output, true);
 		} else if (!seen_reasoning && KEY_IS(k, kn, "reasoning")) {
 			seen_reasoning = true;
-			ok = js_output_string(s, &out->output);
+			ok = js_output_string(s, &out->output, false);
 		} else if (!seen_rc && KEY_IS(k, kn, "reasoning_content")) {
 			seen_rc = true;
-			ok = js_output_string(s, &out->output);
+			ok = js_output_string(s, &out->output, false);
 		} else {
 			ok = js_value(s);
 		}
@@ -548,7 +686,7 @@ static bool js_choice(struct js *s, struct oai_chunk *out)
 			ok = at(s, '{') ? js_delta(s, out) : js_value(s);
 		} else if (!seen_text && KEY_IS(k, kn, "text")) {
 			seen_text = true;
-			ok = js_output_string(s, &out->output);
+			ok = js_output_string(s, &out->output, true);
 		} else if (!seen_finish && KEY_IS(k, kn, "finish_reason")) {
 			seen_finish = true;
 			bool is_null = at(s, 'n');
@@ -593,9 +731,34 @@ static bool js_tokens(struct js *s, int64_t *dst, bool *found)
 	return true;
 }
 
+/* An object of which only the first `name` matters, a token count going
+ * to *dst: usage.prompt_tokens_details, timings. */
+static bool js_count_in(struct js *s, const char *name, size_t name_n, int64_t *dst)
+{
+	bool seen = false;
+	int r = js_open(s, '}');
+	while (r == 1) {
+		const unsigned char *k;
+		size_t kn;
+		bool ok;
+		if (!js_key(s, &k, &kn, false))
+			return false;
+		if (!seen && key_is(k, kn, name, name_n)) {
+			seen = true;
+			ok = js_tokens(s, dst, NULL);
+		} else {
+			ok = js_value(s);
+		}
+		if (!ok)
+			return false;
+		r = js_next(s, '}');
+	}
+	return r == 0;
+}
+
 static bool js_usage(struct js *s, struct oai_chunk *out)
 {
-	bool seen_ct = false, seen_pt = false;
+	bool seen_ct = false, seen_pt = false, seen_ptd = false;
 	int r = js_open(s, '}');
 	while (r == 1) {
 		const unsigned char *k;
@@ -609,6 +772,9 @@ static bool js_usage(struct js *s, struct oai_chunk *out)
 		} else if (!seen_pt && KEY_IS(k, kn, "prompt_tokens")) {
 			seen_pt = true;
 			ok = js_tokens(s, &out->prompt_tokens, NULL);
+		} else if (!seen_ptd && KEY_IS(k, kn, "prompt_tokens_details")) {
+			seen_ptd = true;
+			ok = at(s, '{') ? js_count_in(s, "cached_tokens", 13, &s->usage_cached) : js_value(s);
 		} else {
 			ok = js_value(s);
 		}
@@ -713,7 +879,7 @@ static bool js_error_obj(struct js *s, struct oai_chunk *out)
 
 static bool js_top(struct js *s, struct oai_chunk *out)
 {
-	bool seen_choices = false, seen_usage = false, seen_error = false;
+	bool seen_choices = false, seen_usage = false, seen_error = false, seen_timings = false;
 	js_ws(s);
 	if (!at(s, '{'))
 		return false;
@@ -730,6 +896,9 @@ static bool js_top(struct js *s, struct oai_chunk *out)
 		} else if (!seen_usage && KEY_IS(k, kn, "usage")) {
 			seen_usage = true;
 			ok = at(s, '{') ? js_usage(s, out) : js_value(s);
+		} else if (!seen_timings && KEY_IS(k, kn, "timings")) {
+			seen_timings = true;
+			ok = at(s, '{') ? js_count_in(s, "cache_n", 7, &s->timings_cached) : js_value(s);
 		} else if (!seen_error && KEY_IS(k, kn, "error")) {
 			seen_error = true;
 			if (at(s, '{')) {
@@ -764,10 +933,14 @@ static int parse_fast(struct js *s, const char *json, size_t len, struct oai_chu
 	chunk_init(out);
 	if (!json || len == 0)
 		return -1;
-	*s = (struct js){ .p = (const unsigned char *)json, .end = (const unsigned char *)json + len };
+	*s = (struct js){ .p = (const unsigned char *)json, .end = (const unsigned char *)json + len,
+			  .usage_cached = -1, .timings_cached = -1 };
 	if (!js_top(s, out))
 		return -1;
 	out->valid = true;
+	out->cached_tokens = s->usage_cached >= 0 ? s->usage_cached : s->timings_cached;
+	if (s->texts == 1)
+		set_text(out, (size_t)(s->text - (const unsigned char *)json), s->text_n);
 	return 0;
 }
 
@@ -806,6 +979,9 @@ static bool memo_hit(struct oai_memo *m, const unsigned char *json, size_t len, 
 	out->usage = m->usage;
 	out->prompt_tokens = m->prompt_tokens;
 	out->completion_tokens = m->completion_tokens;
+	out->cached_tokens = m->cached_tokens;
+	if (m->text)
+		set_text(out, m->pre, n);
 	m->hits++;
 	return true;
 }
@@ -829,6 +1005,8 @@ int oai_chunk_parse_memo(struct oai_memo *m, const char *json, size_t len, struc
 		m->usage = out->usage;
 		m->prompt_tokens = out->prompt_tokens;
 		m->completion_tokens = out->completion_tokens;
+		m->cached_tokens = out->cached_tokens;
+		m->text = s.texts == 1; /* then its one output string is the answer */
 		memcpy(m->bytes, u, pre);
 		memcpy(m->bytes + pre, s.out_close - 1, suf);
 	}

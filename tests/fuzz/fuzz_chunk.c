@@ -5,7 +5,9 @@
  * at the first 0xff byte), the second through what the first taught, and
  * as the first chunk with its output string's text swapped for the
  * second part, which is what makes the memo's comparison succeed.
- * Aborts on any difference. */
+ * Every field is compared, the cached-token count and where the answer's
+ * text is among them (cJSON gives no offsets: its path finds the bytes
+ * again on its own). Aborts on any difference. */
 #include "config.h"
 
 #include <inttypes.h>
@@ -22,9 +24,11 @@ static void dump(const char *who, const struct oai_chunk *c)
 {
 	fprintf(stderr,
 		"%s: valid=%d choices=%d output=%d finish=%d usage=%d prompt=%" PRId64
-		" completion=%" PRId64 " error=%d msg=\"%s\"\n",
+		" completion=%" PRId64 " cached=%" PRId64 " text=%d@%" PRIu32 "+%" PRIu32
+		" error=%d msg=\"%s\"\n",
 		who, c->valid, c->choices, c->output, c->finish, c->usage, c->prompt_tokens,
-		c->completion_tokens, c->error, c->error_msg);
+		c->completion_tokens, c->cached_tokens, c->has_text, c->text_off, c->text_len, c->error,
+		c->error_msg);
 }
 
 static void check_msg(const struct oai_chunk *c)
@@ -41,7 +45,9 @@ static void same(const struct oai_chunk *a, int ra, const struct oai_chunk *b, i
 {
 	if (ra == rb && a->valid == b->valid && a->choices == b->choices && a->output == b->output &&
 	    a->finish == b->finish && a->usage == b->usage && a->prompt_tokens == b->prompt_tokens &&
-	    a->completion_tokens == b->completion_tokens && a->error == b->error &&
+	    a->completion_tokens == b->completion_tokens && a->cached_tokens == b->cached_tokens &&
+	    a->has_text == b->has_text && a->text_off == b->text_off && a->text_len == b->text_len &&
+	    a->error == b->error &&
 	    strcmp(a->error_msg, b->error_msg) == 0)
 		return;
 	fprintf(stderr, "fuzz_chunk: %s disagrees with cJSON on %zu bytes: %.*s\n", what, size,
@@ -64,6 +70,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			   ref.prompt_tokens != -1 || ref.completion_tokens != -1 || ref.error_msg[0]))
 		abort();
 	if (ref.usage != (ref.completion_tokens >= 0))
+		abort();
+	if (!ref.valid && (ref.cached_tokens != -1 || ref.has_text))
+		abort();
+	/* The answer's bytes are a string's insides: quotes either side. */
+	if (ref.has_text && (ref.text_off == 0 || (size_t)ref.text_off + ref.text_len >= size ||
+			     data[ref.text_off - 1] != '"' || data[ref.text_off + ref.text_len] != '"'))
+		abort();
+	if (!ref.has_text && (ref.text_off || ref.text_len))
 		abort();
 
 	if (oai_chunk_parse_fast(json, size, &fast) == 0) {
