@@ -18,6 +18,8 @@
 
 #include "infertop/clock.h"
 #include "infertop/hist.h"
+#include "infertop/rng.h"
+#include "infertop/snapshot.h"
 #include "infertop/stats.h"
 
 #define MS CLOCK_NS_PER_MS
@@ -162,12 +164,222 @@ static void test_warmup_cooldown(void **state)
 	stats_free(s);
 }
 
+/* ---- the outputs ---- */
+
+/* A snapshot of st as a live run gives it (histograms borrowed). */
+static void snap_of(struct snapshot *s, const struct stats *st, const char *run_id)
+{
+	memset(s, 0, sizeof *s);
+	s->schema = SNAPSHOT_SCHEMA;
+	s->reason = SNAPSHOT_FINAL;
+	s->nruns = 1;
+	s->duration = s->elapsed = 60;
+	s->win_seconds = 10;
+	s->vllm_request_rate = INFINITY;
+	s->burstiness = 1;
+	s->max_output_tok_s = NAN;
+	snprintf(s->run_id, sizeof s->run_id, "%s", run_id);
+	snprintf(s->status, sizeof s->status, "done");
+	snprintf(s->token_source, sizeof s->token_source, "usage");
+	s->run_c = st->run_c;
+	s->win_c = st->win_c;
+	for (int m = 0; m < STAT_NMETRICS; m++) {
+		s->run[m] = st->run[m];
+		s->win[m] = st->win[m];
+	}
+	memcpy(s->xh, st->xh, sizeof s->xh);
+	s->sessions_done = st->sessions_done;
+	s->sessions_failed = st->sessions_failed;
+	s->sessions_context = st->sessions_context;
+	s->session_turns = st->session_turns;
+}
+
+static void parse_text(struct snapshot *out, const char *t)
+{
+	char err[256];
+	if (snapshot_parse(out, t, strlen(t), err, sizeof err) != 0)
+		fail_msg("%s", err);
+}
+
+static char *summary(const struct snapshot *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	snapshot_print_summary(f, s);
+	fclose(f);
+	return buf;
+}
+
+/* Buckets, count, min, max, sum: exact (the sum of squares is a double). */
+static void same_hist(const struct hist *x, const struct hist *y)
+{
+	if (!x || !hist_count(x)) {
+		assert_true(!y || hist_count(y) == 0);
+		return;
+	}
+	assert_non_null(y);
+	char *a = hist_encode(x), *b = hist_encode(y);
+	char *sa = strrchr(a, ','), *sb = strrchr(b, ',');
+	assert_int_equal(sa - a, sb - b);
+	assert_memory_equal(a, b, (size_t)(sa - a));
+	assert_string_equal(strchr(sa, ':'), strchr(sb, ':'));
+	free(a);
+	free(b);
+}
+
+static void same_figures(const struct snapshot *a, const struct snapshot *b)
+{
+	assert_int_equal(a->run_c.cache_known, b->run_c.cache_known);
+	assert_int_equal(a->run_c.cache_unknown, b->run_c.cache_unknown);
+	assert_int_equal(a->run_c.prompt_known, b->run_c.prompt_known);
+	assert_int_equal(a->run_c.prompt_cached, b->run_c.prompt_cached);
+	assert_int_equal(a->win_c.prompt_cached, b->win_c.prompt_cached);
+	assert_int_equal(a->win_c.cache_known, b->win_c.cache_known);
+	assert_int_equal(a->sessions_done, b->sessions_done);
+	assert_int_equal(a->sessions_failed, b->sessions_failed);
+	assert_int_equal(a->sessions_context, b->sessions_context);
+	assert_int_equal(a->session_turns, b->session_turns);
+	for (int x = 0; x < XH_N; x++)
+		same_hist(a->xh[x], b->xh[x]);
+}
+
+/* A random session workload into st (and into all, the union). */
+static void feed(struct rng *r, struct stats *st, struct stats *all, int n)
+{
+	for (int i = 0; i < n; i++) {
+		uint32_t turn = (uint32_t)(rng_next(r) % 12);
+		int64_t prompt = 1 + (int64_t)(rng_next(r) % 5000);
+		int64_t cached = rng_next(r) % 5 == 0 ? -1 : (int64_t)(rng_next(r) % (uint64_t)prompt);
+		struct req_result q = ok_req(1 + (int64_t)(rng_next(r) % 3000), prompt, cached, turn);
+		done(st, q);
+		done(all, q);
+		if (turn && rng_next(r) % 4 == 0) {
+			struct session_result sr = {.ok = rng_next(r) % 3 != 0, .turns = turn,
+						    .duration_ns = (int64_t)(rng_next(r) % 100000) * MS,
+						    .context_tokens = prompt};
+			sr.context_limit = !sr.ok && rng_next(r) % 2;
+			stats_session_done(st, &sr);
+			stats_session_done(all, &sr);
+		}
+	}
+}
+
+/* Written, read back and written again: the same document, the same
+ * figures; two runs merged: exactly the figures of the union. */
+static void test_json_roundtrip_and_merge(void **state)
+{
+	(void)state;
+	struct stats *a = stats_new(10 * CLOCK_NS_PER_S, 0), *b = stats_new(10 * CLOCK_NS_PER_S, 0),
+		     *u = stats_new(10 * CLOCK_NS_PER_S, 0);
+	assert_true(a && b && u);
+	struct rng r;
+	rng_seed(&r, 25);
+	feed(&r, a, u, 3000);
+	feed(&r, b, u, 2000);
+	struct snapshot sa, sb, su, ra, rb, m;
+	snap_of(&sa, a, "aaaa");
+	snap_of(&sb, b, "bbbb");
+	snap_of(&su, u, "uuuu");
+	assert_true(snapshot_has_cache(&sa) && snapshot_has_sessions(&sa));
+
+	char *ta = snapshot_to_text(&sa), *tb = snapshot_to_text(&sb);
+	assert_non_null(ta);
+	assert_non_null(strstr(ta, "\"cache\""));
+	assert_non_null(strstr(ta, "\"by_turn\""));
+	assert_non_null(strstr(ta, "\"8+\""));
+	parse_text(&ra, ta);
+	parse_text(&rb, tb);
+	same_figures(&sa, &ra);
+	char *ta2 = snapshot_to_text(&ra);
+	assert_string_equal(ta, ta2);
+
+	const struct snapshot *parts[] = {&ra, &rb};
+	char err[256];
+	if (snapshot_merge(&m, parts, 2, err, sizeof err) != 0)
+		fail_msg("%s", err);
+	same_figures(&su, &m);
+	/* And again, reusing the merge's histograms (the fleet's path). */
+	if (snapshot_remerge(&m, parts, 2, err, sizeof err) != 0)
+		fail_msg("%s", err);
+	same_figures(&su, &m);
+	/* The merge's own document reads back the same. */
+	char *tm = snapshot_to_text(&m);
+	struct snapshot rm;
+	parse_text(&rm, tm);
+	same_figures(&su, &rm);
+
+	free(ta);
+	free(tb);
+	free(ta2);
+	free(tm);
+	snapshot_release(&ra);
+	snapshot_release(&rb);
+	snapshot_release(&m);
+	snapshot_release(&rm);
+	stats_free(a);
+	stats_free(b);
+	stats_free(u);
+}
+
+/* The summary has the row label: value (its "%-40s %-10" layout). */
+static bool has_row(const char *sum, const char *label, const char *value)
+{
+	char want[128];
+	snprintf(want, sizeof want, "\n%-40s %s", label, value);
+	return strstr(sum, want) != NULL;
+}
+
+/* A run without cache reports or sessions: no "cache"/"sessions" key, no
+ * summary block (old documents and goldens unchanged). With them: the
+ * blocks and the by-turn table, with "8+". */
+static void test_blocks_only_with_data(void **state)
+{
+	(void)state;
+	struct stats *st = stats_new(10 * CLOCK_NS_PER_S, 0);
+	assert_non_null(st);
+	done(st, ok_req(10, 100, -1, 0));
+	struct snapshot s;
+	snap_of(&s, st, "cccc");
+	char *t = snapshot_to_text(&s), *sum = summary(&s);
+	assert_null(strstr(t, "\"cache\""));
+	assert_null(strstr(t, "\"sessions\""));
+	assert_null(strstr(sum, "Prefix cache"));
+	assert_null(strstr(sum, "Sessions"));
+	free(t);
+	free(sum);
+
+	done(st, ok_req(10, 100, 80, 0));
+	snap_of(&s, st, "cccc");
+	sum = summary(&s);
+	assert_non_null(strstr(sum, " Prefix cache "));
+	assert_true(has_row(sum, "Cache hit rate (%):", "80.00 "));
+	assert_true(has_row(sum, "Requests not reporting them:", "1 "));
+	assert_true(has_row(sum, "Requests, cold:", "0 "));
+	assert_null(strstr(sum, " Sessions "));
+	free(sum);
+
+	done(st, ok_req(200, 100, -1, 1));
+	done(st, ok_req(300, 100, -1, 9));
+	snap_of(&s, st, "cccc");
+	sum = summary(&s);
+	assert_non_null(strstr(sum, " Sessions "));
+	assert_non_null(strstr(sum, "\n1            1    200.00    200.00    300.00    300.00\n"));
+	assert_non_null(strstr(sum, "\n8+           1    300.00    300.00    400.00    400.00\n"));
+	assert_null(strstr(sum, "\n2 "));
+	free(sum);
+	stats_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hit_rate_and_split),
 		cmocka_unit_test(test_by_turn),
 		cmocka_unit_test(test_warmup_cooldown),
+		cmocka_unit_test(test_json_roundtrip_and_merge),
+		cmocka_unit_test(test_blocks_only_with_data),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -53,7 +53,7 @@ struct stats_counters {
 	/* The prefix cache, over successful requests: those whose server said
 	 * how many prompt tokens it served from its cache (req_result's
 	 * cached_tokens), their prompt tokens and cached tokens, and those
-	 * that said nothing. Hit rate = prompt_cached / prompt_known, for the
+	 * that said nothing (known + unknown = completed). Hit rate = prompt_cached / prompt_known, for the
 	 * window too (the dashboard's live figure). */
 	uint64_t cache_known, cache_unknown, prompt_known, prompt_cached;
 };
