@@ -279,9 +279,9 @@ void stats_request_done(struct stats *s, const struct req_result *r)
 				 "usage says %lld output tokens, the stream carried %llu chunks",
 				 (long long)r->usage_tokens, (unsigned long long)r->chunks);
 		}
-		/* The prefix cache, where the server said. A prompt count
-		 * of 0 still says something (all cached or nothing sent). */
-		if (r->cached_tokens >= 0 && r->prompt_tokens >= 0) {
+		/* The prefix cache, where the server said (a prompt has a
+		 * token at least: 0 means its count is not known). */
+		if (r->cached_tokens >= 0 && r->prompt_tokens > 0) {
 			add.cache_known = 1;
 			add.prompt_known = (uint64_t)r->prompt_tokens;
 			add.prompt_cached = (uint64_t)r->cached_tokens;
