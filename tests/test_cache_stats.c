@@ -18,6 +18,7 @@
 
 #include "infertop/clock.h"
 #include "infertop/hist.h"
+#include "infertop/result.h"
 #include "infertop/rng.h"
 #include "infertop/snapshot.h"
 #include "infertop/stats.h"
@@ -372,6 +373,51 @@ static void test_blocks_only_with_data(void **state)
 	stats_free(st);
 }
 
+typedef int (*report_fn)(FILE *, const char *, const struct snapshot *);
+
+static char *report_of(report_fn fn, const struct snapshot *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(fn(f, "r.json", s), 0);
+	fclose(f);
+	return buf;
+}
+
+/* `infertop report` in every format: the cache and sessions parts only in
+ * a run that has them. */
+static void test_report_formats(void **state)
+{
+	(void)state;
+	struct stats *st = stats_new(10 * CLOCK_NS_PER_S, 0);
+	assert_non_null(st);
+	done(st, ok_req(10, 100, -1, 0));
+	struct snapshot s;
+	snap_of(&s, st, "dddd");
+	static const report_fn fns[] = {result_text_report, result_json_report, result_csv_report, result_md_report};
+	static const char *const cache_word[] = {"Prefix cache", "\"cache\"", "ttft_cold", "## Prefix cache"};
+	static const char *const turn_word[] = {"\n8+ ", "\"8+\"", "ttft_turn_8+", "| 8+ |"};
+	for (size_t i = 0; i < 4; i++) {
+		char *t = report_of(fns[i], &s);
+		assert_null(strstr(t, cache_word[i]));
+		assert_null(strstr(t, turn_word[i]));
+		free(t);
+	}
+	done(st, ok_req(500, 100, 10, 9));
+	struct session_result sr = {.ok = true, .turns = 9, .duration_ns = CLOCK_NS_PER_S, .context_tokens = 900};
+	stats_session_done(st, &sr);
+	snap_of(&s, st, "dddd");
+	for (size_t i = 0; i < 4; i++) {
+		char *t = report_of(fns[i], &s);
+		if (!strstr(t, cache_word[i]) || !strstr(t, turn_word[i]))
+			fail_msg("format %zu lacks \"%s\" or \"%s\":\n%s", i, cache_word[i], turn_word[i], t);
+		free(t);
+	}
+	stats_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -380,6 +426,7 @@ int main(void)
 		cmocka_unit_test(test_warmup_cooldown),
 		cmocka_unit_test(test_json_roundtrip_and_merge),
 		cmocka_unit_test(test_blocks_only_with_data),
+		cmocka_unit_test(test_report_formats),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1391,6 +1391,10 @@ static cJSON *report_doc(const char *file, const struct snapshot *s)
 		cJSON_AddItemToObject(lat, "run", latency_json(s->run));
 		cJSON_AddItemToObject(lat, "window", latency_json(s->win));
 	}
+	if (add_cache_object(o, s) != 0 || add_sessions_object(o, s) != 0) {
+		cJSON_Delete(o);
+		return NULL;
+	}
 	cJSON *errs = cJSON_AddObjectToObject(o, "errors");
 	for (int k = 0; errs && k < ERR_NKINDS; k++) {
 		if (!s->errors[k])
