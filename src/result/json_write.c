@@ -261,8 +261,9 @@ static int add_sessions_object(cJSON *it, const struct snapshot *s)
 		    !snapshot_xhist(s, (enum stats_xhist)(XH_TURN_E2E + t)))
 			continue;
 		cJSON *to = cJSON_AddObjectToObject(bt, stats_turn_label(t));
-		if (!to || put_xhist(to, stats_metric_name(STAT_TTFT), s, (enum stats_xhist)(XH_TURN_TTFT + t), false) != 0 ||
-		    put_xhist(to, stats_metric_name(STAT_E2E), s, (enum stats_xhist)(XH_TURN_E2E + t), false) != 0)
+		enum stats_xhist ttft = (enum stats_xhist)(XH_TURN_TTFT + t), e2e = (enum stats_xhist)(XH_TURN_E2E + t);
+		if (!to || put_xhist(to, stats_metric_name(STAT_TTFT), s, ttft, false) != 0 ||
+		    put_xhist(to, stats_metric_name(STAT_E2E), s, e2e, false) != 0)
 			return -1;
 	}
 	return bt ? 0 : -1;

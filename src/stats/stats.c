@@ -285,8 +285,8 @@ void stats_request_done(struct stats *s, const struct req_result *r)
 			add.cache_known = 1;
 			add.prompt_known = (uint64_t)r->prompt_tokens;
 			add.prompt_cached = (uint64_t)r->cached_tokens;
-			stats_xrecord(s, stats_cache_warm(r->cached_tokens, r->prompt_tokens) ? XH_TTFT_WARM : XH_TTFT_COLD,
-				      ns_to_us(r->ttft_ns));
+			bool warm = stats_cache_warm(r->cached_tokens, r->prompt_tokens);
+			stats_xrecord(s, warm ? XH_TTFT_WARM : XH_TTFT_COLD, ns_to_us(r->ttft_ns));
 		} else {
 			add.cache_unknown = 1;
 		}
