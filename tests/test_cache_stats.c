@@ -351,13 +351,24 @@ static void test_blocks_only_with_data(void **state)
 	free(t);
 	free(sum);
 
+	/* A server that says 0 to single requests (random prompts against
+	 * the simulator): nothing either. */
+	done(st, ok_req(10, 100, 0, 0));
+	snap_of(&s, st, "cccc");
+	t = snapshot_to_text(&s);
+	sum = summary(&s);
+	assert_null(strstr(t, "\"cache\""));
+	assert_null(strstr(sum, "Prefix cache"));
+	free(t);
+	free(sum);
+
 	done(st, ok_req(10, 100, 80, 0));
 	snap_of(&s, st, "cccc");
 	sum = summary(&s);
 	assert_non_null(strstr(sum, " Prefix cache "));
-	assert_true(has_row(sum, "Cache hit rate (%):", "80.00 "));
+	assert_true(has_row(sum, "Cache hit rate (%):", "40.00 "));
 	assert_true(has_row(sum, "Requests not reporting them:", "1 "));
-	assert_true(has_row(sum, "Requests, cold:", "0 "));
+	assert_true(has_row(sum, "Requests, cold:", "1 "));
 	assert_null(strstr(sum, " Sessions "));
 	free(sum);
 

@@ -184,6 +184,12 @@ bool stats_cache_warm(int64_t cached_tokens, int64_t prompt_tokens);
 /* Hit rate of a counter set: prompt_cached / prompt_known, NaN when no
  * request said. */
 double stats_cache_hit_rate(const struct stats_counters *c);
+/* Whether the outputs show the cache's figures: a response said some of
+ * its prompt was cached (in run or window), or the run has sessions and a
+ * response said anything. A server that always says 0 (a cache that
+ * never hits, or random prompts against the simulator) adds nothing to a
+ * run without sessions: its documents stay as they were. */
+bool stats_cache_shown(const struct stats_counters *run, const struct stats_counters *win, bool sessions);
 
 /* Seconds the window currently covers (shorter than the window early on). */
 double stats_window_seconds(const struct stats *s, int64_t now_ns);

@@ -76,8 +76,9 @@ unsigned widgets_layout_flags(const struct run_view *v);
  * changes the list, sort or filter (UI state only). Returns whether the
  * key was the view's; now_ns is the time the rows are taken at. */
 bool w_requests_key(struct req_ui *q, int ch, const struct run_view *v, int64_t now_ns);
-/* Whether the run has figures for the sessions / cache panel: a request
- * said what its server cached, or a session's turn or session ended. */
+/* Whether the run has figures for the sessions / cache panel: a response
+ * said some of its prompt was cached (stats_cache_shown), or a session's
+ * turn or session ended. */
 bool w_sessions_shown(const struct stats *st);
 /* A chart's filled area (braille, or # and . in ASCII) in rows 1.. of r,
  * from npts values (2 per column, 1 in ASCII), 0 at the bottom, top at

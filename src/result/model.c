@@ -36,8 +36,7 @@ const struct hist *snapshot_xhist(const struct snapshot *s, enum stats_xhist x)
 
 bool snapshot_has_cache(const struct snapshot *s)
 {
-	return s->run_c.cache_known || s->win_c.cache_known || snapshot_xhist(s, XH_TTFT_WARM) ||
-	       snapshot_xhist(s, XH_TTFT_COLD);
+	return stats_cache_shown(&s->run_c, &s->win_c, snapshot_has_sessions(s));
 }
 
 bool snapshot_has_sessions(const struct snapshot *s)

@@ -300,8 +300,8 @@ static void window_quantiles(struct ctx *c, const struct lat *l, const struct hi
 	sample_u64(c, l->window, "_count", NULL, NULL, hist_count(run));
 }
 
-/* The prefix cache, as the server said it request by request; only once
- * a request said (a run against a server that never does has none of
+/* The prefix cache, as the server said it request by request; only when
+ * stats_cache_shown (a run without cache hits or sessions has none of
  * these families). */
 static void render_cache(struct ctx *c, const struct stats *s)
 {
@@ -397,7 +397,7 @@ static void render_stats(struct ctx *c, const struct stats *s, int64_t now_ns)
 		window_quantiles(c, &lats[order[i]], s->win[order[i]], s->run[order[i]]);
 	gauge(c, "infertop_window_seconds", "Span the window quantiles cover (shorter than --window early on).",
 	      stats_window_seconds(s, now_ns));
-	if (s->run_c.cache_known || s->win_c.cache_known || s->xh[XH_TTFT_WARM] || s->xh[XH_TTFT_COLD])
+	if (stats_cache_shown(&s->run_c, &s->win_c, has_sessions(s)))
 		render_cache(c, s);
 	if (has_sessions(s))
 		render_sessions(c, s);

@@ -138,6 +138,11 @@ double stats_cache_hit_rate(const struct stats_counters *c)
 	return c->prompt_known ? (double)c->prompt_cached / (double)c->prompt_known : NAN;
 }
 
+bool stats_cache_shown(const struct stats_counters *run, const struct stats_counters *win, bool sessions)
+{
+	return run->prompt_cached || win->prompt_cached || (sessions && (run->cache_known || win->cache_known));
+}
+
 bool stats_cache_warm(int64_t cached_tokens, int64_t prompt_tokens)
 {
 	return cached_tokens >= 0 && prompt_tokens >= 0 && 2 * cached_tokens >= prompt_tokens;

@@ -20,14 +20,19 @@ static const struct hist *xh(const struct stats *st, enum stats_xhist x)
 	return st->xh[x] && hist_count(st->xh[x]) ? st->xh[x] : NULL;
 }
 
-bool w_sessions_shown(const struct stats *st)
+static bool has_sessions(const struct stats *st)
 {
-	if (st->run_c.cache_known || st->win_c.cache_known || st->sessions_done)
+	if (st->sessions_done)
 		return true;
-	for (int x = 0; x < XH_N; x++)
+	for (int x = XH_TURN_TTFT; x < XH_N; x++)
 		if (xh(st, (enum stats_xhist)x))
 			return true;
 	return false;
+}
+
+bool w_sessions_shown(const struct stats *st)
+{
+	return has_sessions(st) || stats_cache_shown(&st->run_c, &st->win_c, false);
 }
 
 static void fmt_pct(char *buf, size_t cap, double frac, const struct dash *d)
