@@ -429,6 +429,47 @@ static void test_report_formats(void **state)
 	stats_free(st);
 }
 
+/* `infertop compare`: the cache's and sessions' rows only when a run has
+ * them; B's higher hit rate is better, its slower turn 2 worse. */
+static void test_compare_rows(void **state)
+{
+	(void)state;
+	struct stats *a = stats_new(10 * CLOCK_NS_PER_S, 0), *b = stats_new(10 * CLOCK_NS_PER_S, 0);
+	assert_true(a && b);
+	done(a, ok_req(10, 100, -1, 0));
+	done(b, ok_req(10, 100, -1, 0));
+	struct snapshot sa, sb;
+	snap_of(&sa, a, "aaaa");
+	snap_of(&sb, b, "bbbb");
+	struct result_compare c;
+	result_compare_build(&c, &sa, &sb, "a", "b");
+	int plain = c.n;
+	assert_null(result_compare_find(&c, "cache_hit_rate"));
+	assert_null(result_compare_find(&c, "median_ttft_turn_8+_ms"));
+	result_compare_release(&c);
+
+	done(a, ok_req(100, 1000, 500, 2));
+	done(b, ok_req(300, 1000, 900, 2));
+	snap_of(&sa, a, "aaaa");
+	snap_of(&sb, b, "bbbb");
+	result_compare_build(&c, &sa, &sb, "a", "b");
+	assert_int_equal(c.n, plain + 3 + STATS_TURNS + 1);
+	assert_true(c.n <= RESULT_MAX_CROWS);
+	const struct result_crow *r = result_compare_find(&c, "cache_hit_rate");
+	assert_non_null(r);
+	assert_true(fabs(r->a - 0.5) < 1e-12 && fabs(r->b - 0.9) < 1e-12);
+	assert_string_equal(result_crow_verdict(r), "better");
+	r = result_compare_find(&c, "median_ttft_turn_2_ms");
+	assert_non_null(r);
+	assert_string_equal(result_crow_verdict(r), "worse");
+	r = result_compare_find(&c, "median_ttft_turn_8+_ms");
+	assert_non_null(r);
+	assert_string_equal(result_crow_verdict(r), "");
+	result_compare_release(&c);
+	stats_free(a);
+	stats_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -438,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_json_roundtrip_and_merge),
 		cmocka_unit_test(test_blocks_only_with_data),
 		cmocka_unit_test(test_report_formats),
+		cmocka_unit_test(test_compare_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
