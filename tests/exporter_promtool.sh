@@ -20,6 +20,25 @@ check "promtool check metrics: no error, no lint" $?
 grep -q '^infertop_ttft_seconds_bucket{.*le="+Inf"} 10$' "$tmp/metrics"
 check "+Inf bucket holds every TTFT" $?
 
+# A run with prefix-cache reports and sessions of 20 turns: still clean,
+# the turn label bounded ("1".."7", "8+"), the cache counters there.
+"$print" "m" sessions >"$tmp/sess"
+check "exporter_print sessions ran" $?
+promtool check metrics <"$tmp/sess" >"$tmp/lint3" 2>&1 && [ ! -s "$tmp/lint3" ]
+check "promtool on a run with sessions and cache reports" $?
+cat "$tmp/lint3"
+turns=$(grep -o 'turn="[^"]*"' "$tmp/sess" | sort -u | tr '\n' ' ')
+[ "$turns" = 'turn="1" turn="2" turn="3" turn="4" turn="5" turn="6" turn="7" turn="8+" ' ]
+check "turn labels are 1..7 and 8+ (got: $turns)" $?
+grep -q '^infertop_ttft_by_turn_seconds_count{model="m",generator="host:4242",turn="8+"} 13$' "$tmp/sess"
+check "turns 8..20 counted under 8+" $?
+grep -q '^infertop_prompt_cached_tokens_total{model="m",generator="host:4242"} 17100$' "$tmp/sess"
+check "cached tokens total" $?
+grep -q '^infertop_sessions_ended_total{model="m",generator="host:4242"} 1$' "$tmp/sess"
+check "sessions ended" $?
+if grep -q 'by_turn\|infertop_prompt_cache\|infertop_session' "$tmp/metrics"; then false; else true; fi
+check "no cache or session family in a run without them" $?
+
 # A plain model name too (labels with nothing to escape).
 "$print" "llama-3.1-8b" | promtool check metrics >"$tmp/lint2" 2>&1 && [ ! -s "$tmp/lint2" ]
 check "promtool on a plain model name" $?

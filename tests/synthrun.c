@@ -71,6 +71,7 @@ int synth_init(struct synth *s, const char *model)
 			.chunks = SYNTH_OUT_TOKENS,
 			.retry_after_ns = -1,
 			.usage_tokens = SYNTH_OUT_TOKENS,
+			.cached_tokens = -1,
 		};
 		st->in_flight++;
 		stats_request_done(st, &r);
@@ -92,6 +93,7 @@ int synth_init(struct synth *s, const char *model)
 			.prompt_tokens = -1,
 			.retry_after_ns = -1,
 			.usage_tokens = -1,
+			.cached_tokens = -1,
 		};
 		st->in_flight++;
 		stats_request_done(st, &r);

@@ -263,6 +263,33 @@ static void test_minimum_overview(void **state)
 	assert_null(layout_find(&l, PANEL_TOO_SMALL, -1));
 }
 
+/* The sessions / cache panel: only with its flag; in the overview only
+ * where a row of charts still fits below it, in the latency view under
+ * the table. */
+static void test_sessions_panel_place(void **state)
+{
+	(void)state;
+	struct layout l;
+	for (int v = 0; v < VIEW_N; v++) {
+		layout_compute(60, 200, (enum ui_view)v, LAYOUT_GPU | LAYOUT_SERVER, &l);
+		assert_null(layout_find(&l, PANEL_SESSIONS, -1));
+	}
+	layout_compute(24, 80, VIEW_OVERVIEW, LAYOUT_SESSIONS, &l);
+	assert_null(layout_find(&l, PANEL_SESSIONS, -1));
+	assert_true(count_kind(&l, PANEL_CHART) > 0);
+	layout_compute(40, 100, VIEW_OVERVIEW, LAYOUT_SESSIONS, &l);
+	const struct panel *p = layout_find(&l, PANEL_SESSIONS, -1);
+	assert_non_null(p);
+	assert_int_equal(p->r.h, LAYOUT_SESSIONS_H);
+	assert_int_equal(p->r.w, 100);
+	assert_true(count_kind(&l, PANEL_CHART) > 0);
+	layout_compute(40, 100, VIEW_LATENCY, LAYOUT_SESSIONS, &l);
+	p = layout_find(&l, PANEL_SESSIONS, -1);
+	const struct panel *lat = layout_find(&l, PANEL_LATENCY, -1);
+	assert_non_null(p);
+	assert_int_equal(p->r.y, lat->r.y + lat->r.h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -270,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_huge),
 		cmocka_unit_test(test_too_small),
 		cmocka_unit_test(test_minimum_overview),
+		cmocka_unit_test(test_sessions_panel_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -708,6 +708,8 @@ static void test_merge_exact(void **state)
 		whole.run_c.output_tokens += c.output_tokens;
 		whole.run_c.input_tokens += c.input_tokens;
 		whole.run_c.chunks += c.chunks;
+		/* None said what its server cached: all unknown. */
+		whole.run_c.cache_unknown += c.completed;
 		whole.errors[ERR_HTTP] += (uint64_t)p;
 		whole.http_codes[503] += (uint64_t)p;
 	}

@@ -331,7 +331,8 @@ static void test_panel_table(void **state)
 	(void)state;
 	static const enum panel_kind focusable[] = {PANEL_LATENCY, PANEL_SERVER, PANEL_GPU,
 						    PANEL_CHART,   PANEL_ERRORS, PANEL_STEPS,
-						    PANEL_HIST,    PANEL_GPU_HIST, PANEL_REQUESTS};
+						    PANEL_HIST,    PANEL_GPU_HIST, PANEL_REQUESTS,
+						    PANEL_SESSIONS};
 	for (int k = 0; k < PANEL_KIND_N; k++) {
 		assert_non_null(widgets[k].draw);
 		assert_non_null(widgets[k].name);
@@ -349,6 +350,65 @@ static void test_panel_table(void **state)
 	assert_string_equal(layout_panel_name(PANEL_GPU_HIST), "gpu-history");
 	assert_false(widgets[PANEL_KEYBAR].boxed);
 	assert_true(widgets[PANEL_HELP].boxed);
+}
+
+/* The sessions / cache panel: the live hit rate (window and run), TTFT
+ * warm vs cold, TTFT p50 by turn up to "8+", sessions ended; flagged for
+ * the layout only once the run has such figures, and drawn without
+ * touching the stats. */
+static void test_sessions_panel(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, 0);
+	struct req_result q = {.ok = true, .ttfb_ns = 1000000, .ttft_ns = 40000000, .e2e_ns = 90000000,
+			       .output_tokens = 4, .prompt_tokens = 1000, .chunks = 4, .retry_after_ns = -1,
+			       .usage_tokens = -1, .cached_tokens = -1};
+	f.st->in_flight++;
+	stats_request_done(f.st, &q);
+	assert_false(widgets_layout_flags(&f.v) & LAYOUT_SESSIONS);
+	/* A server that says "0 cached" to single requests: still nothing. */
+	q.cached_tokens = 0;
+	f.st->in_flight++;
+	stats_request_done(f.st, &q);
+	assert_false(widgets_layout_flags(&f.v) & LAYOUT_SESSIONS);
+	/* Turn 1 cold (0 of 1000 cached, 40 ms), turns 2..10 warm (900 of
+	 * 1000, 5 ms): 8100 of 10000 prompt tokens cached. */
+	for (uint32_t t = 1; t <= 10; t++) {
+		q.turn = t;
+		q.cached_tokens = t == 1 ? 0 : 900;
+		q.ttft_ns = t == 1 ? 40000000 : 5000000;
+		f.st->in_flight++;
+		stats_request_done(f.st, &q);
+	}
+	struct session_result sr = {.ok = false, .context_limit = true, .turns = 10, .duration_ns = 2 * S,
+				    .context_tokens = 9000};
+	stats_session_done(f.st, &sr);
+	assert_true(widgets_layout_flags(&f.v) & LAYOUT_SESSIONS);
+
+	struct stats before = *f.st;
+	draw_panel(&f.d, PANEL_SESSIONS, 0, LAYOUT_SESSIONS_H, 100);
+	assert_memory_equal(&before, f.st, sizeof before);
+	char row[1024];
+	row_text(0, row, sizeof row);
+	assert_non_null(strstr(row, "Sessions / cache"));
+	row_text(1, row, sizeof row);
+	if (!strstr(row, "hit rate 73.6%") || !strstr(row, "run 73.6%") || !strstr(row, "silent req 1"))
+		fail_msg("cache row: \"%s\"", row);
+	row_text(2, row, sizeof row);
+	if (!strstr(row, "warm p50 5.00") || !strstr(row, "n 9") || !strstr(row, "cold p50 40.0") || !strstr(row, "n 2"))
+		fail_msg("TTFT row: \"%s\"", row);
+	row_text(3, row, sizeof row);
+	if (!strstr(row, "turn") || !strstr(row, "      7     8+"))
+		fail_msg("turn row: \"%s\"", row);
+	row_text(4, row, sizeof row);
+	if (!strstr(row, "TTFT p50 ms   40.0   5.00") || !strstr(row, "5.00   5.00 "))
+		fail_msg("by-turn row: \"%s\"", row);
+	row_text(5, row, sizeof row);
+	if (!strstr(row, "done 1") || !strstr(row, "failed 1") || !strstr(row, "context limit 1") ||
+	    !strstr(row, "turns/session 10.0") || !strstr(row, "duration p50 2.0s"))
+		fail_msg("sessions row: \"%s\"", row);
+	fixture_free(&f);
 }
 
 /* client_metrics.def is the one list of the latency table's rows: each
@@ -429,6 +489,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_history),
 		cmocka_unit_test(test_panel_table),
 		cmocka_unit_test(test_latency_rows),
+		cmocka_unit_test(test_sessions_panel),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -38,7 +38,11 @@ enum hist_id { HIST_TTFT, HIST_ITL, HIST_E2E, HIST_N };
 #define LAYOUT_QUEUE 2u    /* open loop: the latency table has a queue row */
 #define LAYOUT_HELP 4u     /* the help overlay is open */
 #define LAYOUT_SERVER 8u   /* server metrics are scraped: queue and KV charts */
-#define LAYOUT_NFLAGS 16u  /* all combinations of the above */
+#define LAYOUT_SESSIONS 16u /* the run has prefix-cache reports or sessions */
+#define LAYOUT_NFLAGS 32u  /* all combinations of the above */
+
+/* The sessions / cache panel: its box, five rows of figures. */
+#define LAYOUT_SESSIONS_H 7
 
 struct rect {
 	int y, x, h, w;

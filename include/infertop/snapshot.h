@@ -170,6 +170,11 @@ struct snapshot {
 
 	struct hist *run[STAT_NMETRICS];
 	struct hist *win[STAT_NMETRICS];
+	/* The prefix cache's and sessions' whole-run histograms (enum
+	 * stats_xhist); NULL: none (the cache counters are in run_c/win_c). */
+	struct hist *xh[XH_N];
+	/* --sessions: as struct stats counts them. */
+	uint64_t sessions_done, sessions_failed, sessions_context, session_turns;
 	bool owns_hists;
 	/* Written lean: a status document for a reader that merges (infertop
 	 * fleet). What the histograms and counters already say (means,
@@ -256,6 +261,13 @@ void snapshot_server_state(const struct cJSON *j, struct server_state *st);
 
 /* Derived figures, the same for live, read and merged snapshots. */
 uint64_t snapshot_failed(const struct snapshot *s);
+/* Whether the run has prefix-cache figures (a request said how much of
+ * its prompt was cached) and session figures (a session ended or a
+ * session's turn succeeded): the outputs show their blocks only then. */
+bool snapshot_has_cache(const struct snapshot *s);
+bool snapshot_has_sessions(const struct snapshot *s);
+/* s's histogram x, NULL when it holds no sample. */
+const struct hist *snapshot_xhist(const struct snapshot *s, enum stats_xhist x);
 double snapshot_rate(uint64_t count, double seconds);
 
 /* The vLLM-style summary block plus TTFB and queue sections, errors and

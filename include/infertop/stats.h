@@ -50,6 +50,12 @@ struct stats_counters {
 	 * (the fields above move only when a request ends): live rates come
 	 * from these, so a steady load draws a flat line, not a saw-tooth. */
 	uint64_t streamed;
+	/* The prefix cache, over successful requests: those whose server said
+	 * how many prompt tokens it served from its cache (req_result's
+	 * cached_tokens), their prompt tokens and cached tokens, and those
+	 * that said nothing (known + unknown = completed). Hit rate = prompt_cached / prompt_known, for the
+	 * window too (the dashboard's live figure). */
+	uint64_t cache_known, cache_unknown, prompt_known, prompt_cached;
 };
 
 /* What one finished request contributes. Times in ns; < 0 = not reached. */
@@ -84,6 +90,27 @@ struct session_result {
 	uint32_t turns;          /* turns that succeeded */
 	int64_t duration_ns;     /* first turn's send to the last turn's end */
 	int64_t context_tokens;  /* prompt tokens of its last turn sent */
+};
+
+/* By-turn figures: turns 1 to STATS_TURNS - 1 each, the last bucket every
+ * later turn ("8+"), so labels stay bounded however long sessions run. */
+#define STATS_TURNS 8
+
+/* Whole-run histograms that only some runs fill: the prefix cache's TTFT
+ * split, per-turn TTFT and E2E (--sessions), and per-session figures.
+ * Each is made at its first sample and NULL until then, so a run without
+ * them pays nothing, and has no window or slices (a struct hist is
+ * ~184 KiB: all of them at most 21 x 184 KiB, pages touched as filled).
+ * Latencies in us; turns and context tokens as plain counts. */
+enum stats_xhist {
+	XH_TTFT_WARM,      /* TTFT of requests with cached >= half the prompt */
+	XH_TTFT_COLD,      /* TTFT of the rest whose cache use is known */
+	XH_TURN_TTFT,      /* + stats_turn_index(turn) */
+	XH_TURN_E2E = XH_TURN_TTFT + STATS_TURNS,
+	XH_SESSION_DURATION = XH_TURN_E2E + STATS_TURNS,
+	XH_SESSION_TURNS,   /* turns that succeeded, per session */
+	XH_SESSION_CONTEXT, /* prompt tokens of a session's last turn */
+	XH_N
 };
 
 struct stats {
@@ -124,6 +151,9 @@ struct stats {
 	/* Sessions (--sessions) that ended: all, those with a failed turn,
 	 * those of which ended at the context limit; turns that succeeded. */
 	uint64_t sessions_done, sessions_failed, sessions_context, session_turns;
+	/* enum stats_xhist; NULL: no sample yet. Frozen and reset with the
+	 * whole-run figures. */
+	struct hist *xh[XH_N];
 };
 
 struct stats *stats_new(int64_t window_ns, int64_t now_ns);
@@ -142,6 +172,24 @@ void stats_record_itl_us(struct stats *s, const uint32_t *gaps, size_t n);
 void stats_request_done(struct stats *s, const struct req_result *r);
 /* A session ended (every turn already went through stats_request_done). */
 void stats_session_done(struct stats *s, const struct session_result *r);
+
+/* turn's bucket of the by-turn figures (0 for turn 1, the last for
+ * STATS_TURNS and later); -1 for 0, not a session's request. */
+int stats_turn_index(uint32_t turn);
+/* The bucket's label: "1" ... "7", "8+". */
+const char *stats_turn_label(int index);
+/* Whether a request counts as "mostly cached" (cached >= half of its
+ * prompt tokens); both known. */
+bool stats_cache_warm(int64_t cached_tokens, int64_t prompt_tokens);
+/* Hit rate of a counter set: prompt_cached / prompt_known, NaN when no
+ * request said. */
+double stats_cache_hit_rate(const struct stats_counters *c);
+/* Whether the outputs show the cache's figures: a response said some of
+ * its prompt was cached (in run or window), or the run has sessions and a
+ * response said anything. A server that always says 0 (a cache that
+ * never hits, or random prompts against the simulator) adds nothing to a
+ * run without sessions: its documents stay as they were. */
+bool stats_cache_shown(const struct stats_counters *run, const struct stats_counters *win, bool sessions);
 
 /* Seconds the window currently covers (shorter than the window early on). */
 double stats_window_seconds(const struct stats *s, int64_t now_ns);

@@ -17,6 +17,7 @@
  * clock (the frame's time is dash.now). */
 
 struct run_view;
+struct stats;
 
 /* The requests view's own state: the UI's, never the run's. */
 #define REQ_UI_FILTER_MAX 48
@@ -75,6 +76,10 @@ unsigned widgets_layout_flags(const struct run_view *v);
  * changes the list, sort or filter (UI state only). Returns whether the
  * key was the view's; now_ns is the time the rows are taken at. */
 bool w_requests_key(struct req_ui *q, int ch, const struct run_view *v, int64_t now_ns);
+/* Whether the run has figures for the sessions / cache panel: a response
+ * said some of its prompt was cached (stats_cache_shown), or a session's
+ * turn or session ended. */
+bool w_sessions_shown(const struct stats *st);
 /* A chart's filled area (braille, or # and . in ASCII) in rows 1.. of r,
  * from npts values (2 per column, 1 in ASCII), 0 at the bottom, top at
  * the top row. */

@@ -7,6 +7,7 @@
 
 #include "infertop/result.h"
 #include "infertop/snapshot.h"
+#include "infertop/hist.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -86,6 +87,41 @@ static double error_share(const struct snapshot *s)
 	return t ? (double)f / (double)t : 0.0;
 }
 
+static double p50_ms(const struct snapshot *s, enum stats_xhist x)
+{
+	const struct hist *h = snapshot_xhist(s, x);
+	return h ? (double)hist_percentile(h, 50) / 1000.0 : NAN;
+}
+
+static double fail_share(const struct snapshot *s)
+{
+	return s->sessions_done ? (double)s->sessions_failed / (double)s->sessions_done : NAN;
+}
+
+/* The prefix cache's and the sessions' rows, when either run has them
+ * (NaN on a side without: no verdict). */
+static void compare_cache_sessions(struct result_compare *c, const struct snapshot *a, const struct snapshot *b)
+{
+	if (snapshot_has_cache(a) || snapshot_has_cache(b)) {
+		crow_add(c, "cache hit rate", "cache_hit_rate", "share", +1, stats_cache_hit_rate(&a->run_c),
+			 stats_cache_hit_rate(&b->run_c));
+		crow_add(c, "ttft mostly cached p50", "median_ttft_mostly_cached_ms", "ms", -1, p50_ms(a, XH_TTFT_WARM),
+			 p50_ms(b, XH_TTFT_WARM));
+		crow_add(c, "ttft cold p50", "median_ttft_cold_ms", "ms", -1, p50_ms(a, XH_TTFT_COLD),
+			 p50_ms(b, XH_TTFT_COLD));
+	}
+	if (!snapshot_has_sessions(a) && !snapshot_has_sessions(b))
+		return;
+	for (int t = 0; t < STATS_TURNS; t++) {
+		char name[48], key[48];
+		snprintf(name, sizeof name, "ttft turn %s p50", stats_turn_label(t));
+		snprintf(key, sizeof key, "median_ttft_turn_%s_ms", stats_turn_label(t));
+		enum stats_xhist x = (enum stats_xhist)(XH_TURN_TTFT + t);
+		crow_add(c, name, key, "ms", -1, p50_ms(a, x), p50_ms(b, x));
+	}
+	crow_add(c, "sessions failed", "session_fail_share", "share", -1, fail_share(a), fail_share(b));
+}
+
 void result_compare_build(struct result_compare *c, const struct snapshot *a, const struct snapshot *b,
 			  const char *file_a, const char *file_b)
 {
@@ -120,6 +156,7 @@ void result_compare_build(struct result_compare *c, const struct snapshot *a, co
 			crow_add(c, name, key, "ms", -1, sa.v[which[i]], sb.v[which[i]]);
 		}
 	}
+	compare_cache_sessions(c, a, b);
 }
 
 double result_crow_delta_pct(const struct result_crow *r)

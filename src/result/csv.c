@@ -22,6 +22,35 @@ static void csv_latency(FILE *out, const char *scope, struct hist *const *h)
 	}
 }
 
+static void csv_row(FILE *out, const char *metric, const struct hist *h)
+{
+	if (!h)
+		return;
+	struct result_mstat st;
+	result_mstat_of(h, &st);
+	fprintf(out, "run,%s,%" PRIu64, metric, st.count);
+	for (int i = 0; i < RESULT_NSTAT; i++)
+		fprintf(out, ",%.3f", st.v[i]);
+	fputc('\n', out);
+}
+
+/* The cache's and sessions' latencies (whole run only), when the run has
+ * them: ttft_mostly_cached, ttft_cold, ttft_turn_1 .. ttft_turn_8+,
+ * e2el_turn_..., session_duration. */
+static void csv_extra(FILE *out, const struct snapshot *s)
+{
+	csv_row(out, "ttft_mostly_cached", snapshot_xhist(s, XH_TTFT_WARM));
+	csv_row(out, "ttft_cold", snapshot_xhist(s, XH_TTFT_COLD));
+	for (int k = 0; k < 2; k++)
+		for (int t = 0; t < STATS_TURNS; t++) {
+			char name[32];
+			snprintf(name, sizeof name, "%s_turn_%s", stats_metric_name(k ? STAT_E2E : STAT_TTFT),
+				 stats_turn_label(t));
+			csv_row(out, name, snapshot_xhist(s, (enum stats_xhist)((k ? XH_TURN_E2E : XH_TURN_TTFT) + t)));
+		}
+	csv_row(out, "session_duration", snapshot_xhist(s, XH_SESSION_DURATION));
+}
+
 int result_csv_report(FILE *out, const char *file, const struct snapshot *s)
 {
 	(void)file;
@@ -31,6 +60,7 @@ int result_csv_report(FILE *out, const char *file, const struct snapshot *s)
 	fputc('\n', out);
 	csv_latency(out, "run", s->run);
 	csv_latency(out, "window", s->win);
+	csv_extra(out, s);
 	return 0;
 }
 

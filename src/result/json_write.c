@@ -172,6 +172,103 @@ static cJSON *metrics_object(struct hist *const *h, bool lean)
 	return m;
 }
 
+/* A histogram of plain counts (turns, tokens), not microseconds. */
+static cJSON *count_object(const struct hist *h, bool lean)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	put_u64(o, "count", hist_count(h));
+	if (!lean) {
+		put_num(o, "mean", hist_mean(h));
+		put_num(o, "min", (double)hist_min(h));
+		put_num(o, "p50", (double)hist_percentile(h, 50));
+		put_num(o, "p90", (double)hist_percentile(h, 90));
+		put_num(o, "p99", (double)hist_percentile(h, 99));
+		put_num(o, "max", (double)hist_max(h));
+	}
+	char *enc = hist_encode(h);
+	if (!enc) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	cJSON_AddStringToObject(o, "hist", enc);
+	free(enc);
+	return o;
+}
+
+/* Adds k: the histogram's object when it holds samples; -1 on OOM. */
+static int put_xhist(cJSON *o, const char *k, const struct snapshot *s, enum stats_xhist x, bool counts)
+{
+	const struct hist *h = snapshot_xhist(s, x);
+	if (!h || !o)
+		return 0;
+	cJSON *j = counts ? count_object(h, s->lean) : metric_object(h, s->lean);
+	if (!j)
+		return -1;
+	cJSON_AddItemToObject(o, k, j);
+	return 0;
+}
+
+static cJSON *cache_counters(const struct stats_counters *c)
+{
+	cJSON *o = cJSON_CreateObject();
+	put_u64(o, "requests_known", c->cache_known);
+	put_u64(o, "requests_unknown", c->cache_unknown);
+	put_u64(o, "prompt_tokens", c->prompt_known);
+	put_u64(o, "cached_tokens", c->prompt_cached);
+	put_num(o, "hit_rate", stats_cache_hit_rate(c));
+	return o;
+}
+
+/* "cache": what the server said of its prefix cache, request by request
+ * (man/infertop-snapshot.5); only when one said. */
+static int add_cache_object(cJSON *it, const struct snapshot *s)
+{
+	if (!snapshot_has_cache(s))
+		return 0;
+	cJSON *o = cache_counters(&s->run_c);
+	if (!o)
+		return -1;
+	cJSON_AddItemToObject(it, "cache", o);
+	cJSON_AddItemToObject(o, "window", cache_counters(&s->win_c));
+	if (put_xhist(o, "ttft_mostly_cached", s, XH_TTFT_WARM, false) != 0 ||
+	    put_xhist(o, "ttft_cold", s, XH_TTFT_COLD, false) != 0)
+		return -1;
+	return 0;
+}
+
+/* "sessions": --sessions' figures, by turn ("1".."7", "8+") too; only
+ * when there are some. */
+static int add_sessions_object(cJSON *it, const struct snapshot *s)
+{
+	if (!snapshot_has_sessions(s))
+		return 0;
+	cJSON *o = cJSON_AddObjectToObject(it, "sessions");
+	if (!o)
+		return -1;
+	put_u64(o, "done", s->sessions_done);
+	put_u64(o, "failed", s->sessions_failed);
+	put_u64(o, "context_limited", s->sessions_context);
+	put_u64(o, "turns_completed", s->session_turns);
+	if (put_xhist(o, "duration", s, XH_SESSION_DURATION, false) != 0 ||
+	    put_xhist(o, "turns", s, XH_SESSION_TURNS, true) != 0 ||
+	    put_xhist(o, "context_tokens", s, XH_SESSION_CONTEXT, true) != 0)
+		return -1;
+	cJSON *bt = cJSON_AddObjectToObject(o, "by_turn");
+	for (int t = 0; bt && t < STATS_TURNS; t++) {
+		if (!snapshot_xhist(s, (enum stats_xhist)(XH_TURN_TTFT + t)) &&
+		    !snapshot_xhist(s, (enum stats_xhist)(XH_TURN_E2E + t)))
+			continue;
+		cJSON *to = cJSON_AddObjectToObject(bt, stats_turn_label(t));
+		enum stats_xhist ttft = (enum stats_xhist)(XH_TURN_TTFT + t), e2e = (enum stats_xhist)(XH_TURN_E2E + t);
+		if (!to || put_xhist(to, stats_metric_name(STAT_TTFT), s, ttft, false) != 0 ||
+		    put_xhist(to, stats_metric_name(STAT_E2E), s, e2e, false) != 0)
+			return -1;
+	}
+	return bt ? 0 : -1;
+}
+
 static cJSON *counters_object(const struct stats_counters *c)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -626,6 +723,8 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 	if (!win || !(m = metrics_object(s->win, s->lean)))
 		goto oom;
 	cJSON_AddItemToObject(win, "metrics", m);
+	if (add_cache_object(it, s) != 0 || add_sessions_object(it, s) != 0)
+		goto oom;
 
 	put_u64(it, "errors_total", snapshot_failed(s));
 	cJSON *errs = cJSON_AddObjectToObject(it, "errors");
@@ -1292,6 +1391,10 @@ static cJSON *report_doc(const char *file, const struct snapshot *s)
 	if (lat) {
 		cJSON_AddItemToObject(lat, "run", latency_json(s->run));
 		cJSON_AddItemToObject(lat, "window", latency_json(s->win));
+	}
+	if (add_cache_object(o, s) != 0 || add_sessions_object(o, s) != 0) {
+		cJSON_Delete(o);
+		return NULL;
 	}
 	cJSON *errs = cJSON_AddObjectToObject(o, "errors");
 	for (int k = 0; errs && k < ERR_NKINDS; k++) {

@@ -7,6 +7,9 @@
 #include "infertop/snapshot.h"
 
 #include <inttypes.h>
+#include <math.h>
+
+#include "infertop/hist.h"
 
 static void md_latency(FILE *out, struct hist *const *h)
 {
@@ -37,6 +40,72 @@ static void md_cell(FILE *out, const char *s)
 			fputc(' ', out);
 		else
 			fputc(*s, out);
+	}
+}
+
+static void md_ms(FILE *out, const struct hist *h, double p)
+{
+	if (h)
+		fprintf(out, " %.2f |", (double)hist_percentile(h, p) / 1000.0);
+	else
+		fprintf(out, " - |");
+}
+
+/* What the prefix cache and the sessions did, when the run has them. */
+static void md_cache_sessions(FILE *out, const struct snapshot *s)
+{
+	if (snapshot_has_cache(s)) {
+		const struct stats_counters *c = &s->run_c;
+		double hr = stats_cache_hit_rate(c);
+		fprintf(out, "\n## Prefix cache\n\n| | |\n|---|---:|\n");
+		fprintf(out, "| Requests reporting cached tokens | %" PRIu64 " |\n", c->cache_known);
+		fprintf(out, "| Requests not reporting them | %" PRIu64 " |\n", c->cache_unknown);
+		fprintf(out, "| Prompt tokens (reporting requests) | %" PRIu64 " |\n", c->prompt_known);
+		fprintf(out, "| Cached prompt tokens | %" PRIu64 " |\n", c->prompt_cached);
+		if (isnan(hr))
+			fprintf(out, "| Cache hit rate (%%) | - |\n");
+		else
+			fprintf(out, "| Cache hit rate (%%) | %.2f |\n", 100.0 * hr);
+		const struct hist *w = snapshot_xhist(s, XH_TTFT_WARM), *k = snapshot_xhist(s, XH_TTFT_COLD);
+		fprintf(out, "\n| TTFT (ms) | requests | p50 | p99 |\n|---|---:|---:|---:|\n");
+		fprintf(out, "| mostly cached | %" PRIu64 " |", w ? hist_count(w) : 0);
+		md_ms(out, w, 50);
+		md_ms(out, w, 99);
+		fprintf(out, "\n| cold | %" PRIu64 " |", k ? hist_count(k) : 0);
+		md_ms(out, k, 50);
+		md_ms(out, k, 99);
+		fputc('\n', out);
+	}
+	if (!snapshot_has_sessions(s))
+		return;
+	fprintf(out, "\n## Sessions\n\n| | |\n|---|---:|\n");
+	fprintf(out, "| Sessions ended | %" PRIu64 " |\n", s->sessions_done);
+	fprintf(out, "| Sessions with a failed turn | %" PRIu64 " |\n", s->sessions_failed);
+	fprintf(out, "| Sessions ended at the context limit | %" PRIu64 " |\n", s->sessions_context);
+	fprintf(out, "| Turns completed | %" PRIu64 " |\n", s->session_turns);
+	const struct hist *t = snapshot_xhist(s, XH_SESSION_TURNS), *d = snapshot_xhist(s, XH_SESSION_DURATION),
+			  *ctx = snapshot_xhist(s, XH_SESSION_CONTEXT);
+	if (t)
+		fprintf(out, "| Turns per session, mean / max | %.2f / %" PRId64 " |\n", hist_mean(t), hist_max(t));
+	if (d)
+		fprintf(out, "| Session duration (s), p50 / p99 | %.2f / %.2f |\n",
+			(double)hist_percentile(d, 50) / 1e6, (double)hist_percentile(d, 99) / 1e6);
+	if (ctx)
+		fprintf(out, "| Context tokens at the last turn, mean / max | %.1f / %" PRId64 " |\n", hist_mean(ctx),
+			hist_max(ctx));
+	fprintf(out, "\n| turn | requests | TTFT p50 ms | TTFT p99 ms | E2E p50 ms | E2E p99 ms |\n"
+		     "|---|---:|---:|---:|---:|---:|\n");
+	for (int i = 0; i < STATS_TURNS; i++) {
+		const struct hist *tt = snapshot_xhist(s, (enum stats_xhist)(XH_TURN_TTFT + i));
+		const struct hist *te = snapshot_xhist(s, (enum stats_xhist)(XH_TURN_E2E + i));
+		if (!tt && !te)
+			continue;
+		fprintf(out, "| %s | %" PRIu64 " |", stats_turn_label(i), tt ? hist_count(tt) : 0);
+		md_ms(out, tt, 50);
+		md_ms(out, tt, 99);
+		md_ms(out, te, 50);
+		md_ms(out, te, 99);
+		fputc('\n', out);
 	}
 }
 
@@ -73,6 +142,7 @@ int result_md_report(FILE *out, const char *file, const struct snapshot *s)
 	md_latency(out, s->run);
 	fprintf(out, "\n## Latency, sliding window (last %.1f s)\n\n", s->win_seconds);
 	md_latency(out, s->win);
+	md_cache_sessions(out, s);
 	if (snapshot_failed(s)) {
 		fprintf(out, "\n## Errors\n\n| kind | count | last message |\n|---|---:|---|\n");
 		for (int k = 0; k < ERR_NKINDS; k++) {

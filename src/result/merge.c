@@ -158,6 +158,19 @@ static int merge_into(struct snapshot *dst, struct snapshot_hists *keep, const s
 			hist_add(dst->run[m], s->run[m]);
 			hist_add(dst->win[m], s->win[m]);
 		}
+		for (int x = 0; x < XH_N; x++) {
+			const struct hist *h = snapshot_xhist(s, (enum stats_xhist)x);
+			if (!h)
+				continue;
+			struct hist *d = snapshot_xhist_get(dst, (enum stats_xhist)x);
+			if (!d)
+				goto oom;
+			hist_add(d, h);
+		}
+		dst->sessions_done += s->sessions_done;
+		dst->sessions_failed += s->sessions_failed;
+		dst->sessions_context += s->sessions_context;
+		dst->session_turns += s->session_turns;
 		dst->nruns += s->nruns ? s->nruns : 1;
 		cJSON *sum = result_json_source(s);
 		if (!sum)

@@ -29,6 +29,26 @@ uint64_t snapshot_failed(const struct snapshot *s)
 	return t;
 }
 
+const struct hist *snapshot_xhist(const struct snapshot *s, enum stats_xhist x)
+{
+	return s->xh[x] && hist_count(s->xh[x]) ? s->xh[x] : NULL;
+}
+
+bool snapshot_has_cache(const struct snapshot *s)
+{
+	return stats_cache_shown(&s->run_c, &s->win_c, snapshot_has_sessions(s));
+}
+
+bool snapshot_has_sessions(const struct snapshot *s)
+{
+	if (s->sessions_done)
+		return true;
+	for (int x = XH_TURN_TTFT; x < XH_N; x++)
+		if (snapshot_xhist(s, (enum stats_xhist)x))
+			return true;
+	return false;
+}
+
 double snapshot_rate(uint64_t count, double seconds)
 {
 	return seconds > 0 ? (double)count / seconds : 0.0;
@@ -58,6 +78,8 @@ void snapshot_release(struct snapshot *s)
 			hist_free(s->run[m]);
 			hist_free(s->win[m]);
 		}
+		for (int x = 0; x < XH_N; x++)
+			hist_free(s->xh[x]);
 	}
 	cJSON_Delete(s->options);
 	cJSON_Delete(s->load_changes);
@@ -76,6 +98,7 @@ void snapshot_hists_take(struct snapshot *s, struct snapshot_hists *keep)
 	if (s->owns_hists) {
 		memcpy(keep->run, s->run, sizeof keep->run);
 		memcpy(keep->win, s->win, sizeof keep->win);
+		memcpy(keep->xh, s->xh, sizeof keep->xh);
 		s->owns_hists = false;
 	}
 	snapshot_release(s);
@@ -87,6 +110,8 @@ void snapshot_hists_free(struct snapshot_hists *keep)
 		hist_free(keep->run[m]);
 		hist_free(keep->win[m]);
 	}
+	for (int x = 0; keep && x < XH_N; x++)
+		hist_free(keep->xh[x]);
 }
 
 int snapshot_hists_alloc(struct snapshot *s, struct snapshot_hists *keep)
@@ -100,10 +125,23 @@ int snapshot_hists_alloc(struct snapshot *s, struct snapshot_hists *keep)
 		if (s->win[m])
 			hist_reset(s->win[m]);
 	}
+	/* The extra ones are kept for reuse but made only when data comes. */
+	for (int x = 0; x < XH_N; x++) {
+		s->xh[x] = keep ? keep->xh[x] : NULL;
+		if (s->xh[x])
+			hist_reset(s->xh[x]);
+	}
 	for (int m = 0; m < STAT_NMETRICS; m++)
 		if ((!s->run[m] && !(s->run[m] = hist_new())) || (!s->win[m] && !(s->win[m] = hist_new())))
 			return -1;
 	return 0;
+}
+
+struct hist *snapshot_xhist_get(struct snapshot *s, enum stats_xhist x)
+{
+	if (!s->xh[x])
+		s->xh[x] = hist_new();
+	return s->xh[x];
 }
 
 void snapshot_plan_release(struct snapshot_plan *p)

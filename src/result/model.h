@@ -10,6 +10,7 @@
 /* The histograms a snapshot may hand on to its next parse or merge. */
 struct snapshot_hists {
 	struct hist *run[STAT_NMETRICS], *win[STAT_NMETRICS];
+	struct hist *xh[XH_N];
 };
 
 /* Releases s but keeps its histograms in *keep (all NULL when s has none
@@ -21,5 +22,8 @@ void snapshot_hists_free(struct snapshot_hists *keep);
  * the buckets between its extremes), or new ones. 0, or -1 on out of
  * memory (s owns what was allocated: snapshot_release frees it). */
 int snapshot_hists_alloc(struct snapshot *s, struct snapshot_hists *keep);
+/* s's extra histogram x (s owns its histograms), made when it has none:
+ * NULL on out of memory. */
+struct hist *snapshot_xhist_get(struct snapshot *s, enum stats_xhist x);
 
 #endif

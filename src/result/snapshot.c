@@ -331,6 +331,11 @@ int snapshot_from_view(struct snapshot *s, const struct run_view *v, int64_t now
 		s->run[m] = st->run[m];
 		s->win[m] = st->win[m];
 	}
+	memcpy(s->xh, st->xh, sizeof s->xh);
+	s->sessions_done = st->sessions_done;
+	s->sessions_failed = st->sessions_failed;
+	s->sessions_context = st->sessions_context;
+	s->session_turns = st->session_turns;
 	s->max_output_tok_s = max_out_tok_s(v->series, elapsed);
 
 	const struct slo *slo = plan_slo(v->plan);

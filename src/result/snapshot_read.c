@@ -256,6 +256,67 @@ static void get_hists(struct rd *r, const cJSON *metrics, struct hist **h)
 	}
 }
 
+/* One of the cache's and sessions' histograms, when o has it. */
+static void get_xhist(struct rd *r, const cJSON *o, const char *k, struct snapshot *s, enum stats_xhist x)
+{
+	const cJSON *mo = obj(o, k);
+	if (!mo)
+		return;
+	const cJSON *enc = cJSON_GetObjectItemCaseSensitive(mo, "hist");
+	struct hist *h = snapshot_xhist_get(s, x);
+	if (!h)
+		fail(r, "%s", "out of memory");
+	else if (!cJSON_IsString(enc) || hist_decode(h, enc->valuestring) != 0)
+		fail(r, "the histogram of %s does not decode", k);
+}
+
+/* Every successful request either said or did not: those that did not
+ * are the rest of "completed", in a file without "cache" too. */
+static void get_cache_counters(struct rd *r, const cJSON *o, struct stats_counters *c)
+{
+	c->cache_known = get_u64(r, o, "requests_known");
+	c->prompt_known = get_u64(r, o, "prompt_tokens");
+	c->prompt_cached = get_u64(r, o, "cached_tokens");
+	if (c->cache_known > c->completed)
+		fail(r, "%s", "more requests reporting cached tokens than completed");
+}
+
+/* "cache" and "sessions" (json_write.c): absent in runs without them. */
+static void get_cache_sessions(struct rd *r, const cJSON *it, struct snapshot *s)
+{
+	const cJSON *c = obj(it, "cache");
+	if (c) {
+		get_cache_counters(r, c, &s->run_c);
+		get_cache_counters(r, obj(c, "window"), &s->win_c);
+		get_xhist(r, c, "ttft_mostly_cached", s, XH_TTFT_WARM);
+		get_xhist(r, c, "ttft_cold", s, XH_TTFT_COLD);
+	}
+	const cJSON *se = obj(it, "sessions");
+	if (!se)
+		return;
+	s->sessions_done = get_u64(r, se, "done");
+	s->sessions_failed = get_u64(r, se, "failed");
+	s->sessions_context = get_u64(r, se, "context_limited");
+	s->session_turns = get_u64(r, se, "turns_completed");
+	get_xhist(r, se, "duration", s, XH_SESSION_DURATION);
+	get_xhist(r, se, "turns", s, XH_SESSION_TURNS);
+	get_xhist(r, se, "context_tokens", s, XH_SESSION_CONTEXT);
+	const cJSON *bt = obj(se, "by_turn");
+	const cJSON *t;
+	cJSON_ArrayForEach(t, bt)
+	{
+		int i = 0;
+		while (i < STATS_TURNS && strcmp(t->string, stats_turn_label(i)) != 0)
+			i++;
+		if (i == STATS_TURNS || !cJSON_IsObject(t)) {
+			fail(r, "bad turn key \"%s\" in sessions.by_turn", t->string);
+			return;
+		}
+		get_xhist(r, t, stats_metric_name(STAT_TTFT), s, (enum stats_xhist)(XH_TURN_TTFT + i));
+		get_xhist(r, t, stats_metric_name(STAT_E2E), s, (enum stats_xhist)(XH_TURN_E2E + i));
+	}
+}
+
 static enum snapshot_reason reason_of(const char *name)
 {
 	int id = result_key_id(result_keys_reason, name);
@@ -576,6 +637,9 @@ static int parse_into(struct snapshot *s, struct snapshot_hists *keep, const cha
 	const cJSON *win = obj(it, "window");
 	s->win_seconds = get_num(&r, win, "seconds", 0);
 	get_hists(&r, obj(win, "metrics"), s->win);
+	get_cache_sessions(&r, it, s);
+	s->run_c.cache_unknown = s->run_c.completed - s->run_c.cache_known;
+	s->win_c.cache_unknown = s->win_c.completed - s->win_c.cache_known;
 
 	const cJSON *errs = obj(it, "errors");
 	for (int k = 0; errs && k < ERR_NKINDS; k++) {

@@ -189,6 +189,86 @@ static const struct {
 #include "infertop/client_metrics.def"
 };
 
+/* Mean, median and p99 of a latency that may have no sample. */
+static void ttft_rows(FILE *out, const struct hist *h, const char *what)
+{
+	char label[64];
+	snprintf(label, sizeof label, "Requests, %s:", what);
+	row_u(out, label, h ? hist_count(h) : 0);
+	if (!h)
+		return;
+	snprintf(label, sizeof label, "Mean TTFT, %s (ms):", what);
+	row_f(out, label, hist_mean(h) / 1000.0);
+	snprintf(label, sizeof label, "Median TTFT, %s (ms):", what);
+	row_f(out, label, us_to_ms(hist_percentile(h, 50)));
+	snprintf(label, sizeof label, "P99 TTFT, %s (ms):", what);
+	row_f(out, label, us_to_ms(hist_percentile(h, 99)));
+}
+
+/* What the server said of its prefix cache, request by request. */
+static void print_cache(FILE *out, const struct snapshot *s)
+{
+	const struct stats_counters *c = &s->run_c;
+	section(out, "Prefix cache");
+	row_u(out, "Requests reporting cached tokens:", c->cache_known);
+	row_u(out, "Requests not reporting them:", c->cache_unknown);
+	row_u(out, "Prompt tokens (reporting requests):", c->prompt_known);
+	row_u(out, "Cached prompt tokens:", c->prompt_cached);
+	double hr = stats_cache_hit_rate(c);
+	if (isnan(hr))
+		fprintf(out, "%-40s %-10s\n", "Cache hit rate (%):", "-");
+	else
+		row_f(out, "Cache hit rate (%):", 100.0 * hr);
+	ttft_rows(out, snapshot_xhist(s, XH_TTFT_WARM), "mostly cached");
+	ttft_rows(out, snapshot_xhist(s, XH_TTFT_COLD), "cold");
+}
+
+static double ms_p(const struct hist *h, double p)
+{
+	return h ? us_to_ms(hist_percentile(h, p)) : NAN;
+}
+
+/* --sessions: how sessions ended, and TTFT/E2E turn by turn. */
+static void print_sessions(FILE *out, const struct snapshot *s)
+{
+	section(out, "Sessions");
+	row_u(out, "Sessions ended:", s->sessions_done);
+	row_u(out, "Sessions with a failed turn:", s->sessions_failed);
+	row_u(out, "Sessions ended at the context limit:", s->sessions_context);
+	row_u(out, "Turns completed:", s->session_turns);
+	const struct hist *t = snapshot_xhist(s, XH_SESSION_TURNS);
+	if (t) {
+		row_f(out, "Mean turns per session:", hist_mean(t));
+		row_u(out, "Max turns per session:", (uint64_t)hist_max(t));
+	}
+	const struct hist *d = snapshot_xhist(s, XH_SESSION_DURATION);
+	if (d) {
+		row_f(out, "Mean session duration (s):", hist_mean(d) / 1e6);
+		row_f(out, "Median session duration (s):", (double)hist_percentile(d, 50) / 1e6);
+		row_f(out, "P99 session duration (s):", (double)hist_percentile(d, 99) / 1e6);
+	}
+	const struct hist *k = snapshot_xhist(s, XH_SESSION_CONTEXT);
+	if (k) {
+		row_f(out, "Mean context tokens at the last turn:", hist_mean(k));
+		row_u(out, "Max context tokens at the last turn:", (uint64_t)hist_max(k));
+	}
+	bool any = false;
+	for (int i = 0; i < STATS_TURNS; i++) {
+		const struct hist *tt = snapshot_xhist(s, (enum stats_xhist)(XH_TURN_TTFT + i));
+		const struct hist *te = snapshot_xhist(s, (enum stats_xhist)(XH_TURN_E2E + i));
+		if (!tt && !te)
+			continue;
+		if (!any)
+			fprintf(out, "%-5s %8s %9s %9s %9s %9s\n", "turn", "requests", "TTFT p50", "TTFT p99", "E2E p50",
+				"E2E p99");
+		any = true;
+		fprintf(out, "%-5s %8" PRIu64 " %9.2f %9.2f %9.2f %9.2f\n", stats_turn_label(i),
+			tt ? hist_count(tt) : 0, ms_p(tt, 50), ms_p(tt, 99), ms_p(te, 50), ms_p(te, 99));
+	}
+	if (any)
+		fprintf(out, "%s\n", "(by turn: ms, successful requests; 8+ = turn 8 and later)");
+}
+
 void snapshot_print_summary(FILE *out, const struct snapshot *s)
 {
 	double dur = s->duration;
@@ -210,6 +290,10 @@ void snapshot_print_summary(FILE *out, const struct snapshot *s)
 	for (int i = 0; i < n; i++)
 		if (!text_blocks[order[i]].need_rate || rate)
 			latency_block(out, s->run[order[i]], text_blocks[order[i]].title, text_blocks[order[i]].abbr);
+	if (snapshot_has_cache(s))
+		print_cache(out, s);
+	if (snapshot_has_sessions(s))
+		print_sessions(out, s);
 	if (s->server) {
 		struct server_state *st = malloc(sizeof *st);
 		if (st) {

@@ -139,6 +139,9 @@ struct control {
 	pthread_t builder;
 	ev_async built;
 	struct hist *copies[2 * STAT_NMETRICS];
+	/* The same for the cache's and sessions' histograms (stats.h
+	 * XH_*), made the first time the run has one. */
+	struct hist *xcopies[XH_N];
 	struct status_job {
 		struct snapshot snap;
 		size_t want;            /* the last document's length */
@@ -922,6 +925,14 @@ static int status_start(struct control *c, const struct run_view *v, int64_t now
 		j->snap.run[m] = c->copies[m];
 		j->snap.win[m] = c->copies[STAT_NMETRICS + m];
 	}
+	for (int x = 0; x < XH_N; x++) {
+		const struct hist *h = j->snap.xh[x];
+		j->snap.xh[x] = NULL;   /* never the live one: the builder runs beside the loop */
+		if (h && hist_count(h) && (c->xcopies[x] || (c->xcopies[x] = hist_new()))) {
+			hist_copy(c->xcopies[x], h);
+			j->snap.xh[x] = c->xcopies[x];
+		}
+	}
 	j->snap.owns_hists = false;
 	j->snap.lean = lean;
 	j->want = c->status[lean].len;
@@ -1304,5 +1315,7 @@ void control_stop(struct control *c)
 	status_forget(c);
 	for (int i = 0; i < 2 * STAT_NMETRICS; i++)
 		hist_free(c->copies[i]);
+	for (int x = 0; x < XH_N; x++)
+		hist_free(c->xcopies[x]);
 	control_free(c);
 }

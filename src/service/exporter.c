@@ -151,10 +151,17 @@ static void out_label_value(struct out *o, const char *s)
 	}
 }
 
+/* A label of the series on top of model and generator (the family's own:
+ * a turn, a cache class), name NULL when none; set around its samples. */
+struct family_label {
+	const char *name, *value;
+};
+
 struct ctx {
 	struct out o;
 	const char *model;
 	const char *generator;
+	struct family_label fam;
 };
 
 static void head(struct ctx *c, const char *name, const char *type, const char *help)
@@ -162,7 +169,8 @@ static void head(struct ctx *c, const char *name, const char *type, const char *
 	out_printf(&c->o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* name{model="…",generator="…"[,extra]} and a space: the value follows. */
+/* name{model="…",generator="…"[,family label][,extra]} and a space: the
+ * value follows. */
 static void series(struct ctx *c, const char *name, const char *suffix, const char *extra_name,
 		   const char *extra_value)
 {
@@ -170,6 +178,10 @@ static void series(struct ctx *c, const char *name, const char *suffix, const ch
 	out_label_value(&c->o, c->model);
 	out_str(&c->o, "\",generator=\"");
 	out_label_value(&c->o, c->generator);
+	if (c->fam.name) {
+		out_printf(&c->o, "\",%s=\"", c->fam.name);
+		out_label_value(&c->o, c->fam.value);
+	}
 	if (extra_name) {
 		out_printf(&c->o, "\",%s=\"", extra_name);
 		out_label_value(&c->o, extra_value);
@@ -232,7 +244,10 @@ static const unsigned char lat_pos[STAT_NMETRICS] = {
 
 #define LE_MAX 64
 
-static void histogram(struct ctx *c, const struct lat *l, const struct hist *h)
+/* A histogram's samples (no HELP/TYPE): the family's head comes once,
+ * before the first of its labelled histograms. An empty or absent h
+ * gives zero counts. */
+static void histogram_samples(struct ctx *c, const struct lat *l, const struct hist *h)
 {
 	int64_t le_us[LE_MAX] = { 0 };
 	uint64_t cum[LE_MAX] = { 0 };
@@ -240,15 +255,20 @@ static void histogram(struct ctx *c, const struct lat *l, const struct hist *h)
 	/* The bounds are whole microseconds (buckets.h): llround is exact. */
 	for (int i = 0; i < n; i++)
 		le_us[i] = (int64_t)llround(l->b->le[i] * 1e6);
-	hist_cumulative(h, le_us, (size_t)n, cum);
-
-	head(c, l->name, "histogram", l->help);
+	if (h)
+		hist_cumulative(h, le_us, (size_t)n, cum);
 	char num[40];
 	for (int i = 0; i < n; i++)
 		sample_u64(c, l->name, "_bucket", "le", fmt_us((uint64_t)le_us[i], num, sizeof num), cum[i]);
-	sample_u64(c, l->name, "_bucket", "le", "+Inf", hist_count(h));
-	sample_text(c, l->name, "_sum", NULL, NULL, fmt_us(hist_sum(h), num, sizeof num));
-	sample_u64(c, l->name, "_count", NULL, NULL, hist_count(h));
+	sample_u64(c, l->name, "_bucket", "le", "+Inf", h ? hist_count(h) : 0);
+	sample_text(c, l->name, "_sum", NULL, NULL, fmt_us(h ? hist_sum(h) : 0, num, sizeof num));
+	sample_u64(c, l->name, "_count", NULL, NULL, h ? hist_count(h) : 0);
+}
+
+static void histogram(struct ctx *c, const struct lat *l, const struct hist *h)
+{
+	head(c, l->name, "histogram", l->help);
+	histogram_samples(c, l, h);
 }
 
 /* p50/p90/p99 over the sliding window, as a summary: quantiles over a
@@ -280,6 +300,76 @@ static void window_quantiles(struct ctx *c, const struct lat *l, const struct hi
 	sample_u64(c, l->window, "_count", NULL, NULL, hist_count(run));
 }
 
+/* The prefix cache, as the server said it request by request; only when
+ * stats_cache_shown (a run without cache hits or sessions has none of
+ * these families). */
+static void render_cache(struct ctx *c, const struct stats *s)
+{
+	const struct stats_counters *r = &s->run_c;
+	head(c, "infertop_cache_reports_total", "counter",
+	     "Successful requests by whether the server said how many prompt tokens it served from its prefix "
+	     "cache (usage.prompt_tokens_details.cached_tokens, llama.cpp timings.cache_n).");
+	sample_u64(c, "infertop_cache_reports_total", "", "reported", "yes", r->cache_known);
+	sample_u64(c, "infertop_cache_reports_total", "", "reported", "no", r->cache_unknown);
+	counter(c, "infertop_prompt_tokens_known_total",
+		"Prompt tokens of the successful requests whose cached tokens the server said.", r->prompt_known);
+	counter(c, "infertop_prompt_cached_tokens_total",
+		"Prompt tokens the server said it served from its prefix cache (client-side hit rate: this over "
+		"infertop_prompt_tokens_known_total).",
+		r->prompt_cached);
+	gauge(c, "infertop_prompt_cache_hit_ratio_window",
+	      "Cached over known prompt tokens in the sliding window (--window); NaN until a request said.",
+	      stats_cache_hit_rate(&s->win_c));
+	static const struct lat by_cache = { "infertop_ttft_by_cache_seconds", NULL, &buckets_ttft,
+					     "TTFT of successful requests whose server said their cached tokens: "
+					     "cache=\"mostly_cached\" (at least half the prompt), \"cold\" (less)." };
+	head(c, by_cache.name, "histogram", by_cache.help);
+	c->fam = (struct family_label){ "cache", "mostly_cached" };
+	histogram_samples(c, &by_cache, s->xh[XH_TTFT_WARM]);
+	c->fam = (struct family_label){ "cache", "cold" };
+	histogram_samples(c, &by_cache, s->xh[XH_TTFT_COLD]);
+	c->fam = (struct family_label){ 0 };
+}
+
+/* --sessions: how sessions ended, TTFT and E2E by turn. The turn label
+ * is bounded: "1" to "7", and "8+" for every later turn. */
+static void render_sessions(struct ctx *c, const struct stats *s)
+{
+	counter(c, "infertop_sessions_ended_total", "Sessions (--sessions) that ended, failed ones included.",
+		s->sessions_done);
+	counter(c, "infertop_sessions_failed_total", "Sessions that ended with a failed turn.", s->sessions_failed);
+	counter(c, "infertop_sessions_context_limited_total",
+		"Sessions ended by the server's context-length error (a subset of the failed).", s->sessions_context);
+	counter(c, "infertop_session_turns_total", "Turns of ended sessions that succeeded.", s->session_turns);
+	static const struct lat dur = { "infertop_session_duration_seconds", NULL, &buckets_request,
+					"A session's first send to its last turn's end, ended sessions." };
+	histogram(c, &dur, s->xh[XH_SESSION_DURATION]);
+	static const struct lat by_turn[2] = {
+		{ "infertop_ttft_by_turn_seconds", NULL, &buckets_ttft,
+		  "TTFT of successful session requests by turn (\"8+\": turn 8 and later)." },
+		{ "infertop_e2e_by_turn_seconds", NULL, &buckets_request,
+		  "E2E latency of successful session requests by turn (\"8+\": turn 8 and later)." },
+	};
+	for (int k = 0; k < 2; k++) {
+		head(c, by_turn[k].name, "histogram", by_turn[k].help);
+		for (int t = 0; t < STATS_TURNS; t++) {
+			c->fam = (struct family_label){ "turn", stats_turn_label(t) };
+			histogram_samples(c, &by_turn[k], s->xh[(k ? XH_TURN_E2E : XH_TURN_TTFT) + t]);
+		}
+		c->fam = (struct family_label){ 0 };
+	}
+}
+
+static bool has_sessions(const struct stats *s)
+{
+	if (s->sessions_done)
+		return true;
+	for (int x = XH_TURN_TTFT; x < XH_N; x++)
+		if (s->xh[x])
+			return true;
+	return false;
+}
+
 static void render_stats(struct ctx *c, const struct stats *s, int64_t now_ns)
 {
 	head(c, "infertop_requests_total", "counter",
@@ -307,6 +397,10 @@ static void render_stats(struct ctx *c, const struct stats *s, int64_t now_ns)
 		window_quantiles(c, &lats[order[i]], s->win[order[i]], s->run[order[i]]);
 	gauge(c, "infertop_window_seconds", "Span the window quantiles cover (shorter than --window early on).",
 	      stats_window_seconds(s, now_ns));
+	if (stats_cache_shown(&s->run_c, &s->win_c, has_sessions(s)))
+		render_cache(c, s);
+	if (has_sessions(s))
+		render_sessions(c, s);
 }
 
 /* Closed loop targets a concurrency and has no rate; open loop targets a

@@ -2,6 +2,7 @@
 
 #include "infertop/stats.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,8 @@ void stats_free(struct stats *s)
 		for (int k = 0; k < STATS_SLICES; k++)
 			hist_free(s->slice[m][k]);
 	}
+	for (int x = 0; x < XH_N; x++)
+		hist_free(s->xh[x]);
 	free(s);
 }
 
@@ -110,6 +113,10 @@ static void counters_sub(struct stats_counters *a, const struct stats_counters *
 	a->input_tokens -= b->input_tokens;
 	a->chunks -= b->chunks;
 	a->streamed -= b->streamed;
+	a->cache_known -= b->cache_known;
+	a->cache_unknown -= b->cache_unknown;
+	a->prompt_known -= b->prompt_known;
+	a->prompt_cached -= b->prompt_cached;
 }
 
 void stats_counters_add(struct stats_counters *a, const struct stats_counters *b)
@@ -120,6 +127,49 @@ void stats_counters_add(struct stats_counters *a, const struct stats_counters *b
 	a->input_tokens += b->input_tokens;
 	a->chunks += b->chunks;
 	a->streamed += b->streamed;
+	a->cache_known += b->cache_known;
+	a->cache_unknown += b->cache_unknown;
+	a->prompt_known += b->prompt_known;
+	a->prompt_cached += b->prompt_cached;
+}
+
+double stats_cache_hit_rate(const struct stats_counters *c)
+{
+	return c->prompt_known ? (double)c->prompt_cached / (double)c->prompt_known : NAN;
+}
+
+bool stats_cache_shown(const struct stats_counters *run, const struct stats_counters *win, bool sessions)
+{
+	return run->prompt_cached || win->prompt_cached || (sessions && (run->cache_known || win->cache_known));
+}
+
+bool stats_cache_warm(int64_t cached_tokens, int64_t prompt_tokens)
+{
+	return cached_tokens >= 0 && prompt_tokens >= 0 && 2 * cached_tokens >= prompt_tokens;
+}
+
+int stats_turn_index(uint32_t turn)
+{
+	if (turn == 0)
+		return -1;
+	return turn >= STATS_TURNS ? STATS_TURNS - 1 : (int)turn - 1;
+}
+
+const char *stats_turn_label(int index)
+{
+	static const char *const labels[STATS_TURNS] = {"1", "2", "3", "4", "5", "6", "7", "8+"};
+	return index >= 0 && index < STATS_TURNS ? labels[index] : "?";
+}
+
+/* A whole-run extra histogram takes v (made at its first sample; on out
+ * of memory the sample is lost rather than the run). Not in cooldown. */
+static void stats_xrecord(struct stats *s, enum stats_xhist x, int64_t v)
+{
+	if (s->run_frozen)
+		return;
+	if (!s->xh[x] && !(s->xh[x] = hist_new()))
+		return;
+	hist_record(s->xh[x], v);
 }
 
 double stats_tokens_per_chunk(const struct stats *s)
@@ -234,6 +284,22 @@ void stats_request_done(struct stats *s, const struct req_result *r)
 				 "usage says %lld output tokens, the stream carried %llu chunks",
 				 (long long)r->usage_tokens, (unsigned long long)r->chunks);
 		}
+		/* The prefix cache, where the server said (a prompt has a
+		 * token at least: 0 means its count is not known). */
+		if (r->cached_tokens >= 0 && r->prompt_tokens > 0) {
+			add.cache_known = 1;
+			add.prompt_known = (uint64_t)r->prompt_tokens;
+			add.prompt_cached = (uint64_t)r->cached_tokens;
+			bool warm = stats_cache_warm(r->cached_tokens, r->prompt_tokens);
+			stats_xrecord(s, warm ? XH_TTFT_WARM : XH_TTFT_COLD, ns_to_us(r->ttft_ns));
+		} else {
+			add.cache_unknown = 1;
+		}
+		int ti = stats_turn_index(r->turn);
+		if (ti >= 0) {
+			stats_xrecord(s, (enum stats_xhist)(XH_TURN_TTFT + ti), ns_to_us(r->ttft_ns));
+			stats_xrecord(s, (enum stats_xhist)(XH_TURN_E2E + ti), ns_to_us(r->e2e_ns));
+		}
 		/* Each metric's guard and value, client_metrics.def. */
 #define CLIENT_METRIC(id, key, dash, dash_when, text_pos, text_abbr, text_title, text_when, prom_pos, prom, \
 		      buckets, prom_help, definition, guard, value)                                           \
@@ -268,6 +334,9 @@ void stats_reset_run(struct stats *s, int64_t now_ns)
 	memset(s->last_msg, 0, sizeof s->last_msg);
 	s->tokens_from_usage = s->tokens_from_chunks = 0;
 	s->sessions_done = s->sessions_failed = s->sessions_context = s->session_turns = 0;
+	for (int x = 0; x < XH_N; x++)
+		if (s->xh[x])
+			hist_reset(s->xh[x]);
 	s->max_in_flight = s->in_flight;
 	s->start_ns = now_ns;
 	s->run_frozen = false;
@@ -284,6 +353,10 @@ void stats_session_done(struct stats *s, const struct session_result *r)
 		s->sessions_failed++;
 	if (r->context_limit)
 		s->sessions_context++;
+	stats_xrecord(s, XH_SESSION_DURATION, ns_to_us(r->duration_ns));
+	stats_xrecord(s, XH_SESSION_TURNS, r->turns);
+	if (r->context_tokens >= 0)
+		stats_xrecord(s, XH_SESSION_CONTEXT, r->context_tokens);
 }
 
 void stats_freeze_run(struct stats *s)

@@ -122,6 +122,12 @@ static void overview(struct layout *l, int top, int bottom, unsigned flags)
 			y += 4;
 		}
 	}
+	/* Sessions and cache figures where three rows of charts still fit
+	 * below them (all six at 80 columns). */
+	if ((flags & LAYOUT_SESSIONS) && bottom - y - LAYOUT_SESSIONS_H >= 3 * LAYOUT_CHART_MIN_H) {
+		add(l, PANEL_SESSIONS, 0, y, 0, LAYOUT_SESSIONS_H, cols);
+		y += LAYOUT_SESSIONS_H;
+	}
 	if (flags & LAYOUT_SERVER)
 		chart_grid(l, y, 0, bottom - y, cols, overview_charts, NIDS(overview_charts));
 	else
@@ -132,7 +138,12 @@ static void latency_view(struct layout *l, int top, int bottom, unsigned flags)
 {
 	int h = layout_latency_rows(PANEL_DETAIL, flags);
 	add(l, PANEL_LATENCY, PANEL_DETAIL, top, 0, h, l->cols);
-	chart_grid(l, top + h, 0, bottom - top - h, l->cols, latency_charts, NIDS(latency_charts));
+	int y = top + h;
+	if ((flags & LAYOUT_SESSIONS) && bottom - y - LAYOUT_SESSIONS_H >= LAYOUT_CHART_MIN_H) {
+		add(l, PANEL_SESSIONS, 0, y, 0, LAYOUT_SESSIONS_H, l->cols);
+		y += LAYOUT_SESSIONS_H;
+	}
+	chart_grid(l, y, 0, bottom - y, l->cols, latency_charts, NIDS(latency_charts));
 }
 
 /* TTFT, ITL and E2E distributions: side by side where each gets 60

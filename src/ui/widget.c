@@ -28,6 +28,8 @@ unsigned widgets_layout_flags(const struct run_view *e)
 		f |= LAYOUT_QUEUE;
 	if (e->server && e->server->status != SERVER_OFF)
 		f |= LAYOUT_SERVER;
+	if (e->stats && w_sessions_shown(e->stats))
+		f |= LAYOUT_SESSIONS;
 	return f;
 }
 

@@ -43,6 +43,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int k = 0; k < STAT_NMETRICS; k++)
 		if (hist_count(m.run[k]) != 2 * hist_count(a.run[k]))
 			abort();
+	/* The cache's and sessions' histograms too (absent: no sample). */
+	for (int x = 0; x < XH_N; x++) {
+		const struct hist *ha = snapshot_xhist(&a, (enum stats_xhist)x);
+		const struct hist *hm = snapshot_xhist(&m, (enum stats_xhist)x);
+		if ((ha ? 2 * hist_count(ha) : 0) != (hm ? hist_count(hm) : 0))
+			abort();
+	}
+	if (m.sessions_done != 2 * a.sessions_done || m.run_c.prompt_cached != 2 * a.run_c.prompt_cached)
+		abort();
 	FILE *null = fopen("/dev/null", "w");
 	if (null) {
 		snapshot_print_summary(null, &m);
