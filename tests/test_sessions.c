@@ -681,6 +681,7 @@ static void test_session_ends(void **state)
 	assert_int_equal(g.st->sessions_done, 4);
 	assert_int_equal(g.st->sessions_failed, 2);
 	assert_int_equal(g.st->sessions_context, 1);
+	assert_int_equal(g.st->sessions_incomplete, 2);
 	assert_int_equal(g.st->session_turns, 2);
 	assert_int_equal(g.f.ended, 0);
 	rig_down(&g);
@@ -1099,6 +1100,7 @@ static void test_sim_duration_ends_thinking(void **state)
 	struct sessions_counts c;
 	sessions_get_counts(f->e->sessions, &c);
 	assert_int_equal(c.incomplete, 2);
+	assert_int_equal(s->sessions_incomplete, 2);
 	assert_int_equal(sessions_live(f->e->sessions), 0);
 	assert_string_equal(f->e->stop_reason, "duration reached");
 }

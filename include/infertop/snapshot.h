@@ -175,6 +175,7 @@ struct snapshot {
 	struct hist *xh[XH_N];
 	/* --sessions: as struct stats counts them. */
 	uint64_t sessions_done, sessions_failed, sessions_context, session_turns;
+	uint64_t sessions_incomplete;
 	bool owns_hists;
 	/* Written lean: a status document for a reader that merges (infertop
 	 * fleet). What the histograms and counters already say (means,

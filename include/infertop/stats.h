@@ -87,6 +87,7 @@ struct req_result {
 struct session_result {
 	bool ok;                 /* every turn it was given succeeded */
 	bool context_limit;      /* ended by the server's context-length 400 */
+	bool incomplete;         /* cut by the run's end (-d, Ctrl-C): not a failure */
 	uint32_t turns;          /* turns that succeeded */
 	int64_t duration_ns;     /* first turn's send to the last turn's end */
 	int64_t context_tokens;  /* prompt tokens of its last turn sent */
@@ -151,6 +152,7 @@ struct stats {
 	/* Sessions (--sessions) that ended: all, those with a failed turn,
 	 * those of which ended at the context limit; turns that succeeded. */
 	uint64_t sessions_done, sessions_failed, sessions_context, session_turns;
+	uint64_t sessions_incomplete;  /* of the done, cut by the run's end */
 	/* enum stats_xhist; NULL: no sample yet. Frozen and reset with the
 	 * whole-run figures. */
 	struct hist *xh[XH_N];

@@ -317,6 +317,7 @@ static void session_end(struct sessions *ss, struct session *s, enum session_end
 	struct session_result r = {
 		.ok = how == END_DONE || how == END_INCOMPLETE,
 		.context_limit = how == END_CONTEXT || how == END_TOO_LONG,
+		.incomplete = how == END_INCOMPLETE,
 		.turns = s->ok_turns,
 		.duration_ns = s->t_end > s->t_first ? s->t_end - s->t_first : 0,
 		.context_tokens = s->context_tokens,
@@ -419,12 +420,29 @@ static int session_send(struct sessions *ss, struct session *s, int64_t t_intend
 	return 0;
 }
 
+/* libev counts a timer from the loop's cached time, which is behind the
+ * clock by however long this iteration has run so far: armed from a stale
+ * time a think would end early by that much (seen: a 100 ms think over
+ * in 97 ms). The cached time is brought up to date first, and a timer
+ * that still fires early is armed again for the rest. */
+static void session_arm(struct sessions *ss, struct session *s)
+{
+	ev_now_update(ss->loop);
+	double at = (double)(s->t_next - clock_now_ns()) / 1e9;
+	ev_timer_set(&s->think, at > 0 ? at : 0., 0.);
+	ev_timer_start(ss->loop, &s->think);
+}
+
 static void session_think_over(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	(void)loop;
 	(void)revents;
 	struct session *s = w->data;
 	struct sessions *ss = s->ss;
+	if (clock_now_ns() < s->t_next) {
+		session_arm(ss, s);
+		return;
+	}
 	if (ss->ops.held && ss->ops.held(ss->ops.ud)) {
 		s->parked = true;
 		return;
@@ -594,9 +612,7 @@ void sessions_turn_done(struct sessions *ss, struct session *s, const struct req
 				/* From the end of this turn, not from when the
 				 * loop gets round to it. */
 				s->t_next = now + think;
-				double at = (double)(s->t_next - clock_now_ns()) / 1e9;
-				ev_timer_set(&s->think, at > 0 ? at : 0., 0.);
-				ev_timer_start(ss->loop, &s->think);
+				session_arm(ss, s);
 			}
 		}
 	}

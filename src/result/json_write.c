@@ -222,10 +222,13 @@ static cJSON *cache_counters(const struct stats_counters *c)
 }
 
 /* "cache": what the server said of its prefix cache, request by request
- * (man/infertop-snapshot.5); only when one said. */
+ * (man/infertop-snapshot.5); whenever one said, "0 cached" included: the
+ * file is the record (a server that never hits is a finding, and the
+ * counters must read back whole), while the screens show it only when
+ * it matters (snapshot_has_cache). */
 static int add_cache_object(cJSON *it, const struct snapshot *s)
 {
-	if (!snapshot_has_cache(s))
+	if (!s->run_c.cache_known && !s->win_c.cache_known && !snapshot_has_cache(s))
 		return 0;
 	cJSON *o = cache_counters(&s->run_c);
 	if (!o)
@@ -250,6 +253,7 @@ static int add_sessions_object(cJSON *it, const struct snapshot *s)
 	put_u64(o, "done", s->sessions_done);
 	put_u64(o, "failed", s->sessions_failed);
 	put_u64(o, "context_limited", s->sessions_context);
+	put_u64(o, "incomplete", s->sessions_incomplete);
 	put_u64(o, "turns_completed", s->session_turns);
 	if (put_xhist(o, "duration", s, XH_SESSION_DURATION, false) != 0 ||
 	    put_xhist(o, "turns", s, XH_SESSION_TURNS, true) != 0 ||

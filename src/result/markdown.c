@@ -82,6 +82,7 @@ static void md_cache_sessions(FILE *out, const struct snapshot *s)
 	fprintf(out, "| Sessions ended | %" PRIu64 " |\n", s->sessions_done);
 	fprintf(out, "| Sessions with a failed turn | %" PRIu64 " |\n", s->sessions_failed);
 	fprintf(out, "| Sessions ended at the context limit | %" PRIu64 " |\n", s->sessions_context);
+	fprintf(out, "| Sessions cut by the run's end | %" PRIu64 " |\n", s->sessions_incomplete);
 	fprintf(out, "| Turns completed | %" PRIu64 " |\n", s->session_turns);
 	const struct hist *t = snapshot_xhist(s, XH_SESSION_TURNS), *d = snapshot_xhist(s, XH_SESSION_DURATION),
 			  *ctx = snapshot_xhist(s, XH_SESSION_CONTEXT);

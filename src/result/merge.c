@@ -170,6 +170,7 @@ static int merge_into(struct snapshot *dst, struct snapshot_hists *keep, const s
 		dst->sessions_done += s->sessions_done;
 		dst->sessions_failed += s->sessions_failed;
 		dst->sessions_context += s->sessions_context;
+		dst->sessions_incomplete += s->sessions_incomplete;
 		dst->session_turns += s->session_turns;
 		dst->nruns += s->nruns ? s->nruns : 1;
 		cJSON *sum = result_json_source(s);

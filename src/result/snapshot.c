@@ -335,6 +335,7 @@ int snapshot_from_view(struct snapshot *s, const struct run_view *v, int64_t now
 	s->sessions_done = st->sessions_done;
 	s->sessions_failed = st->sessions_failed;
 	s->sessions_context = st->sessions_context;
+	s->sessions_incomplete = st->sessions_incomplete;
 	s->session_turns = st->session_turns;
 	s->max_output_tok_s = max_out_tok_s(v->series, elapsed);
 

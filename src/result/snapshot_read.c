@@ -297,6 +297,7 @@ static void get_cache_sessions(struct rd *r, const cJSON *it, struct snapshot *s
 	s->sessions_done = get_u64(r, se, "done");
 	s->sessions_failed = get_u64(r, se, "failed");
 	s->sessions_context = get_u64(r, se, "context_limited");
+	s->sessions_incomplete = get_u64(r, se, "incomplete");
 	s->session_turns = get_u64(r, se, "turns_completed");
 	get_xhist(r, se, "duration", s, XH_SESSION_DURATION);
 	get_xhist(r, se, "turns", s, XH_SESSION_TURNS);

@@ -235,6 +235,7 @@ static void print_sessions(FILE *out, const struct snapshot *s)
 	row_u(out, "Sessions ended:", s->sessions_done);
 	row_u(out, "Sessions with a failed turn:", s->sessions_failed);
 	row_u(out, "Sessions ended at the context limit:", s->sessions_context);
+	row_u(out, "Sessions cut by the run's end:", s->sessions_incomplete);
 	row_u(out, "Turns completed:", s->session_turns);
 	const struct hist *t = snapshot_xhist(s, XH_SESSION_TURNS);
 	if (t) {

@@ -340,6 +340,8 @@ static void render_sessions(struct ctx *c, const struct stats *s)
 	counter(c, "infertop_sessions_failed_total", "Sessions that ended with a failed turn.", s->sessions_failed);
 	counter(c, "infertop_sessions_context_limited_total",
 		"Sessions ended by the server's context-length error (a subset of the failed).", s->sessions_context);
+	counter(c, "infertop_sessions_incomplete_total",
+		"Sessions cut by the run's end (-d, Ctrl-C) with turns left: ended, not failed.", s->sessions_incomplete);
 	counter(c, "infertop_session_turns_total", "Turns of ended sessions that succeeded.", s->session_turns);
 	static const struct lat dur = { "infertop_session_duration_seconds", NULL, &buckets_request,
 					"A session's first send to its last turn's end, ended sessions." };

@@ -334,6 +334,7 @@ void stats_reset_run(struct stats *s, int64_t now_ns)
 	memset(s->last_msg, 0, sizeof s->last_msg);
 	s->tokens_from_usage = s->tokens_from_chunks = 0;
 	s->sessions_done = s->sessions_failed = s->sessions_context = s->session_turns = 0;
+	s->sessions_incomplete = 0;
 	for (int x = 0; x < XH_N; x++)
 		if (s->xh[x])
 			hist_reset(s->xh[x]);
@@ -353,6 +354,8 @@ void stats_session_done(struct stats *s, const struct session_result *r)
 		s->sessions_failed++;
 	if (r->context_limit)
 		s->sessions_context++;
+	if (r->incomplete)
+		s->sessions_incomplete++;
 	stats_xrecord(s, XH_SESSION_DURATION, ns_to_us(r->duration_ns));
 	stats_xrecord(s, XH_SESSION_TURNS, r->turns);
 	if (r->context_tokens >= 0)

@@ -126,6 +126,10 @@ static void session_row(WINDOW *w, const struct rect *r, int y, const struct das
 	x = wd_put(w, r, y, xf + 1, st->sessions_failed ? wd_attr(d, THEME_R_CRIT) : wd_attr(d, THEME_R_VALUE), b) + 2;
 	wd_fmt_count(b, sizeof b, st->sessions_context);
 	x = pair(w, r, y, x, d, "context limit", b);
+	if (st->sessions_incomplete) {
+		wd_fmt_count(b, sizeof b, st->sessions_incomplete);
+		x = pair(w, r, y, x, d, "cut by end", b);
+	}
 	const struct hist *t = xh(st, XH_SESSION_TURNS);
 	if (t) {
 		snprintf(b, sizeof b, "%.1f", hist_mean(t));
