@@ -140,6 +140,59 @@ print("ok")
 EOF
 check "two shared 64-token blocks: exactly those bytes shared; 4x compresses the schedule" $?
 
+# --slice I/N splits the trace between the generators of a fleet: by
+# session id when the records carry one (a session never split), else by
+# request index; the three slices together are the trace, none twice, each
+# at the trace's own times. At 5x so it takes under a second a slice.
+$py - "$fx/mooncake.jsonl" >"$tmp/nosess.jsonl" <<'EOF'
+import json, sys
+for l in open(sys.argv[1]):
+    if l.strip():
+        r = json.loads(l)
+        r.pop("session_id", None)
+        print(json.dumps(r))
+EOF
+for kind in sess nosess; do
+	f="$fx/mooncake.jsonl"
+	[ $kind = nosess ] && f="$tmp/nosess.jsonl"
+	for i in 0 1 2; do
+		"$INFERTOP_BIN" --demo --sim-arg --timing --sim-arg fixed --sim-arg --ttft --sim-arg 1ms --sim-arg --itl \
+			--sim-arg 1ms --no-tui -q --trace "mooncake:$f" --trace-speed 5 --slice $i/3 \
+			--request-log "$tmp/sl_$kind$i.jsonl" -o "$tmp/sl_$kind$i.json" >/dev/null 2>"$tmp/sl_$kind$i.err" ||
+			echo "slice $i/3 ($kind) failed: $(cat "$tmp/sl_$kind$i.err")"
+	done
+done
+$py - "$fx/mooncake.jsonl" "$tmp" <<'EOF'
+import json, sys
+trace = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+t0 = trace[0]["timestamp"]
+for kind in ("sess", "nosess"):
+    seen = {}
+    for i in range(3):
+        log = [json.loads(l) for l in open("%s/sl_%s%d.jsonl" % (sys.argv[2], kind, i))]
+        res = json.load(open("%s/sl_%s%d.json" % (sys.argv[2], kind, i)))
+        assert res["completed"] == len(log) and res["infertop"]["stop_reason"] == "trace replayed", (kind, i)
+        for r in log:
+            # The trace's own time (5x), not moved to the slice's first.
+            ms = round(r["t_intended"] * 5000.0)
+            assert ms not in seen, (kind, i, ms, "sent twice")
+            seen[ms] = (i, r)
+    assert sorted(seen) == [rec["timestamp"] - t0 for rec in trace], (kind, sorted(seen))
+    for k, rec in enumerate(trace):
+        i, r = seen[rec["timestamp"] - t0]
+        assert r["input_tokens"] == rec["input_length"] and r["output_tokens"] == rec["output_length"], (kind, k)
+        if kind == "nosess":
+            assert i == k % 3, (kind, k, i)
+    if kind == "sess":
+        owner = {}
+        for rec in trace:
+            i = seen[rec["timestamp"] - t0][0]
+            assert owner.setdefault(rec["session_id"], i) == i, ("session split", rec["session_id"])
+        print("sessions per slice:", [sorted(s for s, o in owner.items() if o == i) for i in range(3)])
+print("ok")
+EOF
+check "--slice 0..2/3 of a trace: by session id, else by index; together the trace, none twice" $?
+
 # A bad line: named, and nothing is sent.
 : >"$tmp/bodies.jsonl"
 "$INFERTOP_BIN" --no-tui -q --metrics-url none --trace "mooncake:$fx/mooncake_bad.jsonl" \

@@ -1010,12 +1010,13 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 		fprintf(cli_errf(), "infertop: --max-concurrency applies to open loop; give --rate too\n");
 		return CLI_EXIT_USAGE;
 	}
-	/* Each worker or slice would replay the whole trace: splitting one is
-	 * left to a fleet that knows how (by session, or by index). */
+	/* --slice splits a trace (by session id, else by request index:
+	 * trace_replay.h); local --workers do not read files (no --data-dir),
+	 * so each would need the whole trace: refused. */
 	if (cfg->trace && (cfg->rate > 0 || cfg->stages || cfg->sweep || cfg->matrix || cfg->scenario || cfg->warmup ||
-			   cfg->dataset || cfg->prefix_tokens || cfg->slice_count || cfg->workers > 1)) {
+			   cfg->dataset || cfg->prefix_tokens || cfg->workers > 1)) {
 		fprintf(cli_errf(), "infertop: --trace sets the load and the prompts: it does not go with --rate, "
-			"--stages, --sweep, --matrix, --scenario, --warmup, --dataset, --prefix-tokens, --slice or "
+			"--stages, --sweep, --matrix, --scenario, --warmup, --dataset, --prefix-tokens or "
 			"--workers\n");
 		return CLI_EXIT_USAGE;
 	}
