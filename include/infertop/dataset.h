@@ -200,6 +200,10 @@ struct dataset {
 	char *scratch;
 	size_t scratch_cap;
 	struct body_shape shape;
+
+	/* --prefix-groups (prefix_groups.h): the synthetic dataset's bodies
+	 * come from there; NULL: not given. */
+	struct prefix_groups *pg;
 };
 
 /* Parses a dataset file from f ("name" in messages) into d, whose kind is

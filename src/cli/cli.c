@@ -18,6 +18,7 @@
 #include "infertop/help.h"
 #include "infertop/load.h"
 #include "infertop/plan.h"
+#include "infertop/prefix_groups.h"
 #include "infertop/profile.h"
 #include "infertop/redact.h"
 #include "infertop/request.h"
@@ -379,6 +380,15 @@ static int set_trace_window(struct config *cfg, const struct cli_opt *o, const c
 	return 0;
 }
 
+static int set_prefix_groups(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	struct prefix_groups_spec spec;
+	char why[200];
+	if (prefix_groups_parse(arg, &spec, why, sizeof why) != 0)
+		return cli_error(name, arg, why);
+	return set_string(cfg, o, arg, name);
+}
+
 static int set_burstiness(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
 	double d;
@@ -681,6 +691,9 @@ static const struct cli_opt opts[] = {
 		  "file's lengths" },
 	{ "prefix-tokens", 0, "N", G_REQUESTS, set_long, F(prefix_tokens), 0, 10000000, "expected a whole number >= 0",
 	  .help = "prefix shared by every prompt (default 0)" },
+	{ "prefix-groups", 0, "G,PER,SYS,Q", G_REQUESTS, set_prefix_groups, F(prefix_groups),
+	  .help = "G groups, each with its own system prompt of SYS tokens, PER questions of Q tokens each; "
+		  "requests go round robin over the (group, question) pairs" },
 	{ "no-ignore-eos", 0, NULL, G_REQUESTS, set_false, F(ignore_eos),
 	  .help = "do not send ignore_eos/min_tokens (lengths then vary)" },
 	{ "temperature", 0, "T", G_REQUESTS, set_temperature, .help = "sampling temperature (default: server's)" },
@@ -1020,6 +1033,12 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 			"--workers\n");
 		return CLI_EXIT_USAGE;
 	}
+	if (cfg->prefix_groups && ((cfg->dataset && strcmp(cfg->dataset, "synthetic") != 0) || cfg->prefix_tokens ||
+				   cfg->trace)) {
+		fprintf(cli_errf(), "infertop: --prefix-groups builds the prompts: it does not go with --dataset, "
+			"--prefix-tokens or --trace\n");
+		return CLI_EXIT_USAGE;
+	}
 	if ((cfg->trace_speed != 1.0 || cfg->trace_window_start_ns || cfg->trace_window_len_ns ||
 	     cfg->trace_skip_bad) && !cfg->trace) {
 		fprintf(cli_errf(), "infertop: --trace-speed, --trace-window and --trace-skip-bad need --trace\n");
@@ -1208,6 +1227,7 @@ void cli_free(struct config *cfg)
 	free(cfg->theme);
 	free(cfg->dataset);
 	free(cfg->trace);
+	free(cfg->prefix_groups);
 	free(cfg->arrival);
 	free(cfg->http_client);
 	free(cfg->stages);
