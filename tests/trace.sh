@@ -48,6 +48,18 @@ assert lates[len(lates) * 9 // 10] <= 5.0, "p90 lateness %.3f ms" % lates[len(la
 # The summary's client queue time is that lateness.
 q = res["infertop"]["metrics"]["queue"]
 assert q["count"] == len(trace) and q["max_ms"] <= late_ms, q
+# The result records the replay: the file by its name only, the counts,
+# and the lateness as the queue time's figures.
+t = res["infertop"]["trace"]
+assert t["format"] == "mooncake" and t["file"] == "mooncake.jsonl", t
+assert t["records"] == t["records_in_window"] == t["sent"] == len(trace), t
+assert t["reordered"] == 0 and t["skipped_bad_lines"] == 0 and t["first_bad_line"] is None, t
+assert t["speed"] == 1 and t["window"] is None and t["slice"] is None, t
+assert t["replayed"] is True and t["cut_at_duration"] is False, t
+assert abs(t["span_s"] - (trace[-1]["timestamp"] - trace[0]["timestamp"]) / 1000.0) < 1e-9, t
+l = t["lateness"]
+assert l["is"].startswith("client queue time") and l["count"] == q["count"], l
+assert l["p50_ms"] == q["p50_ms"] and l["p99_ms"] == q["p99_ms"] and l["max_ms"] == q["max_ms"], (l, q)
 print("worst lateness %.3f ms" % worst)
 EOF
 check "60 of 60 sent, each at its timestamp (within $late_ms ms of the schedule)" $?
@@ -172,6 +184,9 @@ for kind in ("sess", "nosess"):
         log = [json.loads(l) for l in open("%s/sl_%s%d.jsonl" % (sys.argv[2], kind, i))]
         res = json.load(open("%s/sl_%s%d.json" % (sys.argv[2], kind, i)))
         assert res["completed"] == len(log) and res["infertop"]["stop_reason"] == "trace replayed", (kind, i)
+        t = res["infertop"]["trace"]
+        assert t["slice"] == "%d/3" % i and t["records"] == len(log) and t["records_in_window"] == len(trace), t
+        assert t["split_by"] == ("session_id" if kind == "sess" else "index") and t["speed"] == 5, t
         for r in log:
             # The trace's own time (5x), not moved to the slice's first.
             ms = round(r["t_intended"] * 5000.0)
@@ -201,17 +216,36 @@ st=$?
 [ $st -eq 2 ] && grep -q "mooncake_bad.jsonl:3: input_length: not a number" "$tmp/err4" && [ ! -s "$tmp/bodies.jsonl" ]
 check "bad trace line: exit 2 naming file, line and field; nothing sent" $?
 "$INFERTOP_BIN" --no-tui --metrics-url none --trace "mooncake:$fx/mooncake_bad.jsonl" --trace-skip-bad \
-	"http://127.0.0.1:$port" >"$tmp/out5" 2>"$tmp/err5"
+	-o "$tmp/bad.json" "http://127.0.0.1:$port" >"$tmp/out5" 2>"$tmp/err5"
 st=$?
 [ $st -eq 0 ] && grep -q "3 records over .*2 bad lines skipped (first: .*mooncake_bad.jsonl:3: input_length" "$tmp/err5" &&
-	[ "$(grep -c '/completions"' "$tmp/bodies.jsonl")" -eq 3 ]
+	[ "$(grep -c '/completions"' "$tmp/bodies.jsonl")" -eq 3 ] &&
+	$py -c 'import json, sys
+t = json.load(open(sys.argv[1]))["infertop"]["trace"]
+assert t["skipped_bad_lines"] == 2 and t["records"] == t["sent"] == 3, t
+# The file by its name: no directory of this machine in the result.
+assert t["first_bad_line"] == "mooncake_bad.jsonl:3: input_length: not a number", t
+' "$tmp/bad.json"
 check "--trace-skip-bad: the good lines sent, the bad ones counted and the first named" $?
 
 # -d shorter than the trace: cut, and the reason says so.
 "$INFERTOP_BIN" --no-tui -q --metrics-url none --trace "mooncake:$fx/mooncake.jsonl" -d 500ms \
 	-o "$tmp/cut.json" "http://127.0.0.1:$port" >"$tmp/out6" 2>"$tmp/err6"
 st=$?
-[ $st -eq 0 ] && grep -Eq '"stop_reason":[[:space:]]*"trace cut at -d: (19|20|21) of 60 records sent"' "$tmp/cut.json"
-check "-d 500ms cuts the 1.5 s trace and says so" $?
+[ $st -eq 0 ] && grep -Eq '"stop_reason":[[:space:]]*"trace cut at -d: (19|20|21) of 60 records sent"' "$tmp/cut.json" &&
+	$py -c 'import json, sys
+t = json.load(open(sys.argv[1]))["infertop"]["trace"]
+assert t["cut_at_duration"] is True and t["replayed"] is False and 19 <= t["sent"] <= 21 and t["records"] == 60, t
+' "$tmp/cut.json"
+check "-d 500ms cuts the 1.5 s trace and says so (stop reason, result's trace)" $?
+
+# A window: recorded as given.
+"$INFERTOP_BIN" --no-tui -q --metrics-url none --trace "mooncake:$fx/mooncake.jsonl" --trace-window 0.5,0.25 \
+	-o "$tmp/win.json" "http://127.0.0.1:$port" >/dev/null 2>"$tmp/err7" &&
+	$py -c 'import json, sys
+t = json.load(open(sys.argv[1]))["infertop"]["trace"]
+assert t["window"] == {"start_s": 0.5, "length_s": 0.25} and t["records"] == t["sent"] == 10, t
+' "$tmp/win.json"
+check "--trace-window 0.5,0.25: 10 records, the window in the result's trace" $?
 
 exit $((fails > 0))

@@ -58,6 +58,34 @@ const char *trace_replay_describe(const struct trace_replay *tr);
  * records sent"; the string lives as long as tr. */
 const char *trace_replay_cut_note(struct trace_replay *tr);
 
+/* What the result records of a replay (json_write.c: the "trace"
+ * object). Strings live as long as tr. */
+struct trace_replay_info {
+	const char *format;             /* "mooncake", "azure", "burstgpt" */
+	const char *file;               /* the file's name, without its directory */
+	uint64_t records;               /* in the window, this slice's */
+	uint64_t records_in_window;     /* every slice's */
+	uint64_t sent;
+	uint64_t reordered, skipped;    /* the first reading's counts */
+	const char *first_bad;          /* "" none; the path cut to the name */
+	double speed;
+	int64_t window_start_ns, window_len_ns;  /* len 0: to the end */
+	int64_t span_ns;                /* the last record's time in the window */
+	long slice_index, slice_count;  /* count 0: no slice */
+	bool by_session;                /* records carry session ids */
+	bool ended;                     /* every record scheduled */
+	bool cut;                       /* the run's -d cut it (trace_replay_cut_note) */
+};
+void trace_replay_info(const struct trace_replay *tr, struct trace_replay_info *out);
+
+/* The result's "trace" object (src/result/json_write.c): the info above,
+ * and the schedule's lateness, which is the client queue time: the
+ * figures of queue (the run's STAT_QUEUE histogram; NULL: none). NULL on
+ * out of memory. */
+struct cJSON;
+struct hist;
+struct cJSON *trace_replay_to_json(const struct trace_replay *tr, const struct hist *queue);
+
 /* FNV-1a of a session id; the slice of a record that is the index-th of
  * the trace (time order, from 0) among count slices (0 when count <= 1). */
 uint64_t trace_session_hash(const char *id);

@@ -37,6 +37,8 @@ struct trace_replay {
 	struct trace_counts first;      /* the first reading's counts */
 	char desc[640];
 	char note[160];
+	char first_bad[256];            /* the first bad line's message, path cut */
+	bool cut;
 };
 
 int trace_window_parse(const char *s, int64_t *start_ns, int64_t *len_ns)
@@ -149,8 +151,24 @@ static int first_reading(struct trace_replay *tr, char *err, size_t errcap)
 	return 0;
 }
 
+/* The name without its directory: a result file may travel where the
+ * layout of this machine (a user name, a mount) is nobody's business. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
 static void describe(struct trace_replay *tr)
 {
+	/* For the result: "PATH:LINE: ..." with the path cut the same way. */
+	const char *fb = tr->first.first_bad;
+	size_t pl = strlen(tr->path);
+	if (pl && strncmp(fb, tr->path, pl) == 0)
+		snprintf(tr->first_bad, sizeof tr->first_bad, "%s%s", base_name(tr->path), fb + pl);
+	else
+		snprintf(tr->first_bad, sizeof tr->first_bad, "%s", fb);
+
 	size_t n = 0;
 	int w = snprintf(tr->desc, sizeof tr->desc, "%s:%s: %llu records over %.3f s, speed %gx",
 			 trace_format_name(tr->fmt), tr->path, (unsigned long long)tr->total,
@@ -325,7 +343,31 @@ const char *trace_replay_describe(const struct trace_replay *tr)
 
 const char *trace_replay_cut_note(struct trace_replay *tr)
 {
+	tr->cut = true;
 	snprintf(tr->note, sizeof tr->note, "trace cut at -d: %llu of %llu records sent",
 		 (unsigned long long)tr->sent, (unsigned long long)tr->total);
 	return tr->note;
+}
+
+void trace_replay_info(const struct trace_replay *tr, struct trace_replay_info *out)
+{
+	*out = (struct trace_replay_info){
+		.format = trace_format_name(tr->fmt),
+		.file = base_name(tr->path),
+		.records = tr->total,
+		.records_in_window = tr->window_all,
+		.sent = tr->sent,
+		.reordered = tr->first.reordered,
+		.skipped = tr->first.skipped,
+		.first_bad = tr->first_bad,
+		.speed = tr->speed,
+		.window_start_ns = tr->win_start,
+		.window_len_ns = tr->win_len,
+		.span_ns = tr->span_ns,
+		.slice_index = tr->slice_index,
+		.slice_count = tr->slice_count,
+		.by_session = tr->by_session,
+		.ended = tr->ended,
+		.cut = tr->cut,
+	};
 }
