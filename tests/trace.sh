@@ -54,7 +54,7 @@ t = res["infertop"]["trace"]
 assert t["format"] == "mooncake" and t["file"] == "mooncake.jsonl", t
 assert t["records"] == t["records_in_window"] == t["sent"] == len(trace), t
 assert t["reordered"] == 0 and t["skipped_bad_lines"] == 0 and t["first_bad_line"] is None, t
-assert t["speed"] == 1 and t["window"] is None and t["slice"] is None, t
+assert t["speed"] == 1 and t["window"] is None and t["slice"] is None and t["block_tokens"] == 512, t
 assert t["replayed"] is True and t["cut_at_duration"] is False, t
 assert abs(t["span_s"] - (trace[-1]["timestamp"] - trace[0]["timestamp"]) / 1000.0) < 1e-9, t
 l = t["lateness"]

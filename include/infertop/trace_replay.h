@@ -71,6 +71,7 @@ struct trace_replay_info {
 	double speed;
 	int64_t window_start_ns, window_len_ns;  /* len 0: to the end */
 	int64_t span_ns;                /* the last record's time in the window */
+	long block_tokens;              /* tokens a hash id stands for */
 	long slice_index, slice_count;  /* count 0: no slice */
 	bool by_session;                /* records carry session ids */
 	bool ended;                     /* every record scheduled */

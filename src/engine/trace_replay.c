@@ -22,6 +22,7 @@ struct trace_replay {
 	double speed;
 	int64_t win_start, win_len;     /* ns of trace time; len 0: to the end */
 	long slice_index, slice_count;  /* --slice I/N; count 0: the whole trace */
+	long block_tokens;              /* --trace-block-tokens, for the result */
 	char *chunk;
 	bool ended;
 	bool failed;                    /* the file changed under the replay */
@@ -217,6 +218,7 @@ struct trace_replay *trace_replay_open(const struct config *cfg, char *err, size
 	tr->win_len = cfg->trace_window_len_ns;
 	tr->slice_index = cfg->slice_index;
 	tr->slice_count = cfg->slice_count;
+	tr->block_tokens = cfg->trace_block_tokens;
 	if (!(tr->f = fopen(path, "rb"))) {
 		errbuf_set(err, errcap, "%s: %s", path, strerror(errno));
 		trace_replay_free(tr);
@@ -364,6 +366,7 @@ void trace_replay_info(const struct trace_replay *tr, struct trace_replay_info *
 		.window_start_ns = tr->win_start,
 		.window_len_ns = tr->win_len,
 		.span_ns = tr->span_ns,
+		.block_tokens = tr->block_tokens,
 		.slice_index = tr->slice_index,
 		.slice_count = tr->slice_count,
 		.by_session = tr->by_session,

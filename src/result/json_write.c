@@ -1226,6 +1226,7 @@ cJSON *trace_replay_to_json(const struct trace_replay *tr, const struct hist *qu
 	put_str(o, "first_bad_line", in.first_bad);
 	put_num(o, "speed", in.speed);
 	put_num(o, "span_s", (double)in.span_ns / 1e9);
+	put_num(o, "block_tokens", (double)in.block_tokens);
 	if (in.window_start_ns || in.window_len_ns) {
 		cJSON *w = cJSON_AddObjectToObject(o, "window");
 		put_num(w, "start_s", (double)in.window_start_ns / 1e9);
