@@ -681,8 +681,9 @@ static const struct cli_opt opts[] = {
 
 	{ "dataset", 0, "SPEC", G_REQUESTS, set_dataset, F(dataset), .values = dataset_value, .help = "prompts: %s" },
 	{ "slice", 0, "I/N", G_REQUESTS, set_slice,
-	  .help = "use slice I (from 0) of N disjoint slices of the dataset (every N-th prompt from the I-th), "
-		  "and without --seed the seed 1+I: one slice per generator of a fleet" },
+	  .help = "use slice I (from 0) of N disjoint slices of the dataset (every N-th prompt from the I-th) or "
+		  "of the --trace (by session id, else by index), and without --seed the seed 1+I: one slice per "
+		  "generator of a fleet" },
 	{ "input-tokens", 0, "LEN", G_REQUESTS, set_tokens, F(input_dist),
 	  .help = "prompt tokens, prefix included (synthetic, text; default 128); LEN is N, MIN:MAX (uniform) or "
 		  "normal:MEAN,SD; calibrated with POST /tokenize" },
