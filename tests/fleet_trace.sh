@@ -4,7 +4,8 @@
 # --trace ...` with every --trace-* option: each generator gets its slice
 # (i/3) and replays its share (by session id: the fixture's six sessions,
 # FNV-1a mod 3, computed here on its own), each result's "trace" object
-# carries the options, and together the three sent the whole trace once.
+# carries the options, together the three sent the whole trace once, and
+# the block all sessions share is the same bytes from every generator.
 # Then a run spec with "prefix-groups" posted to one generator.
 : "${INFERTOP_BIN:?}"
 set -u
@@ -22,11 +23,21 @@ pids="$pids $!"
 wait_for "$tmp/sim.out" "listening on"
 target="http://127.0.0.1:$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/sim.out")"
 api_of() { sed -n 's/^infertop: control API on \(http:[^ ]*\).*/\1/p' "$1"; }
+# The fixture with one hash id shared by every session (the first block of
+# each prompt: what a common system prompt is), and a bad line, for
+# --trace-skip-bad.
+$py - "$fx/mooncake.jsonl" >"$tmp/t.jsonl" <<'EOF'
+import json, sys
+for l in open(sys.argv[1]):
+    if l.strip():
+        r = json.loads(l)
+        r["hash_ids"][0] = 7777
+        print(json.dumps(r))
+print('{"timestamp": 5, "input_length": "x", "output_length": 1}')
+EOF
 for i in 0 1 2; do
 	mkdir -p "$tmp/data$i" "$tmp/res$i"
-	# A bad line too, for --trace-skip-bad.
-	{ cat "$fx/mooncake.jsonl"; echo '{"timestamp": 5, "input_length": "x", "output_length": 1}'; } \
-		>"$tmp/data$i/t.jsonl"
+	cp "$tmp/t.jsonl" "$tmp/data$i/t.jsonl"
 	"$INFERTOP_BIN" serve --listen 127.0.0.1:0 --data-dir "$tmp/data$i" --results-dir "$tmp/res$i" \
 		>"$tmp/s$i.out" 2>"$tmp/s$i.err" &
 	pids="$pids $!"
@@ -39,9 +50,9 @@ s0=$(api_of "$tmp/s0.err"); s1=$(api_of "$tmp/s1.err"); s2=$(api_of "$tmp/s2.err
 st=$?
 [ $st -eq 0 ] && [ -s "$tmp/fleet.json" ]
 check "fleet --start --trace over three generators: exit 0 ($st: $(tail -n 2 "$tmp/f.err"))" $?
-$py - "$fx/mooncake.jsonl" "$tmp"/res0/*.json "$tmp"/res1/*.json "$tmp"/res2/*.json <<'EOF'
+$py - "$tmp/t.jsonl" "$tmp"/res0/*.json "$tmp"/res1/*.json "$tmp"/res2/*.json <<'EOF'
 import json, sys
-trace = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+trace = [r for r in (json.loads(l) for l in open(sys.argv[1])) if isinstance(r["input_length"], int)]
 def fnv1a(s):
     h = 0xcbf29ce484222325
     for b in s.encode():
@@ -64,6 +75,79 @@ assert sum(got) == len(trace), (got, len(trace))
 print("records per generator", got, "of", len(trace))
 EOF
 check "each generator replayed its slice by session id, with the run spec's --trace-* options; together the trace" $?
+
+# The three wrote the same bytes for the same hash ids (whatever the seed
+# --start gave each): the shared simulator's prefix cache saw exactly the
+# trace's own reuse, the block every session shares included (64-token hash blocks, its 16-token blocks chained,
+# the last prompt token never a hit; in the trace's order, which 4x keeps
+# with requests 6 ms apart and done in 3).
+curl -s "$target/metrics" >"$tmp/metrics"
+$py - "$tmp/t.jsonl" "$tmp/metrics" <<'EOF'
+import json, sys
+trace = [r for r in (json.loads(l) for l in open(sys.argv[1])) if isinstance(r["input_length"], int)]
+m = {l.split("{")[0]: float(l.split()[-1]) for l in open(sys.argv[2]) if l.startswith("vllm:prefix_cache_")}
+B, BT = 64, 16
+seen, hits, queries = set(), 0, 0
+for k, rec in enumerate(trace):
+    L, ids = rec["input_length"], rec["hash_ids"]
+    cover = min(L, len(ids) * B)
+    toks = [(ids[i // B], i % B) if i < cover else ("own", k, i) for i in range(L)]
+    blocks, key = [], 0
+    for b in range(L // BT):
+        key = hash((key, tuple(toks[b * BT:(b + 1) * BT])))
+        blocks.append(key)
+    lead = 0
+    while lead < len(blocks) and lead < (L - 1) // BT and blocks[lead] in seen:
+        lead += 1
+    hits += lead * BT
+    queries += L
+    seen.update(blocks)
+print("prefix cache: the simulator %d of %d, the trace's reuse %d of %d"
+      % (m["vllm:prefix_cache_hits_total"], m["vllm:prefix_cache_queries_total"], hits, queries))
+assert m["vllm:prefix_cache_queries_total"] == queries and m["vllm:prefix_cache_hits_total"] == hits
+EOF
+check "the fleet's three slices together: the simulator's cache hits are the trace's reuse" $?
+
+# --prefix-groups over the fleet, against a simulator of its own: the
+# three generators (each its own --seed from --start, each its slice of
+# the pairs: 6, 5 and 5 requests) together walk the 16 requests one
+# generator would, each group's requests spread over them, with the same
+# system prompt per group from every generator: the simulator's hits are
+# the groups' reuse computed here (4 groups x 2 questions, 40 + 9 tokens,
+# twice over).
+"$INFERTOP_BIN" sim --listen 127.0.0.1:0 --timing fixed --ttft 1ms --itl 1ms >"$tmp/simpg.out" 2>"$tmp/simpg.err" &
+pids="$pids $!"
+wait_for "$tmp/simpg.out" "listening on"
+targetpg="http://127.0.0.1:$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/simpg.out")"
+"$INFERTOP_BIN" fleet --targets "$s0,$s1,$s2" --no-tui --interval 500ms -o "$tmp/fleetpg.json" \
+	--start --prefix-groups 4,2,40,9 -n 16 -c 3 --output-tokens 1 --metrics-url none "$targetpg" \
+	>"$tmp/fpg.out" 2>"$tmp/fpg.err"
+check "fleet --start --prefix-groups: exit 0 ($(tail -n 1 "$tmp/fpg.err"))" $?
+curl -s "$targetpg/metrics" >"$tmp/metricspg"
+$py - "$tmp/metricspg" "$tmp/fleetpg.json" <<'EOF'
+import json, sys
+m = {l.split("{")[0]: float(l.split()[-1]) for l in open(sys.argv[1]) if l.startswith("vllm:prefix_cache_")}
+res = json.load(open(sys.argv[2]))
+G, PER, SYS, Q, N, BT = 4, 2, 40, 9, 16, 16
+assert res["completed"] == N, res["completed"]
+seen, hits = set(), 0
+for k in range(N):
+    pair = k % (G * PER)
+    g, qi = pair % G, pair // G
+    toks = [("sys", g, i) for i in range(SYS)] + [("q", g, qi, i) for i in range(Q)]
+    toks[0] = ("role:system",) + toks[0]
+    toks[SYS] = ("role:user",) + toks[SYS]
+    blocks = [tuple(toks[:BT * (b + 1)]) for b in range(len(toks) // BT)]
+    lead = 0
+    while lead < len(blocks) and lead < (len(toks) - 1) // BT and blocks[lead] in seen:
+        lead += 1
+    hits += lead * BT
+    seen.update(blocks)
+print("prefix groups over 3 generators: the simulator %d of %d, the groups' reuse %d of %d"
+      % (m["vllm:prefix_cache_hits_total"], m["vllm:prefix_cache_queries_total"], hits, N * (SYS + Q)))
+assert m["vllm:prefix_cache_queries_total"] == N * (SYS + Q) and m["vllm:prefix_cache_hits_total"] == hits
+EOF
+check "--prefix-groups over the fleet: one system prompt per group from every generator" $?
 
 # --prefix-groups through a run spec.
 code=$(curl -s -o "$tmp/b" -w '%{http_code}' -X POST -H 'Content-Type: application/json' --data-binary \

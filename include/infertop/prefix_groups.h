@@ -12,8 +12,10 @@
  * Order: round robin over the G x PER_GROUP (group, question) pairs,
  * groups interleaved: request k (from 0) is pair k mod (G x PER_GROUP),
  * group (pair mod G), question (pair / G): every pair once before any
- * repeats, consecutive requests in different groups, the same on every
- * run (the texts come from --seed). With --slice I/N, slice I's k-th
+ * repeats, consecutive requests in different groups. The texts are the
+ * same on every run and on every generator of a fleet, whatever its
+ * --seed (infertop fleet --start gives each generator a seed of its own,
+ * and a group's prefix must be one). With --slice I/N, slice I's k-th
  * request is pair (k x N + I): the fleet together walks the pairs as one
  * generator would.
  *
@@ -26,7 +28,7 @@
  * prompt tokens. max_tokens is --output-tokens.
  *
  * Memory: none per group or question: each text is drawn from a stream
- * seeded by the seed and its (group, question) alone, again per request. */
+ * seeded by its (group, question) alone, again per request. */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -46,16 +48,14 @@ int prefix_groups_parse(const char *s, struct prefix_groups_spec *out, char *err
 
 struct prefix_groups;
 
-/* For a dataset whose seed is seed (the fleet's shared one) and --slice
- * (count 0: none). NULL on out of memory. */
-struct prefix_groups *prefix_groups_new(const struct prefix_groups_spec *spec, uint64_t seed, long slice_index,
-					long slice_count);
+/* For --slice I/N (count 0: none). NULL on out of memory. */
+struct prefix_groups *prefix_groups_new(const struct prefix_groups_spec *spec, long slice_index, long slice_count);
 void prefix_groups_free(struct prefix_groups *pg);
 const struct prefix_groups_spec *prefix_groups_spec(const struct prefix_groups *pg);
 
 /* The next request's pair, and the seeds of its two texts' streams: the
- * system prompt's depends on the seed and the group alone, the
- * question's on the seed, the group and the question. */
+ * system prompt's depends on the group alone, the question's on the group
+ * and the question (not on --seed: see the top). */
 struct prefix_groups_pick {
 	long group, question;
 	uint64_t system_seed, question_seed;

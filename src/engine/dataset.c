@@ -569,7 +569,7 @@ static int dataset_prefix_groups_open(struct dataset *d, const struct config *cf
 				  "file or --prefix-tokens");
 	if (prefix_groups_parse(cfg->prefix_groups, &spec, why, sizeof why) != 0)
 		return errbuf_set(err, errcap, "--prefix-groups %s: %s", cfg->prefix_groups, why);
-	if (!(d->pg = prefix_groups_new(&spec, d->seed, d->slice_index, d->slice_count)))
+	if (!(d->pg = prefix_groups_new(&spec, d->slice_index, d->slice_count)))
 		return errbuf_set(err, errcap, "out of memory");
 	return 0;
 }
@@ -720,8 +720,9 @@ static char *synthetic_body(struct dataset *d, struct rng *r, struct oai_request
 	return body_shape_build(&d->shape, o, d->scratch, blen, len);
 }
 
-/* A block's words come from its own stream, seeded by the run's seed and
- * the hash id alone: the same id is the same text wherever it appears,
+/* A block's words come from its own stream, seeded by the hash id alone:
+ * the same id is the same text wherever it appears, on every generator of
+ * a fleet whatever its --seed (infertop fleet --start gives each its own),
  * and a cut block is the start of the whole one. */
 #define TRACE_BLOCK_SEED 0x74726163652d6964ULL
 
@@ -744,7 +745,7 @@ char *dataset_trace_body(struct dataset *d, struct rng *r, const struct oai_requ
 	for (uint32_t i = 0; i < t->nhash && left > 0; i++) {
 		long n = left < block ? left : block;
 		struct rng br;
-		rng_seed(&br, (d->seed ^ TRACE_BLOCK_SEED) + t->hash[i] * 0x9E3779B97F4A7C15ULL);
+		rng_seed(&br, TRACE_BLOCK_SEED + t->hash[i] * 0x9E3779B97F4A7C15ULL);
 		if (dataset_synthetic_units(&br, n, &d->scratch, &blen, &d->scratch_cap) != 0)
 			return NULL;
 		left -= n;

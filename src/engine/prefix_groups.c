@@ -14,14 +14,16 @@
 #include "infertop/json_str.h"
 
 /* The texts' streams: never the request's own generator, so the same
- * pair is the same bytes on every request. */
+ * pair is the same bytes on every request; nor --seed, which infertop
+ * fleet --start makes each generator's own: a group's system prompt is
+ * the same bytes on every generator of a fleet, as a prefix cache shared
+ * by their server must see it. */
 #define PG_SYSTEM_SEED 0x70672d73797374ULL
 #define PG_QUESTION_SEED 0x70672d7175657374ULL
 #define GOLDEN 0x9E3779B97F4A7C15ULL
 
 struct prefix_groups {
 	struct prefix_groups_spec spec;
-	uint64_t seed;
 	long slice_index, slice_count;
 	uint64_t next;          /* this generator's requests so far */
 	char *msgs;             /* the chat messages, kept for the next request */
@@ -54,14 +56,12 @@ int prefix_groups_parse(const char *s, struct prefix_groups_spec *out, char *err
 	return 0;
 }
 
-struct prefix_groups *prefix_groups_new(const struct prefix_groups_spec *spec, uint64_t seed, long slice_index,
-					long slice_count)
+struct prefix_groups *prefix_groups_new(const struct prefix_groups_spec *spec, long slice_index, long slice_count)
 {
 	struct prefix_groups *pg = calloc(1, sizeof *pg);
 	if (!pg)
 		return NULL;
 	pg->spec = *spec;
-	pg->seed = seed;
 	pg->slice_index = slice_index;
 	pg->slice_count = slice_count;
 	return pg;
@@ -92,8 +92,8 @@ void prefix_groups_next(struct prefix_groups *pg, struct prefix_groups_pick *out
 	uint64_t g = pair % (uint64_t)sp->groups, q = pair / (uint64_t)sp->groups;
 	out->group = (long)g;
 	out->question = (long)q;
-	out->system_seed = (pg->seed ^ PG_SYSTEM_SEED) + g * GOLDEN;
-	out->question_seed = (pg->seed ^ PG_QUESTION_SEED) + (g * (uint64_t)sp->per_group + q) * GOLDEN;
+	out->system_seed = PG_SYSTEM_SEED + g * GOLDEN;
+	out->question_seed = PG_QUESTION_SEED + (g * (uint64_t)sp->per_group + q) * GOLDEN;
 }
 
 static int msgs_reserve(struct prefix_groups *pg, size_t need)
