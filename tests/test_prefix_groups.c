@@ -2,8 +2,9 @@
  * the option's conflicts, and the bodies: one system prompt per group,
  * byte for byte the same on every request of the group and different
  * between groups, distinct questions, the round robin over the pairs,
- * the lengths, the completions form, and slices that together walk the
- * pairs once. */
+ * the lengths (uncalibrated and calibrated), the completions form, texts
+ * that --seed does not change, and slices that together walk the pairs
+ * once. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -202,6 +203,59 @@ static void test_completions(void **state)
 	check_groups("completions");
 }
 
+/* Calibrated (dataset.h's fit, as calibrate.c sets it): 2 tokens a unit
+ * and 4 tokens the server adds to every prompt. The system text is SYS of
+ * the server's tokens, the question carries the 4: SYS + Q in all. */
+static void test_calibrated(void **state)
+{
+	(void)state;
+	const char *const a[] = {"--prefix-groups", "2,2,100,24", "--api", "completions", NULL};
+	struct config cfg;
+	char err[256];
+	assert_int_equal(parse_args(&cfg, a, err, sizeof err), CLI_RUN);
+	struct dataset *d = dataset_open(&cfg, err, sizeof err);
+	assert_non_null(d);
+	d->slope = 2.0;
+	d->overhead = 4.0;
+	d->calibrated = true;
+	dataset_update_desc(d);
+	assert_non_null(strstr(dataset_describe(d), "tokenize-calibrated"));
+	struct oai_request_opts o = {.api = OAI_COMPLETIONS, .model = "m"};
+	struct rng r;
+	rng_seed(&r, 1);
+	struct req q;
+	next_req(d, &r, &o, &q);
+	assert_int_equal(units(q.sys), 50);
+	assert_int_equal(units(q.q), 10);
+	assert_int_equal(q.in, 124);
+	dataset_free(d);
+	cli_free(&cfg);
+}
+
+/* --seed does not change the texts: infertop fleet --start gives each
+ * generator its own, and a group's prompt must be one. */
+static void test_seed_free(void **state)
+{
+	(void)state;
+	struct req q[2];
+	for (int i = 0; i < 2; i++) {
+		const char *const a[] = {"--prefix-groups", "2,2,30,6", "--seed", i ? "77" : "1", NULL};
+		struct config cfg;
+		char err[256];
+		assert_int_equal(parse_args(&cfg, a, err, sizeof err), CLI_RUN);
+		struct dataset *d = dataset_open(&cfg, err, sizeof err);
+		assert_non_null(d);
+		struct oai_request_opts o = {.api = OAI_CHAT};
+		struct rng r;
+		rng_seed(&r, cfg.seed);
+		next_req(d, &r, &o, &q[i]);
+		dataset_free(d);
+		cli_free(&cfg);
+	}
+	assert_string_equal(q[0].sys, q[1].sys);
+	assert_string_equal(q[0].q, q[1].q);
+}
+
 /* Two slices: the same texts as one generator (the fleet's seed), and
  * together every pair once per round. */
 static void test_slices(void **state)
@@ -245,6 +299,8 @@ int main(void)
 		cmocka_unit_test(test_conflicts),
 		cmocka_unit_test(test_chat),
 		cmocka_unit_test(test_completions),
+		cmocka_unit_test(test_calibrated),
+		cmocka_unit_test(test_seed_free),
 		cmocka_unit_test(test_slices),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
