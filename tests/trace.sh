@@ -6,7 +6,10 @@
 # (the client's own lateness, per request, from --request-log, and the
 # server's arrival times), the count is the trace's, shared hash ids are
 # shared prompt bytes; a bad line stops the run before anything is sent;
-# -d cuts a longer trace and says so.
+# -d cuts a longer trace and says so; the result's "trace" object records
+# the replay; --slice I/N splits it (by session id, else by index); and a
+# 2000-record trace at 2,000 requests/s: the p99 lateness within 2 ms, the
+# simulator's prefix-cache hits the trace's own reuse.
 . "$(dirname "$0")/echo_lib.sh"
 . "$here/check_lib.sh"
 fx="${INFERTOP_FIXTURES:-$here/fixtures}/traces"
