@@ -464,9 +464,10 @@ static const char *const options_not_in_results[] = {
 	/* Never written, though they shape the requests: writing them now
 	 * would change every result's bytes (kept identical through issue
 	 * 24's restructuring); left for a change of the schema of its own. */
-	"dataset", "prefix-tokens",
+	"dataset", "prefix-tokens", "prefix-groups",
 	/* Likewise the trace's (a key for them in every result would change
-	 * every result's bytes); the trace's description is on stderr. */
+	 * every result's bytes); a traced run's result has a "trace" object
+	 * of its own (infertop-snapshot(5)). */
 	"trace", "trace-speed", "trace-window", "trace-block-tokens", "trace-skip-bad",
 };
 

@@ -112,8 +112,8 @@ struct dataset_trace_req {
 	long block_tokens;      /* tokens a hash id stands for */
 };
 /* The body for a trace request: block i of the prompt is block_tokens
- * tokens of synthetic words drawn from a stream seeded by hash[i] (and
- * the seed) alone, so requests sharing a prefix of hash ids share that
+ * tokens of synthetic words drawn from a stream seeded by hash[i] alone
+ * (not --seed: every generator of a fleet writes the same block), so requests sharing a prefix of hash ids share that
  * prefix byte for byte; the blocks are cut at input_tokens, and what the
  * ids do not cover is random words from r. max_tokens is output_tokens
  * (at least 1). Like dataset_next_body() otherwise. */
@@ -210,6 +210,10 @@ struct dataset {
 	char *scratch;
 	size_t scratch_cap;
 	struct body_shape shape;
+
+	/* --prefix-groups (prefix_groups.h): the synthetic dataset's bodies
+	 * come from there; NULL: not given. */
+	struct prefix_groups *pg;
 };
 
 /* Parses a dataset file from f ("name" in messages) into d, whose kind is

@@ -33,6 +33,7 @@ struct config {
 	bool have_output_tokens; /* --output-tokens given: it beats a dataset's own lengths */
 	char *dataset;          /* "synthetic", "sharegpt:FILE", "jsonl:FILE", "text:FILE" */
 	long prefix_tokens;     /* shared prefix for prefix-cache tests */
+	char *prefix_groups;    /* --prefix-groups G,PER,SYS,Q (prefix_groups.h); NULL: none */
 	char *trace;            /* --trace FORMAT:FILE (trace_replay.h); NULL: none */
 	double trace_speed;     /* time scale: 2 sends twice as fast */
 	int64_t trace_window_start_ns, trace_window_len_ns;  /* len 0: to the end */

@@ -190,6 +190,7 @@ struct snapshot {
 	struct cJSON *server;       /* server_to_json() */
 	struct cJSON *series;       /* time series */
 	struct cJSON *request_log;  /* --request-log counters */
+	struct cJSON *trace;        /* --trace: the replay (trace_replay_to_json) */
 	struct cJSON *sources;      /* a merge: one summary per input */
 	struct snapshot_plan plan;  /* owned arrays */
 	/* An older file's pre-rendered plan text ("plan_summary_text"), shown

@@ -13,7 +13,15 @@
  *
  * Times: a record at trace time t (from the trace's earliest record) is
  * sent at (t - window start) / speed after the run starts; records before
- * the window's start are passed over, the replay ends at its end. */
+ * the window's start are passed over, the replay ends at its end.
+ *
+ * Slices (--slice I/N, one per generator of a fleet): a record with a
+ * session id goes to slice trace_session_hash(id) mod N, so a session is
+ * never split between generators; one without, to slice (its index in
+ * the trace, in time order, from 0) mod N. Every generator reads the same
+ * file the same way, so the N slices are disjoint and together exactly the
+ * trace; each keeps the trace's own times (a slice's first record is not
+ * moved to 0), so generators started together send on one schedule. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,6 +57,40 @@ const char *trace_replay_describe(const struct trace_replay *tr);
 /* Why a run's end cut the replay short: "trace cut at -d: 120 of 1000
  * records sent"; the string lives as long as tr. */
 const char *trace_replay_cut_note(struct trace_replay *tr);
+
+/* What the result records of a replay (json_write.c: the "trace"
+ * object). Strings live as long as tr. */
+struct trace_replay_info {
+	const char *format;             /* "mooncake", "azure", "burstgpt" */
+	const char *file;               /* the file's name, without its directory */
+	uint64_t records;               /* in the window, this slice's */
+	uint64_t records_in_window;     /* every slice's */
+	uint64_t sent;
+	uint64_t reordered, skipped;    /* the first reading's counts */
+	const char *first_bad;          /* "" none; the path cut to the name */
+	double speed;
+	int64_t window_start_ns, window_len_ns;  /* len 0: to the end */
+	int64_t span_ns;                /* the last record's time in the window */
+	long block_tokens;              /* tokens a hash id stands for */
+	long slice_index, slice_count;  /* count 0: no slice */
+	bool by_session;                /* records carry session ids */
+	bool ended;                     /* every record scheduled */
+	bool cut;                       /* the run's -d cut it (trace_replay_cut_note) */
+};
+void trace_replay_info(const struct trace_replay *tr, struct trace_replay_info *out);
+
+/* The result's "trace" object (src/result/json_write.c): the info above,
+ * and the schedule's lateness, which is the client queue time: the
+ * figures of queue (the run's STAT_QUEUE histogram; NULL: none). NULL on
+ * out of memory. */
+struct cJSON;
+struct hist;
+struct cJSON *trace_replay_to_json(const struct trace_replay *tr, const struct hist *queue);
+
+/* FNV-1a of a session id; the slice of a record that is the index-th of
+ * the trace (time order, from 0) among count slices (0 when count <= 1). */
+uint64_t trace_session_hash(const char *id);
+long trace_slice_of(const struct trace_rec *rec, uint64_t index, long count);
 
 /* "START,LEN" seconds (decimals allowed, LEN 0: to the end). 0, or -1. */
 int trace_window_parse(const char *s, int64_t *start_ns, int64_t *len_ns);

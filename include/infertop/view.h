@@ -26,6 +26,7 @@ struct plan_step_result;
 struct reqlog;
 struct reqtrack;
 struct series;
+struct trace_replay;
 struct server_state;
 struct stats;
 
@@ -61,6 +62,7 @@ struct run_view {
 	const struct series *series;         /* one point per second */
 	const struct dataset *dataset;       /* the prompt source */
 	const struct reqlog *reqlog;         /* NULL: no --request-log */
+	const struct trace_replay *trace;    /* NULL: no --trace */
 	const struct cmd_record *last_cmd;   /* seq 0: none yet */
 	/* In flight, slowest and recent requests (reqtrack.h); NULL: none. */
 	const struct reqtrack *requests;

@@ -18,6 +18,7 @@
 #include "infertop/help.h"
 #include "infertop/load.h"
 #include "infertop/plan.h"
+#include "infertop/prefix_groups.h"
 #include "infertop/profile.h"
 #include "infertop/redact.h"
 #include "infertop/request.h"
@@ -397,6 +398,15 @@ static int set_trace_window(struct config *cfg, const struct cli_opt *o, const c
 	return 0;
 }
 
+static int set_prefix_groups(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	struct prefix_groups_spec spec;
+	char why[200];
+	if (prefix_groups_parse(arg, &spec, why, sizeof why) != 0)
+		return cli_error(name, arg, why);
+	return set_string(cfg, o, arg, name);
+}
+
 static int set_burstiness(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
 	double d;
@@ -695,8 +705,9 @@ static const struct cli_opt opts[] = {
 
 	{ "dataset", 0, "SPEC", G_REQUESTS, set_dataset, F(dataset), .values = dataset_value, .help = "prompts: %s" },
 	{ "slice", 0, "I/N", G_REQUESTS, set_slice,
-	  .help = "use slice I (from 0) of N disjoint slices of the dataset (every N-th prompt from the I-th), "
-		  "and without --seed the seed 1+I: one slice per generator of a fleet" },
+	  .help = "use slice I (from 0) of N disjoint slices of the dataset (every N-th prompt from the I-th) or "
+		  "of the --trace (by session id, else by index), and without --seed the seed 1+I: one slice per "
+		  "generator of a fleet" },
 	{ "input-tokens", 0, "LEN", G_REQUESTS, set_tokens, F(input_dist),
 	  .help = "prompt tokens, prefix included (synthetic, text; default 128); LEN is N, MIN:MAX (uniform) or "
 		  "normal:MEAN,SD; calibrated with POST /tokenize" },
@@ -705,6 +716,9 @@ static const struct cli_opt opts[] = {
 		  "file's lengths" },
 	{ "prefix-tokens", 0, "N", G_REQUESTS, set_long, F(prefix_tokens), 0, 10000000, "expected a whole number >= 0",
 	  .help = "prefix shared by every prompt (default 0)" },
+	{ "prefix-groups", 0, "G,PER,SYS,Q", G_REQUESTS, set_prefix_groups, F(prefix_groups),
+	  .help = "G groups, each with its own system prompt of SYS tokens, PER questions of Q tokens each; "
+		  "requests go round robin over the (group, question) pairs" },
 	{ "no-ignore-eos", 0, NULL, G_REQUESTS, set_false, F(ignore_eos),
 	  .help = "do not send ignore_eos/min_tokens (lengths then vary)" },
 	{ "temperature", 0, "T", G_REQUESTS, set_temperature, .help = "sampling temperature (default: server's)" },
@@ -1034,12 +1048,13 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 		fprintf(cli_errf(), "infertop: --max-concurrency applies to open loop; give --rate too\n");
 		return CLI_EXIT_USAGE;
 	}
-	/* Each worker or slice would replay the whole trace: splitting one is
-	 * left to a fleet that knows how (by session, or by index). */
+	/* --slice splits a trace (by session id, else by request index:
+	 * trace_replay.h); local --workers do not read files (no --data-dir),
+	 * so each would need the whole trace: refused. */
 	if (cfg->trace && (cfg->rate > 0 || cfg->stages || cfg->sweep || cfg->matrix || cfg->scenario || cfg->warmup ||
-			   cfg->dataset || cfg->prefix_tokens || cfg->slice_count || cfg->workers > 1)) {
+			   cfg->dataset || cfg->prefix_tokens || cfg->workers > 1)) {
 		fprintf(cli_errf(), "infertop: --trace sets the load and the prompts: it does not go with --rate, "
-			"--stages, --sweep, --matrix, --scenario, --warmup, --dataset, --prefix-tokens, --slice or "
+			"--stages, --sweep, --matrix, --scenario, --warmup, --dataset, --prefix-tokens or "
 			"--workers\n");
 		return CLI_EXIT_USAGE;
 	}
@@ -1049,6 +1064,12 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 			fprintf(cli_errf(), "infertop: %s\n", err);
 			return CLI_EXIT_USAGE;
 		}
+	}
+	if (cfg->prefix_groups && ((cfg->dataset && strcmp(cfg->dataset, "synthetic") != 0) || cfg->prefix_tokens ||
+				   cfg->trace || cfg->sessions)) {
+		fprintf(cli_errf(), "infertop: --prefix-groups builds the prompts: it does not go with --dataset, "
+			"--prefix-tokens, --trace or --sessions\n");
+		return CLI_EXIT_USAGE;
 	}
 	if ((cfg->trace_speed != 1.0 || cfg->trace_window_start_ns || cfg->trace_window_len_ns ||
 	     cfg->trace_skip_bad) && !cfg->trace) {
@@ -1240,6 +1261,7 @@ void cli_free(struct config *cfg)
 	free(cfg->trace);
 	free(cfg->sessions);
 	free(cfg->session_answers);
+	free(cfg->prefix_groups);
 	free(cfg->arrival);
 	free(cfg->http_client);
 	free(cfg->stages);

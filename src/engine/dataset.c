@@ -3,6 +3,7 @@
 #include "infertop/options.h"
 #include "infertop/errbuf.h"
 #include "infertop/dataset.h"
+#include "infertop/prefix_groups.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -340,6 +341,14 @@ void dataset_update_desc(struct dataset *d)
 	snprintf(d->desc, sizeof d->desc, "%s%s: in %s%s, out %s%s (%s, %s%s%s%.120s)", kind_name(d->kind), what,
 		 in_from[0] ? in_from : in, in_from[0] ? "" : " tok", out_from, prefix,
 		 d->calibrated ? "tokenize-calibrated" : "estimated", rate, extra, d->note[0] ? "; " : "", d->note);
+	if (d->pg) {
+		/* --prefix-groups: its own lengths, the same calibration. */
+		char pg[160];
+		prefix_groups_describe(d->pg, pg, sizeof pg);
+		snprintf(d->desc, sizeof d->desc, "%s%s, out %s tok (%s, %s%s%s%.120s)", pg, slice, out,
+			 d->calibrated ? "tokenize-calibrated" : "estimated", rate, extra, d->note[0] ? "; " : "",
+			 d->note);
+	}
 }
 
 static bool is_blank_char(char c)
@@ -547,6 +556,56 @@ static const char *spec_forms(char *buf, size_t cap)
 	return buf;
 }
 
+/* ---- --prefix-groups (prefix_groups.c): the synthetic dataset's bodies
+ * come from its groups; the rest of the dataset (calibration, output
+ * lengths, the body shape) is shared. ---- */
+
+static int dataset_prefix_groups_open(struct dataset *d, const struct config *cfg, char *err, size_t errcap)
+{
+	struct prefix_groups_spec spec;
+	char why[200];
+	if (d->kind != DATASET_SYNTHETIC || cfg->prefix_tokens > 0)
+		return errbuf_set(err, errcap, "--prefix-groups builds the prompts: it does not go with a --dataset "
+				  "file or --prefix-tokens");
+	if (prefix_groups_parse(cfg->prefix_groups, &spec, why, sizeof why) != 0)
+		return errbuf_set(err, errcap, "--prefix-groups %s: %s", cfg->prefix_groups, why);
+	if (!(d->pg = prefix_groups_new(&spec, d->slice_index, d->slice_count)))
+		return errbuf_set(err, errcap, "out of memory");
+	return 0;
+}
+
+/* The next pair's body: the group's system text, then the question's,
+ * each from its own stream (prefix_groups.h), sized by the calibration
+ * (what the server adds to a prompt is the question's); joined by a blank
+ * line for completions, two messages for chat. */
+static char *prefix_groups_body(struct dataset *d, struct rng *r, struct oai_request_opts *o, size_t *len,
+				long *input_tokens)
+{
+	const struct prefix_groups_spec *sp = prefix_groups_spec(d->pg);
+	struct prefix_groups_pick pick;
+	prefix_groups_next(d->pg, &pick);
+	long su = lround((double)sp->system_tokens / d->slope);
+	long qu = lround(((double)sp->question_tokens - d->overhead) / d->slope);
+	su = su < 1 ? 1 : su;
+	qu = qu < 1 ? 1 : qu;
+	struct rng tr;
+	size_t blen = 0;
+	rng_seed(&tr, pick.system_seed);
+	if (dataset_synthetic_units(&tr, su, &d->scratch, &blen, &d->scratch_cap) != 0 ||
+	    buf_put(&d->scratch, &blen, &d->scratch_cap, "\n\n", 2) != 0)
+		return NULL;
+	size_t sl = blen - 2;
+	rng_seed(&tr, pick.question_seed);
+	if (dataset_synthetic_units(&tr, qu, &d->scratch, &blen, &d->scratch_cap) != 0)
+		return NULL;
+	o->max_tokens = (int)dist_sample(&d->output_dist, r);
+	*input_tokens = lround(d->overhead + (double)(su + qu) * d->slope);
+	if (o->api != OAI_CHAT)
+		return body_shape_build(&d->shape, o, d->scratch, blen, len);
+	const char *msgs = prefix_groups_messages(d->pg, d->scratch, sl, d->scratch + sl + 2, blen - sl - 2, len);
+	return msgs ? oai_body_build_messages(o, msgs, len) : NULL;
+}
+
 struct dataset *dataset_new(const struct config *cfg, char *err, size_t errcap)
 {
 	enum dataset_kind kind;
@@ -589,6 +648,10 @@ struct dataset *dataset_new(const struct config *cfg, char *err, size_t errcap)
 	/* Injective in (seed, index): seeds are < 2^31, indexes < 2^17. */
 	rng_seed(&d->slice_rng, (cfg->seed << 32 | (uint64_t)cfg->slice_index) ^ SLICE_SEED);
 	d->slope = kind == DATASET_SYNTHETIC ? 1.0 : 1.0 / DATASET_EST_CHARS_PER_TOKEN;
+	if (cfg->prefix_groups && dataset_prefix_groups_open(d, cfg, err, errcap) != 0) {
+		dataset_free(d);
+		return NULL;
+	}
 	return d;
 }
 
@@ -658,8 +721,9 @@ static char *synthetic_body(struct dataset *d, struct rng *r, struct oai_request
 	return body_shape_build(&d->shape, o, d->scratch, blen, len);
 }
 
-/* A block's words come from its own stream, seeded by the run's seed and
- * the hash id alone: the same id is the same text wherever it appears,
+/* A block's words come from its own stream, seeded by the hash id alone:
+ * the same id is the same text wherever it appears, on every generator of
+ * a fleet whatever its --seed (infertop fleet --start gives each its own),
  * and a cut block is the start of the whole one. */
 #define TRACE_BLOCK_SEED 0x74726163652d6964ULL
 
@@ -682,7 +746,7 @@ char *dataset_trace_body(struct dataset *d, struct rng *r, const struct oai_requ
 	for (uint32_t i = 0; i < t->nhash && left > 0; i++) {
 		long n = left < block ? left : block;
 		struct rng br;
-		rng_seed(&br, (d->seed ^ TRACE_BLOCK_SEED) + t->hash[i] * 0x9E3779B97F4A7C15ULL);
+		rng_seed(&br, TRACE_BLOCK_SEED + t->hash[i] * 0x9E3779B97F4A7C15ULL);
 		if (dataset_synthetic_units(&br, n, &d->scratch, &blen, &d->scratch_cap) != 0)
 			return NULL;
 		left -= n;
@@ -781,6 +845,10 @@ char *dataset_next_body(struct dataset *d, struct rng *r, const struct oai_reque
 	char *body;
 	if (d->slice_count)
 		r = &d->slice_rng;
+	if (d->pg) {
+		body = prefix_groups_body(d, r, &o, &n, &in);
+		goto out;
+	}
 	switch (d->kind) {
 	case DATASET_SYNTHETIC:
 		body = synthetic_body(d, r, &o, &n, &in);
@@ -794,6 +862,7 @@ char *dataset_next_body(struct dataset *d, struct rng *r, const struct oai_reque
 		body = record_body(d, r, &o, &n, &in);
 		break;
 	}
+out:
 	if (len)
 		*len = n;
 	if (input_tokens)
@@ -915,5 +984,6 @@ void dataset_free(struct dataset *d)
 	free(d->path);
 	free(d->scratch);
 	body_shape_free(&d->shape);
+	prefix_groups_free(d->pg);
 	free(d);
 }

@@ -950,6 +950,7 @@ void engine_view(const struct engine *e, struct run_view *v)
 		.series = e->series,
 		.dataset = e->dataset,
 		.reqlog = e->reqlog,
+		.trace = e->trace,
 		.last_cmd = &e->last_cmd,
 		.requests = e->rt,
 	};

@@ -21,6 +21,8 @@ struct trace_replay {
 	bool skip_bad;
 	double speed;
 	int64_t win_start, win_len;     /* ns of trace time; len 0: to the end */
+	long slice_index, slice_count;  /* --slice I/N; count 0: the whole trace */
+	long block_tokens;              /* --trace-block-tokens, for the result */
 	char *chunk;
 	bool ended;
 	bool failed;                    /* the file changed under the replay */
@@ -28,12 +30,16 @@ struct trace_replay {
 	struct trace_rec *q;            /* scheduled, not yet sent: ring */
 	size_t qhead, qlen, qcap;
 
-	uint64_t total;                 /* records in the window */
+	uint64_t total;                 /* records in the window (this slice's) */
+	uint64_t window_all;            /* records in the window, every slice's */
+	bool by_session;                /* a record with a session id was seen */
 	uint64_t scheduled, sent;
 	int64_t span_ns;                /* the window's last record's time */
 	struct trace_counts first;      /* the first reading's counts */
 	char desc[640];
 	char note[160];
+	char first_bad[256];            /* the first bad line's message, path cut */
+	bool cut;
 };
 
 int trace_window_parse(const char *s, int64_t *start_ns, int64_t *len_ns)
@@ -79,6 +85,34 @@ static bool in_window(const struct trace_replay *tr, int64_t t)
 	return t >= tr->win_start && (!tr->win_len || t - tr->win_start < tr->win_len);
 }
 
+uint64_t trace_session_hash(const char *id)
+{
+	/* FNV-1a, 64 bits: the same on every machine of a fleet. */
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ULL;
+	return h;
+}
+
+long trace_slice_of(const struct trace_rec *rec, uint64_t index, long count)
+{
+	if (count <= 1)
+		return 0;
+	if (rec->session[0])
+		return (long)(trace_session_hash(rec->session) % (uint64_t)count);
+	return (long)(index % (uint64_t)count);
+}
+
+/* Whether the record just read (the reader's counts say its index in
+ * time order) is this slice's. */
+static bool in_slice(const struct trace_replay *tr, const struct trace_rec *rec)
+{
+	if (!tr->slice_count)
+		return true;
+	uint64_t index = trace_reader_counts(tr->rd)->records - 1;
+	return trace_slice_of(rec, index, tr->slice_count) == tr->slice_index;
+}
+
 static int first_reading(struct trace_replay *tr, char *err, size_t errcap)
 {
 	const struct trace_rec *rec;
@@ -86,9 +120,14 @@ static int first_reading(struct trace_replay *tr, char *err, size_t errcap)
 	int rc;
 	while ((rc = read_rec(tr, &rec, err, errcap)) == 1) {
 		last = rec->t_ns;
+		if (rec->session[0])
+			tr->by_session = true;
 		if (in_window(tr, rec->t_ns)) {
-			tr->total++;
-			tr->span_ns = rec->t_ns - tr->win_start;
+			tr->window_all++;
+			if (in_slice(tr, rec)) {
+				tr->total++;
+				tr->span_ns = rec->t_ns - tr->win_start;
+			}
 		}
 	}
 	if (rc < 0)
@@ -97,9 +136,13 @@ static int first_reading(struct trace_replay *tr, char *err, size_t errcap)
 	if (tr->first.records == 0)
 		return errbuf_set(err, errcap, "%s: no records in the trace%s", tr->path,
 				  tr->first.skipped ? " (every line was bad)" : "");
-	if (tr->total == 0)
+	if (tr->window_all == 0)
 		return errbuf_set(err, errcap, "%s: no records in --trace-window (the trace's %llu records span %.3f s)",
 				  tr->path, (unsigned long long)tr->first.records, (double)last / 1e9);
+	if (tr->total == 0)
+		return errbuf_set(err, errcap, "%s: --slice %ld/%ld is empty: none of the %llu records in the window "
+				  "falls to it", tr->path, tr->slice_index, tr->slice_count,
+				  (unsigned long long)tr->window_all);
 	/* Again from the start, for the run. */
 	trace_reader_free(tr->rd);
 	if (!(tr->rd = trace_reader_new(tr->fmt, tr->path, tr->skip_bad)))
@@ -109,13 +152,35 @@ static int first_reading(struct trace_replay *tr, char *err, size_t errcap)
 	return 0;
 }
 
+/* The name without its directory: a result file may travel where the
+ * layout of this machine (a user name, a mount) is nobody's business. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
 static void describe(struct trace_replay *tr)
 {
+	/* For the result: "PATH:LINE: ..." with the path cut the same way. */
+	const char *fb = tr->first.first_bad;
+	size_t pl = strlen(tr->path);
+	if (pl && strncmp(fb, tr->path, pl) == 0)
+		snprintf(tr->first_bad, sizeof tr->first_bad, "%s%s", base_name(tr->path), fb + pl);
+	else
+		snprintf(tr->first_bad, sizeof tr->first_bad, "%s", fb);
+
 	size_t n = 0;
 	int w = snprintf(tr->desc, sizeof tr->desc, "%s:%s: %llu records over %.3f s, speed %gx",
 			 trace_format_name(tr->fmt), tr->path, (unsigned long long)tr->total,
 			 (double)tr->span_ns / 1e9, tr->speed);
 	n = w > 0 ? (size_t)w : 0;
+	if (n < sizeof tr->desc && tr->slice_count) {
+		w = snprintf(tr->desc + n, sizeof tr->desc - n, ", slice %ld/%ld by %s of %llu",
+			     tr->slice_index, tr->slice_count, tr->by_session ? "session id" : "request index",
+			     (unsigned long long)tr->window_all);
+		n += w > 0 ? (size_t)w : 0;
+	}
 	if (n < sizeof tr->desc && (tr->win_start || tr->win_len)) {
 		w = snprintf(tr->desc + n, sizeof tr->desc - n, ", window %.3f s + %.3f s",
 			     (double)tr->win_start / 1e9, (double)tr->win_len / 1e9);
@@ -151,6 +216,9 @@ struct trace_replay *trace_replay_open(const struct config *cfg, char *err, size
 	tr->speed = cfg->trace_speed > 0 ? cfg->trace_speed : 1.0;
 	tr->win_start = cfg->trace_window_start_ns;
 	tr->win_len = cfg->trace_window_len_ns;
+	tr->slice_index = cfg->slice_index;
+	tr->slice_count = cfg->slice_count;
+	tr->block_tokens = cfg->trace_block_tokens;
 	if (!(tr->f = fopen(path, "rb"))) {
 		errbuf_set(err, errcap, "%s: %s", path, strerror(errno));
 		trace_replay_free(tr);
@@ -225,7 +293,7 @@ bool trace_replay_next(struct trace_replay *tr, int64_t *at_ns)
 			tr->ended = true;
 			return false;
 		}
-		if (rec->t_ns >= tr->win_start)
+		if (rec->t_ns >= tr->win_start && in_slice(tr, rec))
 			break;
 	}
 	if (queue_push(tr, rec) != 0) {
@@ -277,7 +345,32 @@ const char *trace_replay_describe(const struct trace_replay *tr)
 
 const char *trace_replay_cut_note(struct trace_replay *tr)
 {
+	tr->cut = true;
 	snprintf(tr->note, sizeof tr->note, "trace cut at -d: %llu of %llu records sent",
 		 (unsigned long long)tr->sent, (unsigned long long)tr->total);
 	return tr->note;
+}
+
+void trace_replay_info(const struct trace_replay *tr, struct trace_replay_info *out)
+{
+	*out = (struct trace_replay_info){
+		.format = trace_format_name(tr->fmt),
+		.file = base_name(tr->path),
+		.records = tr->total,
+		.records_in_window = tr->window_all,
+		.sent = tr->sent,
+		.reordered = tr->first.reordered,
+		.skipped = tr->first.skipped,
+		.first_bad = tr->first_bad,
+		.speed = tr->speed,
+		.window_start_ns = tr->win_start,
+		.window_len_ns = tr->win_len,
+		.span_ns = tr->span_ns,
+		.block_tokens = tr->block_tokens,
+		.slice_index = tr->slice_index,
+		.slice_count = tr->slice_count,
+		.by_session = tr->by_session,
+		.ended = tr->ended,
+		.cut = tr->cut,
+	};
 }

@@ -29,6 +29,7 @@
 #include "infertop/series.h"
 #include "infertop/server.h"
 #include "infertop/snapshot.h"
+#include "infertop/trace_replay.h"
 
 /* ---- numbers ----
  * cJSON prints 15 significant digits and accepts a near miss, so a number
@@ -751,6 +752,9 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 	cJSON_AddItemToObject(it, "server", dup_or_null(s->server));
 	cJSON_AddItemToObject(it, "series", dup_or_null(s->series));
 	cJSON_AddItemToObject(it, "request_log", dup_or_null(s->request_log));
+	/* Only a traced run's: every other result keeps its bytes. */
+	if (s->trace)
+		cJSON_AddItemToObject(it, "trace", dup_or_null(s->trace));
 	if (s->sources)
 		cJSON_AddItemToObject(it, "merged_from", dup_or_null(s->sources));
 	return o;
@@ -1303,6 +1307,56 @@ cJSON *reqlog_to_json(const struct reqlog *l)
 		cJSON_AddStringToObject(o, "last_error", st->last_error);
 	else
 		cJSON_AddNullToObject(o, "last_error");
+	return o;
+}
+
+/* ---- a trace replay (--trace) ---- */
+
+cJSON *trace_replay_to_json(const struct trace_replay *tr, const struct hist *queue)
+{
+	struct trace_replay_info in;
+	trace_replay_info(tr, &in);
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	put_str(o, "format", in.format);
+	put_str(o, "file", in.file);
+	put_u64(o, "records", in.records);
+	put_u64(o, "records_in_window", in.records_in_window);
+	put_u64(o, "sent", in.sent);
+	put_u64(o, "reordered", in.reordered);
+	put_u64(o, "skipped_bad_lines", in.skipped);
+	put_str(o, "first_bad_line", in.first_bad);
+	put_num(o, "speed", in.speed);
+	put_num(o, "span_s", (double)in.span_ns / 1e9);
+	put_num(o, "block_tokens", (double)in.block_tokens);
+	if (in.window_start_ns || in.window_len_ns) {
+		cJSON *w = cJSON_AddObjectToObject(o, "window");
+		put_num(w, "start_s", (double)in.window_start_ns / 1e9);
+		put_num(w, "length_s", (double)in.window_len_ns / 1e9);
+	} else {
+		cJSON_AddNullToObject(o, "window");
+	}
+	if (in.slice_count) {
+		char sl[48];
+		snprintf(sl, sizeof sl, "%ld/%ld", in.slice_index, in.slice_count);
+		put_str(o, "slice", sl);
+		put_str(o, "split_by", in.by_session ? "session_id" : "index");
+	} else {
+		cJSON_AddNullToObject(o, "slice");
+		cJSON_AddNullToObject(o, "split_by");
+	}
+	cJSON_AddBoolToObject(o, "replayed", in.ended && in.sent == in.records);
+	cJSON_AddBoolToObject(o, "cut_at_duration", in.cut);
+	/* Lateness against the schedule is not measured twice: it is the
+	 * client queue time (intended send to actual send), here in short. */
+	cJSON *l = cJSON_AddObjectToObject(o, "lateness");
+	put_str(l, "is", "client queue time: metrics.queue (successful requests)");
+	uint64_t n = queue ? hist_count(queue) : 0;
+	put_u64(l, "count", n);
+	put_num(l, "p50_ms", n ? (double)hist_percentile(queue, 50) / 1e3 : NAN);
+	put_num(l, "p99_ms", n ? (double)hist_percentile(queue, 99) / 1e3 : NAN);
+	put_num(l, "max_ms", n ? (double)hist_max(queue) / 1e3 : NAN);
 	return o;
 }
 

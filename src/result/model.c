@@ -86,6 +86,7 @@ void snapshot_release(struct snapshot *s)
 	cJSON_Delete(s->server);
 	cJSON_Delete(s->series);
 	cJSON_Delete(s->request_log);
+	cJSON_Delete(s->trace);
 	cJSON_Delete(s->sources);
 	snapshot_plan_release(&s->plan);
 	free(s->plan_text);

@@ -28,6 +28,7 @@
 #include "infertop/reqlog.h"
 #include "infertop/series.h"
 #include "infertop/server.h"
+#include "infertop/trace_replay.h"
 
 static void copy_str(char *dst, size_t cap, const char *src)
 {
@@ -362,6 +363,8 @@ int snapshot_from_view(struct snapshot *s, const struct run_view *v, int64_t now
 	    !(s->series = series_object(v->series, v->t_start, elapsed)))
 		goto oom;
 	if (v->reqlog && reqlog_path(v->reqlog) && !(s->request_log = reqlog_to_json(v->reqlog)))
+		goto oom;
+	if (v->trace && !(s->trace = trace_replay_to_json(v->trace, st->run[STAT_QUEUE])))
 		goto oom;
 	return 0;
 oom:

@@ -666,6 +666,7 @@ static int parse_into(struct snapshot *s, struct snapshot_hists *keep, const cha
 	s->server = take(it, "server");
 	s->series = take(it, "series");
 	s->request_log = take(it, "request_log");
+	s->trace = take(it, "trace");
 	s->sources = take(it, "merged_from");
 out:
 	cJSON_Delete(root);

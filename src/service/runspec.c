@@ -94,7 +94,14 @@ static bool is_serve_owned(const char *name)
 	return false;
 }
 
-/* infertop's own form. */
+/* infertop's own form. Workload options need nothing of their own here:
+ * --prefix-groups, --trace and every --trace-* (and --sessions once it is
+ * an option) pass by their long names to cli_parse, which checks them as
+ * on the command line. What an option reads from disk is serve.c's: a
+ * file it names is held to --data-dir there (serve_file_check, called by
+ * serve_trace_check for --trace; a sessions file gets its call beside
+ * it). infertop fleet --start gives each generator its --slice, which
+ * splits a trace (and a dataset) between them. tests/fleet_trace.sh. */
 static int build_native(const cJSON *root, runspec_kind_fn kind, struct runspec *rs, char field[RUNSPEC_FIELD_MAX],
 			char err[RUNSPEC_ERR_MAX])
 {
