@@ -459,7 +459,7 @@ static const char *const options_not_in_results[] = {
 	"id",                   /* the generator's name in /metrics and the fleet */
 	"start-at",             /* when a fleet started the load: start_unix has it */
 	"results-dir", "data-dir", /* infertop serve's */
-	"targets", "targets-file", "discover", "token-env", /* infertop fleet's */
+	"targets", "targets-file", "discover", "token-env", "expect", "expect-timeout", /* infertop fleet's */
 	"workers",              /* how the load was made: the merged result is one run */
 	/* Never written, though they shape the requests: writing them now
 	 * would change every result's bytes (kept identical through issue

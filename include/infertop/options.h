@@ -109,6 +109,8 @@ struct config {
 	char *fleet_targets_file;   /* one URL a line */
 	char *fleet_discover;       /* "dns:NAME:PORT" */
 	char *fleet_token_env;      /* env var holding the generators' bearer token */
+	long fleet_expect;          /* --expect: ready generators to wait for; 0: none */
+	int64_t fleet_expect_timeout_ns;  /* ... at most this long */
 
 	/* Dashboard. */
 	double refresh_hz;

@@ -71,7 +71,7 @@ struct result_crow {
 	int better; /* +1: higher is better, -1: lower is, 0: neither */
 	double a, b;
 };
-#define RESULT_MAX_CROWS (9 + STAT_NMETRICS * 5)
+#define RESULT_MAX_CROWS (9 + 3 + STAT_NMETRICS * 5)
 struct result_compare {
 	const char *file_a, *file_b;
 	int n;

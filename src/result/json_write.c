@@ -225,6 +225,24 @@ static cJSON *dup_or_null(const cJSON *j)
 	return d;
 }
 
+/* A fleet that lost generators says so among the warnings too: a reader
+ * that looks only there learns that part of the planned load is missing. */
+static void fleet_warning(cJSON *w, const cJSON *fleet)
+{
+	const cJSON *lost = cJSON_GetObjectItemCaseSensitive(fleet, "generators_lost");
+	const cJSON *planned = cJSON_GetObjectItemCaseSensitive(fleet, "generators_planned");
+	int n = cJSON_GetArraySize(lost);
+	if (!w || n <= 0 || !cJSON_IsNumber(planned))
+		return;
+	cJSON *o = cJSON_AddObjectToObject(w, "generators_lost");
+	char msg[160];
+	snprintf(msg, sizeof msg, "%d of %.0f generators lost: their share of the planned load is missing", n,
+		 planned->valuedouble);
+	put_u64(o, "count", (uint64_t)n);
+	if (o)
+		cJSON_AddStringToObject(o, "last_message", msg);
+}
+
 /* vLLM's header keys, as benchmark_serving.py writes them before its
  * figures: date ("%Y%m%d-%H%M%S", here in UTC, when the result was taken),
  * backend (its name for the endpoint), model_id and tokenizer_id (no
@@ -582,6 +600,7 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 			put_u64(u, "count", s->usage_mismatch);
 			cJSON_AddStringToObject(u, "last_message", s->usage_mismatch_msg);
 		}
+		fleet_warning(w, s->fleet);
 	}
 	put_u64(it, "output_chunks", s->run_c.chunks);
 	put_u64(it, "started", s->started);
@@ -650,6 +669,8 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 	cJSON_AddItemToObject(it, "request_log", dup_or_null(s->request_log));
 	if (s->sources)
 		cJSON_AddItemToObject(it, "merged_from", dup_or_null(s->sources));
+	if (s->fleet)
+		cJSON_AddItemToObject(it, "fleet", dup_or_null(s->fleet));
 	return o;
 oom:
 	cJSON_Delete(o);

@@ -65,6 +65,7 @@ void snapshot_release(struct snapshot *s)
 	cJSON_Delete(s->series);
 	cJSON_Delete(s->request_log);
 	cJSON_Delete(s->sources);
+	cJSON_Delete(s->fleet);
 	snapshot_plan_release(&s->plan);
 	free(s->plan_text);
 	memset(s, 0, sizeof *s);
