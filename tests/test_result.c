@@ -456,6 +456,7 @@ static const char *const options_not_in_results[] = {
 	"help", "version",      /* actions: print and exit */
 	"no-config",            /* where options came from; the block has their values */
 	"listen", "listen-token-env", "listen-metrics-open", "listen-allow-host", /* the control API watching the run */
+	"linger",               /* how long /metrics outlives the run */
 	"id",                   /* the generator's name in /metrics and the fleet */
 	"start-at",             /* when a fleet started the load: start_unix has it */
 	"results-dir", "data-dir", /* infertop serve's */

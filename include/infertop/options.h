@@ -103,6 +103,7 @@ struct config {
 	char *id;               /* generator id; NULL: hostname:pid */
 	double start_at;        /* wall clock (Unix s) the load starts at; 0: at once */
 	long workers;           /* engine processes sharing the load; 1: this one */
+	int64_t linger_ns;      /* --listen: /metrics stays up this long after the run; -1: default */
 
 	/* infertop fleet (fleet.h). */
 	char *fleet_targets;        /* "URL,URL,..." */

@@ -233,6 +233,7 @@ static void cli_defaults(struct config *cfg)
 	cfg->trace_speed = 1.0;
 	cfg->trace_block_tokens = 512;
 	cfg->fleet_expect_timeout_ns = 300 * CLOCK_NS_PER_S;
+	cfg->linger_ns = -1;
 }
 
 /* ---- handlers ---- */
@@ -740,6 +741,9 @@ static const struct cli_opt opts[] = {
 	{ "data-dir", 0, "DIR", G_CONTROL, set_string, F(data_dir),
 	  .help = "infertop serve: run specs may name dataset and trace files under DIR only (default: none at all)" },
 	{ "id", 0, "NAME", G_CONTROL, set_id, F(id), .help = "generator id in /metrics (default hostname:pid)" },
+	{ "linger", 0, "TIME", G_CONTROL, set_duration, F(linger_ns), 0, 0, "expected a duration",
+	  .help = "with --listen: after the run, keep serving /metrics this long so a scraper reads the final "
+		  "counts (default: two scrape intervals, as measured between the run's GET /metrics; 0 when none)" },
 	{ "start-at", 0, "UNIX", G_CONTROL, set_start_at,
 	  .help = "start the load at this wall-clock time (Unix seconds), as infertop fleet --start sets it" },
 	{ "targets", 0, "URL,URL", G_CONTROL, set_string, F(fleet_targets),
