@@ -17,6 +17,7 @@
 #include "infertop/dataset.h"
 #include "infertop/engine.h"
 #include "infertop/fleet.h"
+#include "infertop/loop.h"
 #include "infertop/redact.h"
 #include "infertop/report.h"
 #include "infertop/serve.h"
@@ -163,6 +164,13 @@ static void linger_done(struct ev_loop *loop, ev_timer *w, int revents)
 	ev_break(loop, EVBREAK_ONE);
 }
 
+/* Ctrl-C or SIGTERM ends the wait (the result is written already). */
+static void linger_signal(void *ud, int signum)
+{
+	(void)signum;
+	ev_break(ud, EVBREAK_ONE);
+}
+
 static void linger(const struct config *cfg, struct control *ctl, struct ev_loop *loop)
 {
 	if (!ctl)
@@ -177,7 +185,11 @@ static void linger(const struct config *cfg, struct control *ctl, struct ev_loop
 	ev_timer t;
 	ev_timer_init(&t, linger_done, (double)ns / 1e9, 0.);
 	ev_timer_start(loop, &t);
+	loop_signal_set(loop, LOOP_SIGINT, linger_signal, loop);
+	loop_signal_set(loop, LOOP_SIGTERM, linger_signal, loop);
 	ev_run(loop, 0);
+	loop_signal_release(LOOP_SIGINT, linger_signal, loop);
+	loop_signal_release(LOOP_SIGTERM, linger_signal, loop);
 	ev_timer_stop(loop, &t);
 }
 
