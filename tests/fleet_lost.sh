@@ -56,6 +56,12 @@ check "--expect 3 with two answering: exit 2 naming the count ($st)" $?
 [ ! -e "$tmp/none.json" ] && ! grep -q "run [0-9a-f]" "$tmp/e1.err" && [ -z "$(find "$tmp"/res0 "$tmp"/res1 -type f)" ]
 check "and no run was started anywhere" $?
 
+# More than the generators given, without --discover: refused at once.
+fleet --expect 4 --start -c 6 -d 2s "$target" >/dev/null 2>"$tmp/e0.err"
+st=$?
+[ $st -eq 2 ] && grep -q -- "--expect 4: only 3 generators are given" "$tmp/e0.err"
+check "--expect 4 over three --targets: exit 2 at once ($st)" $?
+
 # The same with the third answering late: the fleet waits, then starts
 # the run on all three.
 fleet --expect 3 --expect-timeout 60s -o "$tmp/late.json" --start -c 6 -d 2s --output-tokens 10 --metrics-url none \

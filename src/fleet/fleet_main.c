@@ -79,10 +79,15 @@ static int add_targets(struct fleet *f, const struct config *cfg, struct ev_loop
  * generators answer, so a fleet pod started before its generators are
  * ready waits for them instead of starting on whoever answered first.
  * 0, or -1 with err saying how many answered. */
-static int wait_expected(struct fleet_app *a, char *err, size_t errcap)
+static int wait_expected(struct fleet_app *a, bool discovering, char *err, size_t errcap)
 {
 	const struct config *cfg = a->cfg;
 	size_t want = (size_t)cfg->fleet_expect;
+	/* Without --discover the list is all there will be. */
+	if (!discovering && fleet_nendpoints(a->f) < want) {
+		snprintf(err, errcap, "--expect %zu: only %zu generators are given", want, fleet_nendpoints(a->f));
+		return -1;
+	}
 	int64_t now = clock_now_ns(), deadline = now + cfg->fleet_expect_timeout_ns;
 	double limit_s = (double)cfg->fleet_expect_timeout_ns / 1e9;
 	if (!cfg->quiet)
@@ -143,7 +148,7 @@ int fleet_main(int argc, char **argv)
 	loop_signal_set(loop, LOOP_SIGTERM, on_signal, &a);
 	if (cfg.fleet_expect > 0) {
 		fleet_start(f);
-		if (wait_expected(&a, err, sizeof err) != 0) {
+		if (wait_expected(&a, dns != NULL, err, sizeof err) != 0) {
 			fprintf(stderr, "infertop fleet: %s\n", err);
 			goto out_signals;
 		}
