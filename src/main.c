@@ -17,6 +17,7 @@
 #include "infertop/dataset.h"
 #include "infertop/engine.h"
 #include "infertop/fleet.h"
+#include "infertop/loop.h"
 #include "infertop/redact.h"
 #include "infertop/report.h"
 #include "infertop/serve.h"
@@ -154,6 +155,46 @@ static int front_ready(struct session *s, void *ud)
 	return 0;
 }
 
+/* --listen: the final counts stay on /metrics a while after the run, so
+ * a scraper reads them (its last sample was up to an interval before the
+ * end). --linger, else twice the interval between the run's last two
+ * scrapes (none: nobody scrapes, no wait), at most LINGER_MAX_NS. */
+#define LINGER_MAX_NS (600 * CLOCK_NS_PER_S)
+static void linger_done(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)w, (void)revents;
+	ev_break(loop, EVBREAK_ONE);
+}
+
+/* Ctrl-C or SIGTERM ends the wait (the result is written already). */
+static void linger_signal(void *ud, int signum)
+{
+	(void)signum;
+	ev_break(ud, EVBREAK_ONE);
+}
+
+static void linger(const struct config *cfg, struct control *ctl, struct ev_loop *loop)
+{
+	if (!ctl)
+		return;
+	int64_t ns = cfg->linger_ns >= 0 ? cfg->linger_ns : 2 * control_scrape_interval_ns(ctl);
+	if (cfg->linger_ns < 0 && ns > LINGER_MAX_NS)
+		ns = LINGER_MAX_NS;
+	if (ns <= 0)
+		return;
+	if (!cfg->quiet)
+		fprintf(stderr, "infertop: /metrics keeps the final counts for %.1fs (--linger)\n", (double)ns / 1e9);
+	ev_timer t;
+	ev_timer_init(&t, linger_done, (double)ns / 1e9, 0.);
+	ev_timer_start(loop, &t);
+	loop_signal_set(loop, LOOP_SIGINT, linger_signal, loop);
+	loop_signal_set(loop, LOOP_SIGTERM, linger_signal, loop);
+	ev_run(loop, 0);
+	loop_signal_release(LOOP_SIGINT, linger_signal, loop);
+	loop_signal_release(LOOP_SIGTERM, linger_signal, loop);
+	ev_timer_stop(loop, &t);
+}
+
 static int run(struct config *cfg, int argc, char **argv)
 {
 	if (cfg->demo && demo_start(cfg) != 0)
@@ -203,6 +244,7 @@ static int run(struct config *cfg, int argc, char **argv)
 	engine_view(e, &v);
 	report_summary(stdout, &v);
 	rc = session_exit_code(s, stderr);
+	linger(cfg, f.ctl, loop);
 	control_stop(f.ctl);
 	session_free(s);
 	ev_loop_destroy(loop);

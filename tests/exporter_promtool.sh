@@ -63,7 +63,7 @@ if command -v jq >/dev/null 2>&1; then
 		echo "- name: dashboard"
 		echo "  rules:"
 		i=0
-		sed -e 's/\$model/.*/g; s/\$generator/.*/g; s/\$__rate_interval/1m/g' "$tmp/exprs" |
+		sed -e 's/\$model/.*/g; s/\$generator/.*/g; s/\$replica/instance/g; s/\$__rate_interval/1m/g' "$tmp/exprs" |
 			while IFS= read -r e; do
 				i=$((i + 1))
 				printf '  - record: q%d\n    expr: %s\n' "$i" "$(printf '%s' "$e" | jq -Rs .)"

@@ -4,7 +4,8 @@
 # file bind-mounted over /etc/hosts in a private mount namespace (unshare
 # -m: root only, else skipped), so nothing outside the test changes. Three
 # loopback addresses give three generators; a fourth address added while
-# the fleet runs is picked up by the next resolution.
+# the fleet runs is picked up by the next resolution. --expect waits for
+# a generator whose address comes later.
 : "${INFERTOP_BIN:?}"
 set -u
 . "$(dirname "$0")/check_lib.sh"
@@ -63,4 +64,29 @@ check "an address added later is picked up by the next resolution" $?
 kill -INT "$fpid"
 wait "$fpid"
 check "Ctrl-C ends the fleet with status 0" $?
+
+# A fleet pod that starts before its generators' pods: --expect 2 waits
+# while the Service has one address, and the run starts on both once the
+# second pod's address is in a resolution.
+"$INFERTOP_BIN" serve --listen 127.0.0.6:0 --results-dir "$tmp" >"$tmp/s6.out" 2>"$tmp/s6.err" &
+pids="$pids $!"
+wait_for "$tmp/s6.err" "control API on"
+sport=$(sed -n 's/^infertop: control API on http:[^ ]*:\([0-9]*\).*/\1/p' "$tmp/s6.err")
+printf '127.0.0.6 late.test\n' >>"$tmp/hosts"
+unshare -m sh -c "mount --bind '$tmp/hosts' /etc/hosts && exec '$INFERTOP_BIN' fleet --discover dns:late.test:$sport \
+	--expect 2 --expect-timeout 60s --no-tui --interval 200ms -o '$tmp/late.json' --start -c 4 -d 2s --output-tokens 8 --metrics-url none \
+	http://127.0.0.1:$simport" >"$tmp/l.out" 2>"$tmp/l.err" &
+lpid=$!
+pids="$pids $lpid"
+wait_for "$tmp/l.err" "waiting for 2 generators"
+check "--expect 2 over a Service with one address: the fleet waits" $?
+"$INFERTOP_BIN" serve --listen "127.0.0.7:$sport" --results-dir "$tmp" >"$tmp/s7.out" 2>"$tmp/s7.err" &
+pids="$pids $!"
+wait_for "$tmp/s7.err" "control API on"
+printf '127.0.0.7 late.test\n' >>"$tmp/hosts"
+wait "$lpid"
+st=$?
+[ $st -eq 0 ] && [ "$(grep -c ": run [0-9a-f]\{32\}$" "$tmp/l.err")" -eq 2 ] &&
+	grep -q '"generators_planned":[[:space:]]*2' "$tmp/late.json"
+check "the second pod's address comes: the run starts on both, exit 0 ($st)" $?
 [ "$fails" -eq 0 ]

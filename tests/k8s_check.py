@@ -143,6 +143,13 @@ check("the fleet reads the generators' token from the same Secret (%s)" % ftok,
 start = fargs.index("--start") if "--start" in fargs else len(fargs)
 check("the fleet's own options come before --start (after it: the run)",
       all(fargs.index(o) < start for o in ("--discover", "--token-env", "--output") if o in fargs))
+# --expect: the fleet waits for every generator of the Job, the count
+# being the Job's completions (the kustomization copies it).
+exp = opt(fargs, "--expect") or ""
+m = re.fullmatch(r"\$\((\w+)\)", exp)
+ev = fenv.get(m.group(1), {}).get("value") if m else exp
+check("the fleet waits for the Job's completions (--expect %s = %r, completions %r)" % (exp, ev, n),
+      "--expect" in fargs[:start] and ev == str(n))
 refs = {e["valueFrom"]["configMapKeyRef"]["key"] for e in fc.get("env", [])
         if "configMapKeyRef" in e.get("valueFrom", {})}
 check("every ConfigMap key the fleet reads exists (%s)" % sorted(refs), refs and refs <= set(cm["data"]))

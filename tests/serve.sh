@@ -57,11 +57,14 @@ wait_state() { # id regex
 code=$(req GET /healthz)
 [ "$code" = 200 ]
 check "GET /healthz between runs: 200" $?
-for p in /v1/status /metrics; do
-	code=$(req GET $p)
-	[ "$code" = 409 ] && grep -q '"message":"no run"' "$tmp/b"
-	check "GET $p with no run: 409 no run" $?
-done
+code=$(req GET /v1/status)
+[ "$code" = 409 ] && grep -q '"message":"no run"' "$tmp/b"
+check "GET /v1/status with no run: 409 no run" $?
+# /metrics answers between runs (a scraper sees the generator up, and the
+# counters of the runs so far: none yet).
+code=$(req GET /metrics)
+[ "$code" = 200 ] && grep -q '^# TYPE infertop_requests_total counter' "$tmp/b" && ! grep -q '^infertop_requests_total' "$tmp/b"
+check "GET /metrics with no run: 200, the families without samples" $?
 code=$(req POST /v1/load '{"concurrency":3}')
 [ "$code" = 409 ] && grep -q '"status":"refused"' "$tmp/b"
 check "POST /v1/load with no run: 409" $?
@@ -210,6 +213,11 @@ code=$(req GET "/v1/runs/$id2/result")
 check "run 2's result downloads byte-equal to its file" $?
 grep -Eq '"request_rate":[[:space:]]*200' "$tmp/b" && grep -Eq '"completed":[[:space:]]*30' "$tmp/b"
 check "run 2 ran its 30 prompts at rate 200" $?
+# Each run's summary block on serve's stdout (kubectl logs), once each.
+[ "$(grep -c '^============ Serving Benchmark Result' "$tmp/out")" -eq 2 ] &&
+	grep -A1 "^infertop serve: run $id1\$" "$tmp/out" | grep -q 'Serving Benchmark Result' &&
+	grep -Eq '^Successful requests: +40 *$' "$tmp/out" && grep -Eq '^Successful requests: +30 *$' "$tmp/out"
+check "serve printed each run's summary block to stdout (40, then 30 requests)" $?
 
 # Run 3: long, steered through the section-1 endpoints, then DELETE.
 code=$(req POST /v1/runs "{\"url\":\"http://127.0.0.1:$simport\",\"concurrency\":2,\"duration\":\"60s\",\"grace\":\"5s\",\"metrics-url\":\"none\"}")

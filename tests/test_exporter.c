@@ -435,6 +435,75 @@ static void test_live_run(void **state)
 	enginefix_free(&f);
 }
 
+/* serve's runs one after another: the counters and histograms of a model
+ * are the finished runs' plus the current one's (never back to 0), they
+ * stay between runs, another model has series of its own, and the run id
+ * is a label of infertop_run_info. */
+static double total_of(const char *text, size_t len, const char *name, const char *matchers)
+{
+	double out = -1;
+	if (prom_sum(text, len, name, matchers, &out) < 1)
+		fail_msg("%s{%s}: no series", name, matchers ? matchers : "");
+	return out;
+}
+
+static void test_totals_across_runs(void **state)
+{
+	(void)state;
+	struct exporter_totals *t = exporter_totals_new();
+	assert_non_null(t);
+	size_t len;
+	char *text = exporter_text_totals(NULL, t, GEN, 0, &len);
+	assert_non_null(text);
+	double n = -1;
+	assert_int_equal(prom_sum(text, len, "infertop_requests_total", NULL, &n), 0); /* no run yet: no series */
+	free(text);
+
+	struct synth a, b;
+	assert_int_equal(synth_init(&a, "m"), 0);
+	assert_int_equal(synth_init(&b, "m"), 0);
+	struct run_view va, vb;
+	engine_view(&a.e, &va);
+	engine_view(&b.e, &vb);
+	/* Run a going on: its own counts. */
+	text = exporter_text_totals(&va, t, GEN, a.t0, &len);
+	assert_true(total_of(text, len, "infertop_requests_total", "outcome=ok") == SYNTH_OK);
+	free(text);
+	/* Over: between runs its final counts stay, the gauges of a run go. */
+	exporter_totals_add(t, &va);
+	assert_int_equal(exporter_totals_requests(t), SYNTH_OK + SYNTH_FAILED);
+	text = exporter_text_totals(NULL, t, GEN, a.t0, &len);
+	assert_true(total_of(text, len, "infertop_requests_total", "outcome=ok") == SYNTH_OK);
+	assert_true(total_of(text, len, "infertop_ttft_seconds_count", NULL) == SYNTH_OK);
+	assert_true(total_of(text, len, "infertop_run_active", NULL) == 0);
+	assert_true(total_of(text, len, "infertop_runs_total", NULL) == 1);
+	assert_int_equal(prom_sum(text, len, "infertop_in_flight", NULL, &n), 0);
+	char want[80];
+	snprintf(want, sizeof want, "run_id=\"%s\"} 1\n", va.run_id);
+	assert_non_null(strstr(text, want));
+	free(text);
+	/* Run b, same model: added on top. */
+	text = exporter_text_totals(&vb, t, GEN, b.t0, &len);
+	assert_true(total_of(text, len, "infertop_requests_total", "outcome=ok") == 2 * SYNTH_OK);
+	assert_true(total_of(text, len, "infertop_requests_total", "outcome=error") == 2 * SYNTH_FAILED);
+	assert_true(total_of(text, len, "infertop_ttft_seconds_count", NULL) == 2 * SYNTH_OK);
+	assert_true(total_of(text, len, "infertop_ttft_seconds_bucket", "le=+Inf") == 2 * SYNTH_OK);
+	assert_true(total_of(text, len, "infertop_runs_total", NULL) == 2);
+	free(text);
+	exporter_totals_add(t, &vb);
+	synth_free(&b);
+	/* Another model: a series of its own; the first model's stay. */
+	assert_int_equal(synth_init(&b, "other"), 0);
+	engine_view(&b.e, &vb);
+	text = exporter_text_totals(&vb, t, GEN, b.t0, &len);
+	assert_true(total_of(text, len, "infertop_requests_total", "outcome=ok,model=m") == 2 * SYNTH_OK);
+	assert_true(total_of(text, len, "infertop_requests_total", "outcome=ok,model=other") == SYNTH_OK);
+	free(text);
+	synth_free(&b);
+	synth_free(&a);
+	exporter_totals_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -445,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_empty_view),
 		cmocka_unit_test(test_client_metric_table),
 		cmocka_unit_test(test_live_run),
+		cmocka_unit_test(test_totals_across_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

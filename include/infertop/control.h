@@ -35,6 +35,7 @@
  */
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct engine;
@@ -90,6 +91,9 @@ void control_answer_later(struct control *c, struct control_later *later, unsign
 /* Without one, those routes are 404. */
 void control_set_runs(struct control *c, control_runs_fn fn, void *ud);
 
+/* The time between the last two GET /metrics (a scraper's interval);
+ * 0 before two. */
+int64_t control_scrape_interval_ns(const struct control *c);
 /* The port bound (useful with port 0). */
 int control_port(const struct control *c);
 /* Answers what is already queued, closes everything, frees. NULL is fine. */

@@ -25,4 +25,20 @@ struct run_view;
  * the `--id` (default hostname:pid), never NULL. */
 char *exporter_text(const struct run_view *v, const char *generator_id, int64_t now_ns, size_t *len);
 
+/* The counts of the runs a process has finished (serve runs one after
+ * another): counters and histograms are exported as these plus the
+ * current run's, so they only grow for the life of the process, and
+ * between runs they stay at the last run's final counts. The run id is a
+ * label of infertop_run_info, never a reset. */
+struct exporter_totals;
+struct exporter_totals *exporter_totals_new(void);   /* NULL on out of memory */
+void exporter_totals_free(struct exporter_totals *t);
+/* A run is over: its final counts join the totals. */
+void exporter_totals_add(struct exporter_totals *t, const struct run_view *v);
+/* ok + error requests in the totals. */
+uint64_t exporter_totals_requests(const struct exporter_totals *t);
+/* exporter_text over t (NULL: none) plus v (NULL: between runs). */
+char *exporter_text_totals(const struct run_view *v, const struct exporter_totals *t, const char *generator_id,
+			   int64_t now_ns, size_t *len);
+
 #endif

@@ -126,6 +126,15 @@ const char *fleet_output(const struct fleet *f);
  * when instead (false: only fleet_finish ends it). */
 void fleet_set_auto_finish(struct fleet *f, bool on);
 
+/* Generators that answered their status within FLEET_LOST_NS and are
+ * not refused: what --expect waits for. */
+size_t fleet_nready(const struct fleet *f, int64_t now_ns);
+/* --start: how many generators the run was planned on, and the fleet's
+ * load (concurrency, or rate when open_loop), for the panel and the line.
+ * fleet_planned returns 0 when nothing was planned. */
+void fleet_set_planned(struct fleet *f, size_t n, bool open_loop, double target);
+size_t fleet_planned(const struct fleet *f, bool *open_loop, double *target);
+
 /* The merged state as a run (valid until the next merge tick). */
 void fleet_view(const struct fleet *f, struct run_view *v);
 /* The merge of every counted run's latest status; NULL before the first. */
@@ -224,7 +233,10 @@ char *fleet_start_spec(const struct fleet_start *s, size_t i, size_t k, double s
 int fleet_start_go(struct fleet_start *s, double lead_s, char *err, size_t errcap);
 /* The merge of the collected results; NULL before the end or when none. */
 const struct snapshot *fleet_start_result(const struct fleet_start *s);
-/* The exit status once finished: 0 every result merged, 1 some missing. */
+/* The exit status once finished (session.h's SESSION_EXIT_*): 0 every
+ * result merged; 5 (GEN_LOST) some generator's missing, the merge written
+ * with them listed in its "fleet" object; 1 nothing merged or written, or
+ * the run refused by a generator. */
 int fleet_start_status(const struct fleet_start *s);
 void fleet_start_free(struct fleet_start *s);
 

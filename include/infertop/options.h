@@ -106,12 +106,15 @@ struct config {
 	char *id;               /* generator id; NULL: hostname:pid */
 	double start_at;        /* wall clock (Unix s) the load starts at; 0: at once */
 	long workers;           /* engine processes sharing the load; 1: this one */
+	int64_t linger_ns;      /* --listen: /metrics stays up this long after the run; -1: default */
 
 	/* infertop fleet (fleet.h). */
 	char *fleet_targets;        /* "URL,URL,..." */
 	char *fleet_targets_file;   /* one URL a line */
 	char *fleet_discover;       /* "dns:NAME:PORT" */
 	char *fleet_token_env;      /* env var holding the generators' bearer token */
+	long fleet_expect;          /* --expect: ready generators to wait for; 0: none */
+	int64_t fleet_expect_timeout_ns;  /* ... at most this long */
 
 	/* Dashboard. */
 	double refresh_hz;

@@ -73,7 +73,7 @@ struct result_crow {
 };
 /* ... and, when a run has them, the cache's hit rate and TTFT p50 warm
  * and cold, TTFT p50 by turn and the sessions that failed. */
-#define RESULT_MAX_CROWS (9 + STAT_NMETRICS * 5 + 3 + STATS_TURNS + 1)
+#define RESULT_MAX_CROWS (9 + 3 + STAT_NMETRICS * 5 + 3 + STATS_TURNS + 1)
 struct result_compare {
 	const char *file_a, *file_b;
 	int n;

@@ -37,6 +37,7 @@ enum session_phase {
 #define SESSION_EXIT_USAGE 2        /* bad options, or the server never answered */
 #define SESSION_EXIT_ERROR_RATE 3   /* above --max-error-rate */
 #define SESSION_EXIT_NONE_OK 4      /* requests ended, none succeeded */
+#define SESSION_EXIT_GEN_LOST 5     /* fleet --start: a generator was lost; the merge lacks its share */
 
 struct session;
 struct engine;

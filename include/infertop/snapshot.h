@@ -192,6 +192,10 @@ struct snapshot {
 	struct cJSON *request_log;  /* --request-log counters */
 	struct cJSON *trace;        /* --trace: the replay (trace_replay_to_json) */
 	struct cJSON *sources;      /* a merge: one summary per input */
+	/* A fleet --start's merge: the generators planned and merged, those
+	 * lost (id, run, when, why), the load planned and achieved
+	 * (fleet_start.c builds it; "fleet" in the file). */
+	struct cJSON *fleet;
 	struct snapshot_plan plan;  /* owned arrays */
 	/* An older file's pre-rendered plan text ("plan_summary_text"), shown
 	 * when it has no plan data; never written. */

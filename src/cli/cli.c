@@ -234,6 +234,8 @@ static void cli_defaults(struct config *cfg)
 	cfg->stage_duration_ns = 120 * CLOCK_NS_PER_S;
 	cfg->trace_speed = 1.0;
 	cfg->trace_block_tokens = 512;
+	cfg->fleet_expect_timeout_ns = 300 * CLOCK_NS_PER_S;
+	cfg->linger_ns = -1;
 }
 
 /* ---- handlers ---- */
@@ -777,6 +779,9 @@ static const struct cli_opt opts[] = {
 	{ "data-dir", 0, "DIR", G_CONTROL, set_string, F(data_dir),
 	  .help = "infertop serve: run specs may name dataset and trace files under DIR only (default: none at all)" },
 	{ "id", 0, "NAME", G_CONTROL, set_id, F(id), .help = "generator id in /metrics (default hostname:pid)" },
+	{ "linger", 0, "TIME", G_CONTROL, set_duration, F(linger_ns), 0, 0, "expected a duration",
+	  .help = "with --listen: after the run, keep serving /metrics this long so a scraper reads the final "
+		  "counts (default: two scrape intervals, as measured between the run's GET /metrics; 0 when none)" },
 	{ "start-at", 0, "UNIX", G_CONTROL, set_start_at,
 	  .help = "start the load at this wall-clock time (Unix seconds), as infertop fleet --start sets it" },
 	{ "targets", 0, "URL,URL", G_CONTROL, set_string, F(fleet_targets),
@@ -787,6 +792,12 @@ static const struct cli_opt opts[] = {
 	  .help = "infertop fleet: one generator per address NAME resolves to, re-resolved every 5s" },
 	{ "token-env", 0, "VAR", G_CONTROL, set_env_name, F(fleet_token_env),
 	  .help = "infertop fleet: the generators' bearer token is in $VAR (never printed)" },
+	{ "expect", 0, "N", G_CONTROL, set_long, F(fleet_expect), 1, 1024,
+	  "expected a whole number from 1 to 1024",
+	  .help = "infertop fleet: wait until N generators answer, then start (the run of --start, or the view)" },
+	{ "expect-timeout", 0, "TIME", G_CONTROL, set_duration, F(fleet_expect_timeout_ns), NS_S, 0,
+	  "expected a duration >= 1s",
+	  .help = "infertop fleet: give up waiting for --expect after TIME, exit 2 (default 5m)" },
 	{ "workers", 0, "N|auto", G_CONTROL, set_workers,
 	  .help = "N engine processes on this machine, each with a share of the load, merged exactly into one "
 		  "dashboard and result (auto: cores - 1; default 1)" },

@@ -117,6 +117,10 @@ struct fleet {
 
 	fleet_tick_fn on_tick;
 	void *tick_ud;
+	/* --start: the generators and the load the run was planned with. */
+	size_t planned;
+	bool planned_open;
+	double planned_target;
 };
 
 static const char *const state_names[FLEET_GEN_NSTATES] = {
@@ -1095,6 +1099,32 @@ void fleet_view(const struct fleet *f, struct run_view *v)
 const struct snapshot *fleet_merged(const struct fleet *f)
 {
 	return f->have_merged ? &f->merged : NULL;
+}
+
+size_t fleet_nready(const struct fleet *f, int64_t now)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < f->neps; i++) {
+		const struct endpoint *ep = f->eps[i];
+		n += ep->last_ok_ns && now - ep->last_ok_ns <= FLEET_LOST_NS && !ep->refused;
+	}
+	return n;
+}
+
+void fleet_set_planned(struct fleet *f, size_t n, bool open_loop, double target)
+{
+	f->planned = n;
+	f->planned_open = open_loop;
+	f->planned_target = target;
+}
+
+size_t fleet_planned(const struct fleet *f, bool *open_loop, double *target)
+{
+	if (open_loop)
+		*open_loop = f->planned_open;
+	if (target)
+		*target = f->planned_target;
+	return f->planned;
 }
 
 /* The refused endpoints that have no run row (their message is the

@@ -75,6 +75,42 @@ static int add_targets(struct fleet *f, const struct config *cfg, struct ev_loop
 	return 0;
 }
 
+/* --expect N: the fleet polls (and --discover re-resolves) until N
+ * generators answer, so a fleet pod started before its generators are
+ * ready waits for them instead of starting on whoever answered first.
+ * 0, or -1 with err saying how many answered. */
+static int wait_expected(struct fleet_app *a, bool discovering, char *err, size_t errcap)
+{
+	const struct config *cfg = a->cfg;
+	size_t want = (size_t)cfg->fleet_expect;
+	/* Without --discover the list is all there will be. */
+	if (!discovering && fleet_nendpoints(a->f) < want) {
+		snprintf(err, errcap, "--expect %zu: only %zu generators are given", want, fleet_nendpoints(a->f));
+		return -1;
+	}
+	int64_t now = clock_now_ns(), deadline = now + cfg->fleet_expect_timeout_ns;
+	double limit_s = (double)cfg->fleet_expect_timeout_ns / 1e9;
+	if (!cfg->quiet)
+		fprintf(stderr, "infertop fleet: waiting for %zu generators to answer (--expect, up to %.0fs)\n", want,
+			limit_s);
+	for (;;) {
+		size_t seen = fleet_nready(a->f, now);
+		if (seen >= want) {
+			if (!cfg->quiet)
+				fprintf(stderr, "infertop fleet: %zu generators answer\n", seen);
+			return 0;
+		}
+		if (fleet_finished(a->f) || now >= deadline) {
+			snprintf(err, errcap, "--expect %zu: %s with %zu of %zu generators answering (%zu known)", want,
+				 fleet_finished(a->f) ? "interrupted" : "gave up after --expect-timeout", seen, want,
+				 fleet_nendpoints(a->f));
+			return -1;
+		}
+		ev_run(a->loop, EVRUN_ONCE);   /* the poll timer wakes it at 4 Hz */
+		now = clock_now_ns();
+	}
+}
+
 int fleet_main(int argc, char **argv)
 {
 	int split = argc;
@@ -104,11 +140,20 @@ int fleet_main(int argc, char **argv)
 		fprintf(stderr, "infertop fleet: %s\n", err);
 		goto out;
 	}
-	struct fleet_app a = {.f = f, .loop = loop, .cfg = &cfg, .starting = st != NULL};
+	struct fleet_app a = {.f = f, .loop = loop, .cfg = &cfg};
 	a.next_line = clock_now_ns() + cfg.interval_ns;
+	a.headless = !ui_wanted(&cfg);
 	fleet_set_on_tick(f, app_tick, &a);
 	loop_signal_set(loop, LOOP_SIGINT, on_signal, &a);
 	loop_signal_set(loop, LOOP_SIGTERM, on_signal, &a);
+	if (cfg.fleet_expect > 0) {
+		fleet_start(f);
+		if (wait_expected(&a, dns != NULL, err, sizeof err) != 0) {
+			fprintf(stderr, "infertop fleet: %s\n", err);
+			goto out_signals;
+		}
+	}
+	a.starting = st != NULL;
 	if (st) {
 		/* Discovery's first answer names the generators to start. */
 		while (dns && fleet_dns_rounds(dns) == 0)

@@ -45,6 +45,20 @@ static void fmt_target(char *buf, size_t cap, const struct fleet_gen_info *g)
 		snprintf(buf, cap, "c=%.0f", g->target);
 }
 
+/* --start: ", planned 3 at c=12, 1 LOST" (a lost generator's share of
+ * the planned load is missing); "" when nothing was planned. */
+static void planned_text(char *buf, size_t cap, const struct fleet *f, size_t lost)
+{
+	bool open;
+	double target;
+	size_t planned = fleet_planned(f, &open, &target);
+	buf[0] = '\0';
+	if (planned && lost)
+		snprintf(buf, cap, ", planned %zu at %s%.4g, %zu LOST", planned, open ? "r=" : "c=", target, lost);
+	else if (planned)
+		snprintf(buf, cap, ", planned %zu at %s%.4g", planned, open ? "r=" : "c=", target);
+}
+
 static size_t refused_rows(const struct fleet *f, int64_t now)
 {
 	size_t k = 0;
@@ -67,14 +81,16 @@ void fleet_panel_draw(void *ud, void *win, int rows, int cols, const struct dash
 		return;
 	for (int y = 0; y < r.h; y++)
 		wd_clear_row(w, &r, y, 0, wd_attr(d, THEME_R_NORMAL));
-	char extra[64];
-	size_t counted = 0;
+	char extra[128], plan[64] = "";
+	size_t counted = 0, lost = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct fleet_gen_info g;
 		fleet_gen_info(f, i, d->now, &g);
 		counted += g.counted;
+		lost += g.state == FLEET_GEN_LOST;
 	}
-	snprintf(extra, sizeof extra, "%zu runs, %zu in the totals", n - refused_rows(f, d->now), counted);
+	planned_text(plan, sizeof plan, f, lost);
+	snprintf(extra, sizeof extra, "%zu runs, %zu in the totals%s", n - refused_rows(f, d->now), counted, plan);
 	wd_title(w, &r, d, "Generators", extra);
 	unsigned long lab = wd_attr(d, THEME_R_LABEL), val = wd_attr(d, THEME_R_VALUE);
 	wd_printf(w, &r, 1, 1, lab, "%-22s %-9s %7s %9s %9s %8s %7s %9s %s", "generator", "state", "target", "in-flight",
@@ -121,6 +137,8 @@ void fleet_print_line(const struct fleet *f, int64_t now, void *file)
 		done += g.state == FLEET_GEN_DONE;
 		refused += g.state == FLEET_GEN_REFUSED;
 	}
+	char plan[64];
+	planned_text(plan, sizeof plan, f, lost);
 	const struct snapshot *m = fleet_merged(f);
 	if (!m) {
 		fprintf(out, "fleet: %zu generators, waiting for the first status\n", fleet_nendpoints(f));
@@ -136,7 +154,8 @@ void fleet_print_line(const struct fleet *f, int64_t now, void *file)
 		snprintf(tgt, sizeof tgt, "c=%.0f", m->concurrency);
 	fprintf(out,
 		"fleet: %zu runs (%zu up, %zu done, %zu lost, %zu refused): %" PRIu64 " ok, %" PRIu64 " failed, %.1f req/s, "
-		"%" PRIu64 " in flight, %s, TTFT p50 %.1fms p99 %.1fms\n",
-		n - refused, up, done, lost, refused, m->run_c.completed, snapshot_failed(m), rs, m->in_flight, tgt, p50, p99);
+		"%" PRIu64 " in flight, %s, TTFT p50 %.1fms p99 %.1fms%s\n",
+		n - refused, up, done, lost, refused, m->run_c.completed, snapshot_failed(m), rs, m->in_flight, tgt, p50, p99,
+		plan);
 	fflush(out);
 }

@@ -16,6 +16,7 @@
 #include "infertop/clock.h"
 #include "infertop/options.h"
 #include "infertop/redact.h"
+#include "infertop/session.h"
 #include "infertop/snapshot.h"
 
 #define COLLECT_NS CLOCK_NS_PER_S        /* results asked for once a second */
@@ -31,6 +32,7 @@ struct gen {
 	char run_id[33];
 	bool asking;
 	int64_t last_answer_ns;
+	double last_answer_unix;     /* the same on the wall clock (for the record) */
 	struct snapshot result;
 	char msg[256];
 };
@@ -41,6 +43,7 @@ struct fleet_start {
 	bool open_loop;
 	long concurrency;
 	double rate;
+	double start_unix;           /* the common start the specs name */
 	long max_concurrency;        /* the open loop's cap, 0: none */
 	long requests;               /* 0: none */
 	uint64_t seed;
@@ -112,7 +115,7 @@ static int spec_from_argv(cJSON *spec, int argc, char **argv, char *err, size_t 
 			continue;
 		}
 		static const char *const fleet_own[] = {"start-at", "listen", "targets", "targets-file", "discover",
-							"token-env", "output"};
+							"token-env", "output", "expect", "expect-timeout"};
 		for (size_t k = 0; k < sizeof fleet_own / sizeof fleet_own[0]; k++)
 			if (strcmp(name, fleet_own[k]) == 0) {
 				snprintf(err, errcap, "--start: --%s is the fleet's to set, not a run option (give it "
@@ -225,6 +228,13 @@ char *fleet_start_spec(const struct fleet_start *s, size_t i, size_t k, double s
 
 /* ---- the runs' lives ---- */
 
+static double wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static void on_posted(void *ud, long code, const char *body, size_t len, const char *err)
 {
 	struct gen *g = ud;
@@ -239,6 +249,7 @@ static void on_posted(void *ud, long code, const char *body, size_t len, const c
 		snprintf(g->run_id, sizeof g->run_id, "%s", id->valuestring);
 		g->phase = PH_RUNNING;
 		g->last_answer_ns = clock_now_ns();
+		g->last_answer_unix = wall_now();
 		fprintf(stderr, "infertop fleet: %s: run %s\n", url, g->run_id);
 	} else {
 		g->phase = PH_FAILED;
@@ -262,6 +273,7 @@ static void on_result(void *ud, long code, const char *body, size_t len, const c
 	if (err)
 		return; /* silent: retried, and given up after GIVE_UP_NS */
 	g->last_answer_ns = clock_now_ns();
+	g->last_answer_unix = wall_now();
 	if (code == 409)
 		return; /* still going on */
 	const char *url = fleet_endpoint_url(g->s->f, g->i);
@@ -305,6 +317,44 @@ static void cancel_started(struct fleet_start *s)
 	}
 }
 
+/* The merge's "fleet" object: what was planned, what was merged, and
+ * every generator whose result is missing (its address, run, the last
+ * time it answered and why it is counted lost), so the file never passes
+ * for the whole planned load. */
+static cJSON *fleet_record(const struct fleet_start *s, size_t merged, const struct snapshot *m)
+{
+	/* Plain numbers: the writer makes them exact text (and readers of the
+	 * live merge, the summary, read them as numbers). */
+	cJSON *o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	cJSON_AddItemToObject(o, "generators_planned", cJSON_CreateNumber((double)s->n));
+	cJSON_AddItemToObject(o, "generators_merged", cJSON_CreateNumber((double)merged));
+	cJSON *lost = cJSON_AddArrayToObject(o, "generators_lost");
+	for (size_t i = 0; lost && i < s->n; i++) {
+		const struct gen *g = &s->gens[i];
+		if (g->phase == PH_COLLECTED)
+			continue;
+		cJSON *e = cJSON_CreateObject();
+		if (!e)
+			break;
+		cJSON_AddItemToArray(lost, e);
+		cJSON_AddStringToObject(e, "generator", fleet_endpoint_url(s->f, i));
+		cJSON_AddStringToObject(e, "run_id", g->run_id);
+		cJSON_AddItemToObject(e, "last_seen_unix", cJSON_CreateNumber(g->last_answer_unix));
+		cJSON_AddItemToObject(e, "lost_after_s", cJSON_CreateNumber(g->last_answer_unix - s->start_unix));
+		cJSON_AddStringToObject(e, "why", g->msg);
+	}
+	cJSON *ld = cJSON_AddObjectToObject(o, "load");
+	if (ld) {
+		cJSON_AddStringToObject(ld, "mode", s->open_loop ? "rate" : "concurrency");
+		cJSON_AddItemToObject(ld, "planned",
+				      cJSON_CreateNumber(s->open_loop ? s->rate : (double)s->concurrency));
+		cJSON_AddItemToObject(ld, "achieved", cJSON_CreateNumber(s->open_loop ? m->rate : m->concurrency));
+	}
+	return o;
+}
+
 static void finish(struct fleet_start *s)
 {
 	const struct snapshot **src = calloc(s->n ? s->n : 1, sizeof *src);
@@ -316,12 +366,13 @@ static void finish(struct fleet_start *s)
 			missing++;
 	}
 	char err[512] = "";
-	s->status = missing || !k ? 1 : 0;
+	s->status = !k ? SESSION_EXIT_NOT_SAVED : missing ? SESSION_EXIT_GEN_LOST : SESSION_EXIT_OK;
 	if (k && snapshot_merge(&s->merged, src, k, err, sizeof err) == 0) {
 		s->have_merged = true;
+		s->merged.fleet = fleet_record(s, k, &s->merged);
 	} else if (k) {
 		fprintf(stderr, "infertop fleet: cannot merge the results: %s\n", err);
-		s->status = 1;
+		s->status = SESSION_EXIT_NOT_SAVED;
 	}
 	const char *out = fleet_output(s->f);
 	if (s->have_merged && out) {
@@ -330,11 +381,12 @@ static void finish(struct fleet_start *s)
 				missing ? " (some are missing)" : "");
 		} else {
 			fprintf(stderr, "infertop fleet: %s: %s\n", out, err);
-			s->status = 1;
+			s->status = SESSION_EXIT_NOT_SAVED;
 		}
 	}
 	if (missing)
-		fprintf(stderr, "infertop fleet: %zu of %zu results are missing\n", missing, s->n);
+		fprintf(stderr, "infertop fleet: %zu of %zu generators lost: the merge lacks their share of the load "
+			"(exit %d)\n", missing, s->n, SESSION_EXIT_GEN_LOST);
 	free(src);
 	fleet_finish(s->f, missing ? "runs over, some results missing" : "every run is over");
 }
@@ -411,6 +463,8 @@ int fleet_start_go(struct fleet_start *s, double lead_s, char *err, size_t errca
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	double start = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + lead_s;
+	s->start_unix = start;
+	fleet_set_planned(s->f, k, s->open_loop, s->open_loop ? s->rate : (double)s->concurrency);
 	for (size_t i = 0; i < k; i++) {
 		struct gen *g = &s->gens[i];
 		g->s = s;

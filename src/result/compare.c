@@ -122,6 +122,27 @@ static void compare_cache_sessions(struct result_compare *c, const struct snapsh
 	crow_add(c, "sessions failed", "session_fail_share", "share", -1, fail_share(a), fail_share(b));
 }
 
+/* A fleet's figure ("generators_planned"...), NaN when the run is no
+ * fleet's merge; the lost ones counted. */
+static double fleet_figure(const struct snapshot *s, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(s->fleet, key);
+	if (cJSON_IsArray(v))
+		return cJSON_GetArraySize(v);
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* Rows for fleet merges (either side): a lost generator is load missing. */
+static void fleet_rows(struct result_compare *c, const struct snapshot *a, const struct snapshot *b)
+{
+	if (!a->fleet && !b->fleet)
+		return;
+	static const char *const keys[] = {"generators_planned", "generators_merged", "generators_lost"};
+	static const int better[] = {0, +1, -1};
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		crow_add(c, keys[i], keys[i], "count", better[i], fleet_figure(a, keys[i]), fleet_figure(b, keys[i]));
+}
+
 void result_compare_build(struct result_compare *c, const struct snapshot *a, const struct snapshot *b,
 			  const char *file_a, const char *file_b)
 {
@@ -133,6 +154,7 @@ void result_compare_build(struct result_compare *c, const struct snapshot *a, co
 	crow_add(c, "completed", "completed", "count", 0, (double)a->run_c.completed, (double)b->run_c.completed);
 	crow_add(c, "failed", "failed", "count", -1, (double)snapshot_failed(a), (double)snapshot_failed(b));
 	crow_add(c, "error_share", "error_share", "share", -1, error_share(a), error_share(b));
+	fleet_rows(c, a, b);
 	crow_add(c, "output_tokens", "total_output_tokens", "count", 0, (double)a->run_c.output_tokens,
 		 (double)b->run_c.output_tokens);
 	crow_add(c, "request_throughput", "request_throughput", "req/s", +1,

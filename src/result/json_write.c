@@ -327,6 +327,24 @@ static cJSON *dup_or_null(const cJSON *j)
 	return d;
 }
 
+/* A fleet that lost generators says so among the warnings too: a reader
+ * that looks only there learns that part of the planned load is missing. */
+static void fleet_warning(cJSON *w, const cJSON *fleet)
+{
+	const cJSON *lost = cJSON_GetObjectItemCaseSensitive(fleet, "generators_lost");
+	const cJSON *planned = cJSON_GetObjectItemCaseSensitive(fleet, "generators_planned");
+	int n = cJSON_GetArraySize(lost);
+	if (!w || n <= 0 || !cJSON_IsNumber(planned))
+		return;
+	cJSON *o = cJSON_AddObjectToObject(w, "generators_lost");
+	char msg[160];
+	snprintf(msg, sizeof msg, "%d of %.0f generators lost: their share of the planned load is missing", n,
+		 planned->valuedouble);
+	put_u64(o, "count", (uint64_t)n);
+	if (o)
+		cJSON_AddStringToObject(o, "last_message", msg);
+}
+
 /* vLLM's header keys, as benchmark_serving.py writes them before its
  * figures: date ("%Y%m%d-%H%M%S", here in UTC, when the result was taken),
  * backend (its name for the endpoint), model_id and tokenizer_id (no
@@ -684,6 +702,7 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 			put_u64(u, "count", s->usage_mismatch);
 			cJSON_AddStringToObject(u, "last_message", s->usage_mismatch_msg);
 		}
+		fleet_warning(w, s->fleet);
 	}
 	put_u64(it, "output_chunks", s->run_c.chunks);
 	put_u64(it, "started", s->started);
@@ -757,6 +776,8 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 		cJSON_AddItemToObject(it, "trace", dup_or_null(s->trace));
 	if (s->sources)
 		cJSON_AddItemToObject(it, "merged_from", dup_or_null(s->sources));
+	if (s->fleet)
+		cJSON_AddItemToObject(it, "fleet", dup_or_null(s->fleet));
 	return o;
 oom:
 	cJSON_Delete(o);
@@ -968,6 +989,14 @@ static void put_string(cJSON *o, const struct opt_row *r, const struct config *c
 	put_str(o, r->key, v ? v : r->dflt);
 }
 
+/* Only when given: options newer than most results, whose key in every
+ * result would change their bytes. */
+static void put_string_given(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	if (FIELD(c, r->field, char *))
+		put_string(o, r, c, model);
+}
+
 static void put_long(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
 {
 	(void)model;
@@ -1157,6 +1186,8 @@ static const struct opt_row opt_rows[] = {
 	{ "refresh_hz", "refresh", put_double, .field = CF(refresh_hz) },
 	{ "theme", "theme", put_string, .field = CF(theme) },
 	{ "ascii", "ascii", put_bool, .field = CF(ascii) },
+	{ "sessions", "sessions", put_string_given, .field = CF(sessions) },
+	{ "session_answers", "session-answers", put_string_given, .field = CF(session_answers) },
 };
 
 cJSON *result_json_options(const struct config *c, const char *model)

@@ -88,6 +88,7 @@ void snapshot_release(struct snapshot *s)
 	cJSON_Delete(s->request_log);
 	cJSON_Delete(s->trace);
 	cJSON_Delete(s->sources);
+	cJSON_Delete(s->fleet);
 	snapshot_plan_release(&s->plan);
 	free(s->plan_text);
 	memset(s, 0, sizeof *s);

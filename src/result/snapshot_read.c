@@ -668,6 +668,7 @@ static int parse_into(struct snapshot *s, struct snapshot_hists *keep, const cha
 	s->request_log = take(it, "request_log");
 	s->trace = take(it, "trace");
 	s->sources = take(it, "merged_from");
+	s->fleet = take(it, "fleet");
 out:
 	cJSON_Delete(root);
 	if (r.bad) {

@@ -270,6 +270,40 @@ static void print_sessions(FILE *out, const struct snapshot *s)
 		fprintf(out, "%s\n", "(by turn: ms, successful requests; 8+ = turn 8 and later)");
 }
 
+/* A fleet --start's merge: the generators it was planned on, and every
+ * one lost (its share of the load is missing from the figures above). */
+static void fleet_text(FILE *out, const cJSON *fleet)
+{
+	if (!cJSON_IsObject(fleet))
+		return;
+	const cJSON *lost = cJSON_GetObjectItemCaseSensitive(fleet, "generators_lost");
+	const cJSON *load = cJSON_GetObjectItemCaseSensitive(fleet, "load");
+	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(load, "mode");
+	const cJSON *pl = cJSON_GetObjectItemCaseSensitive(fleet, "generators_planned");
+	const cJSON *mg = cJSON_GetObjectItemCaseSensitive(fleet, "generators_merged");
+	fprintf(out, "Fleet: %.0f of %.0f generators merged, %d lost",
+		cJSON_IsNumber(mg) ? mg->valuedouble : 0, cJSON_IsNumber(pl) ? pl->valuedouble : 0,
+		cJSON_GetArraySize(lost));
+	if (cJSON_IsString(mode)) {
+		const cJSON *p = cJSON_GetObjectItemCaseSensitive(load, "planned");
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(load, "achieved");
+		fprintf(out, "; %s planned %.4g, achieved %.4g", mode->valuestring,
+			cJSON_IsNumber(p) ? p->valuedouble : NAN, cJSON_IsNumber(a) ? a->valuedouble : NAN);
+	}
+	fputc('\n', out);
+	const cJSON *g;
+	cJSON_ArrayForEach(g, lost)
+	{
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(g, "generator");
+		const cJSON *run = cJSON_GetObjectItemCaseSensitive(g, "run_id");
+		const cJSON *after = cJSON_GetObjectItemCaseSensitive(g, "lost_after_s");
+		const cJSON *why = cJSON_GetObjectItemCaseSensitive(g, "why");
+		fprintf(out, "  LOST %s (run %.8s): last answer %.1f s into the run; %s\n",
+			cJSON_IsString(id) ? id->valuestring : "?", cJSON_IsString(run) ? run->valuestring : "-",
+			cJSON_IsNumber(after) ? after->valuedouble : NAN, cJSON_IsString(why) ? why->valuestring : "-");
+	}
+}
+
 void snapshot_print_summary(FILE *out, const struct snapshot *s)
 {
 	double dur = s->duration;
@@ -324,6 +358,7 @@ void snapshot_print_summary(FILE *out, const struct snapshot *s)
 	if (s->connection_retries)
 		fprintf(out, "Connection retries: %" PRIu64 " (the server closed a kept-alive connection as they "
 			"went out; resent once, not failures)\n", s->connection_retries);
+	fleet_text(out, s->fleet);
 	const cJSON *dropped = s->request_log ? cJSON_GetObjectItemCaseSensitive(s->request_log, "dropped") : NULL;
 	if (cJSON_IsNumber(dropped) && dropped->valuedouble > 0) {
 		const cJSON *why = cJSON_GetObjectItemCaseSensitive(s->request_log, "last_error");

@@ -99,6 +99,12 @@ struct ctl_rq {
 
 struct control {
 	struct engine *e;   /* NULL: no run (serve between runs) */
+	/* The finished runs' counts: /metrics grows across serve's runs, and
+	 * between runs it still answers, with the last run's final counts. */
+	struct exporter_totals *totals;
+	/* When /metrics was asked for, the last two times: the scrape
+	 * interval the CLI's --linger defaults to twice of. */
+	int64_t scraped_ns[2];
 	struct ev_loop *loop;
 	control_runs_fn runs;
 	void *runs_ud;
@@ -341,17 +347,19 @@ static enum MHD_Result send_metrics(struct control *c, struct MHD_Connection *co
 				    int64_t now)
 {
 	struct status_doc *d = &c->metrics;
-	if (!status_fresh(c, d, v, now)) {
+	c->scraped_ns[0] = c->scraped_ns[1];
+	c->scraped_ns[1] = now;
+	if (!v || !status_fresh(c, d, v, now)) {
 		size_t len = 0;
-		char *text = exporter_text(v, c->id, now, &len);
+		char *text = exporter_text_totals(v, c->totals, c->id, now, &len);
 		if (!text)
 			return send_json(conn, 500, "failed", "out of memory", NULL, NULL, NULL, NULL);
 		free(d->text);
 		d->text = text;
 		d->len = len;
 		d->at = now;
-		d->cmd_seq = v->last_cmd ? v->last_cmd->seq : 0;
-		d->state = v->state;
+		d->cmd_seq = v && v->last_cmd ? v->last_cmd->seq : 0;
+		d->state = v ? v->state : ENGINE_DONE;
 	}
 	return send_doc(conn, d, METRICS_TYPE);
 }
@@ -360,12 +368,15 @@ static enum MHD_Result serve_get(struct control *c, struct MHD_Connection *conn,
 {
 	enum control_route route = rq->route;
 	struct run_view v;
+	int64_t now = clock_now_ns();
+	/* Between runs /metrics still answers: the finished runs' counts. */
+	if (route == CONTROL_R_METRICS && !c->e)
+		return send_metrics(c, conn, NULL, now);
 	if (route != CONTROL_R_HEALTH) {
 		if (!c->e)
 			return no_run(conn);
 		engine_view(c->e, &v);
 	}
-	int64_t now = clock_now_ns();
 	char *text;
 	switch (route) {
 	case CONTROL_R_HEALTH:
@@ -1103,6 +1114,7 @@ static void token_free(struct control *c)
 
 static void control_free(struct control *c)
 {
+	exporter_totals_free(c->totals);
 	token_free(c);
 	free(c->allow);
 	free(c);
@@ -1260,6 +1272,14 @@ struct control *control_start(struct engine *e, const struct control_opts *o, FI
 
 void control_set_engine(struct control *c, struct engine *e)
 {
+	/* The run that ends leaves its final counts in the totals. */
+	if (c->e && c->e != e) {
+		if (!c->totals)
+			c->totals = exporter_totals_new();
+		struct run_view v;
+		engine_view(c->e, &v);
+		exporter_totals_add(c->totals, &v);
+	}
 	c->e = e;
 	c->run_gen++;       /* a build under way is another run's */
 	status_forget(c);   /* another run's document */
@@ -1269,6 +1289,11 @@ void control_set_runs(struct control *c, control_runs_fn fn, void *ud)
 {
 	c->runs = fn;
 	c->runs_ud = ud;
+}
+
+int64_t control_scrape_interval_ns(const struct control *c)
+{
+	return c && c->scraped_ns[0] ? c->scraped_ns[1] - c->scraped_ns[0] : 0;
 }
 
 int control_port(const struct control *c)

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,33 +243,186 @@ static const unsigned char lat_pos[STAT_NMETRICS] = {
 #include "infertop/client_metrics.def"
 };
 
+/* The figures of prefix caching and sessions (stats.h's extra
+ * histograms) that are exported, with their bounds; the others (turns and
+ * context tokens per session, counts not times) are not. */
+static const struct lat xlats[XH_N] = {
+	[XH_TTFT_WARM] = { "infertop_ttft_by_cache_seconds", NULL, &buckets_ttft,
+			   "TTFT of successful requests whose server said their cached tokens: "
+			   "cache=\"mostly_cached\" (at least half the prompt), \"cold\" (less)." },
+	[XH_TTFT_COLD] = { "infertop_ttft_by_cache_seconds", NULL, &buckets_ttft, NULL },
+	[XH_TURN_TTFT] = { "infertop_ttft_by_turn_seconds", NULL, &buckets_ttft,
+			   "TTFT of successful session requests by turn (\"8+\": turn 8 and later)." },
+	[XH_TURN_E2E] = { "infertop_e2e_by_turn_seconds", NULL, &buckets_request,
+			  "E2E latency of successful session requests by turn (\"8+\": turn 8 and later)." },
+	[XH_SESSION_DURATION] = { "infertop_session_duration_seconds", NULL, &buckets_request,
+				  "A session's first send to its last turn's end, ended sessions." },
+};
+
+/* xlats' entry of x (the turn histograms share their first's). */
+static const struct lat *xlat(int x)
+{
+	if (x >= XH_TURN_TTFT && x < XH_TURN_E2E)
+		return &xlats[XH_TURN_TTFT];
+	if (x >= XH_TURN_E2E && x < XH_TURN_E2E + STATS_TURNS)
+		return &xlats[XH_TURN_E2E];
+	return xlats[x].b ? &xlats[x] : NULL;
+}
+
 #define LE_MAX 64
 
-/* A histogram's samples (no HELP/TYPE): the family's head comes once,
- * before the first of its labelled histograms. An empty or absent h
- * gives zero counts. */
-static void histogram_samples(struct ctx *c, const struct lat *l, const struct hist *h)
+/* ---- the process's counts: the finished runs' plus the current one's ----
+ * serve takes runs one after another; a scraper must see every counter
+ * and histogram grow for the life of the process (a drop reads as a reset,
+ * and increase() over it loses or invents requests), so the exposition is
+ * the finished runs' final counts (struct exporter_totals) plus the
+ * current run's. The series are labelled with their model, so the totals
+ * are kept by model: each series grows on its own. */
+
+struct lat_counts {
+	uint64_t cum[LE_MAX];
+	uint64_t count, sum_us;
+};
+
+struct counts {
+	uint64_t ok, error, errors[ERR_NKINDS], input_tokens, output_tokens, connections;
+	struct lat_counts lat[STAT_NMETRICS];
+	/* Prefix cache and sessions: stats_counters' cache fields, stats'
+	 * session counters, the exported extra histograms. */
+	uint64_t cache_known, cache_unknown, prompt_known, prompt_cached;
+	uint64_t sess_done, sess_failed, sess_context, sess_incomplete, sess_turns;
+	struct lat_counts xh[XH_N];
+};
+
+/* Models whose series are kept; the runs of any further model count in
+ * the last one's series (a bound on what a serve taking job after job
+ * can grow to: 9 KB each). */
+#define TOTALS_MODELS_MAX 64
+
+struct model_counts {
+	char model[256];
+	struct counts c;
+};
+
+struct exporter_totals {
+	struct model_counts *m;
+	size_t n;
+	uint64_t runs;               /* finished runs added */
+	char run_id[33];             /* the last of them */
+};
+
+/* The row of model in rows[0..*n), added zeroed when new; with cap rows
+ * already, the last. */
+static struct model_counts *rows_slot(struct model_counts *rows, size_t *n, size_t cap, const char *model)
 {
-	int64_t le_us[LE_MAX] = { 0 };
-	uint64_t cum[LE_MAX] = { 0 };
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(rows[i].model, model) == 0)
+			return &rows[i];
+	if (*n >= cap)
+		return &rows[*n - 1];
+	struct model_counts *r = &rows[(*n)++];
+	memset(r, 0, sizeof *r);
+	snprintf(r->model, sizeof r->model, "%s", model);
+	return r;
+}
+
+static int lat_bounds(const struct lat *l, int64_t le_us[LE_MAX])
+{
 	int n = l->b->n < LE_MAX ? l->b->n : LE_MAX;
 	/* The bounds are whole microseconds (buckets.h): llround is exact. */
 	for (int i = 0; i < n; i++)
 		le_us[i] = (int64_t)llround(l->b->le[i] * 1e6);
-	if (h)
-		hist_cumulative(h, le_us, (size_t)n, cum);
-	char num[40];
-	for (int i = 0; i < n; i++)
-		sample_u64(c, l->name, "_bucket", "le", fmt_us((uint64_t)le_us[i], num, sizeof num), cum[i]);
-	sample_u64(c, l->name, "_bucket", "le", "+Inf", h ? hist_count(h) : 0);
-	sample_text(c, l->name, "_sum", NULL, NULL, fmt_us(h ? hist_sum(h) : 0, num, sizeof num));
-	sample_u64(c, l->name, "_count", NULL, NULL, h ? hist_count(h) : 0);
+	return n;
 }
 
-static void histogram(struct ctx *c, const struct lat *l, const struct hist *h)
+/* dst += the counts of s (NULL: nothing). */
+static void counts_add_hist(struct lat_counts *lc, const struct lat *l, const struct hist *h)
 {
-	head(c, l->name, "histogram", l->help);
-	histogram_samples(c, l, h);
+	if (!h)
+		return;
+	int64_t le_us[LE_MAX] = { 0 };
+	uint64_t cum[LE_MAX] = { 0 };
+	int n = lat_bounds(l, le_us);
+	hist_cumulative(h, le_us, (size_t)n, cum);
+	for (int i = 0; i < n; i++)
+		lc->cum[i] += cum[i];
+	lc->count += hist_count(h);
+	lc->sum_us += hist_sum(h);
+}
+
+static void counts_add_stats(struct counts *dst, const struct stats *s)
+{
+	if (!s)
+		return;
+	dst->cache_known += s->run_c.cache_known;
+	dst->cache_unknown += s->run_c.cache_unknown;
+	dst->prompt_known += s->run_c.prompt_known;
+	dst->prompt_cached += s->run_c.prompt_cached;
+	dst->sess_done += s->sessions_done;
+	dst->sess_failed += s->sessions_failed;
+	dst->sess_context += s->sessions_context;
+	dst->sess_incomplete += s->sessions_incomplete;
+	dst->sess_turns += s->session_turns;
+	for (int x = 0; x < XH_N; x++)
+		if (xlat(x))
+			counts_add_hist(&dst->xh[x], xlat(x), s->xh[x]);
+	dst->ok += s->run_c.completed;
+	dst->error += s->run_c.failed;
+	for (int k = 0; k < ERR_NKINDS; k++)
+		dst->errors[k] += s->errors[k];
+	dst->input_tokens += s->run_c.input_tokens;
+	dst->output_tokens += s->run_c.output_tokens;
+	dst->connections += s->connections;
+	for (int m = 0; m < STAT_NMETRICS; m++)
+		if (lats[m].b)
+			counts_add_hist(&dst->lat[m], &lats[m], s->run[m]);
+}
+
+struct exporter_totals *exporter_totals_new(void)
+{
+	struct exporter_totals *t = calloc(1, sizeof *t);
+	if (t && !(t->m = calloc(TOTALS_MODELS_MAX, sizeof *t->m))) {
+		free(t);
+		t = NULL;
+	}
+	return t;
+}
+
+void exporter_totals_free(struct exporter_totals *t)
+{
+	if (!t)
+		return;
+	free(t->m);
+	free(t);
+}
+
+void exporter_totals_add(struct exporter_totals *t, const struct run_view *v)
+{
+	if (!t || !v)
+		return;
+	counts_add_stats(&rows_slot(t->m, &t->n, TOTALS_MODELS_MAX, v->model ? v->model : "")->c, v->stats);
+	t->runs++;
+	snprintf(t->run_id, sizeof t->run_id, "%s", v->run_id ? v->run_id : "");
+}
+
+uint64_t exporter_totals_requests(const struct exporter_totals *t)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; t && i < t->n; i++)
+		n += t->m[i].c.ok + t->m[i].c.error;
+	return n;
+}
+
+static void histogram(struct ctx *c, const struct lat *l, const struct lat_counts *lc)
+{
+	int64_t le_us[LE_MAX] = { 0 };
+	int n = lat_bounds(l, le_us);
+	char num[40];
+	for (int i = 0; i < n; i++)
+		sample_u64(c, l->name, "_bucket", "le", fmt_us((uint64_t)le_us[i], num, sizeof num), lc->cum[i]);
+	sample_u64(c, l->name, "_bucket", "le", "+Inf", lc->count);
+	sample_text(c, l->name, "_sum", NULL, NULL, fmt_us(lc->sum_us, num, sizeof num));
+	sample_u64(c, l->name, "_count", NULL, NULL, lc->count);
 }
 
 /* p50/p90/p99 over the sliding window, as a summary: quantiles over a
@@ -277,132 +431,179 @@ static void histogram(struct ctx *c, const struct lat *l, const struct hist *h)
  * `quantile` label on a gauge. _sum and _count are the whole run's, as
  * the histogram's. No quantile sample while the window is empty: an
  * absent series reads as "no data", a 0 would read as a perfect latency. */
-static void window_quantiles(struct ctx *c, const struct lat *l, const struct hist *w, const struct hist *run)
+static void window_head(struct ctx *c, const struct lat *l)
+{
+	char help[200];
+	snprintf(help, sizeof help,
+		 "%s: quantiles over the sliding window (--window, nearest rank), sum and count as the histogram's.",
+		 l->name);
+	head(c, l->window, "summary", help);
+}
+
+static void window_quantiles(struct ctx *c, const struct lat *l, const struct hist *w, const struct lat_counts *run)
 {
 	static const struct {
 		double p;
 		const char *label;
 	} qs[] = { { 50, "0.5" }, { 90, "0.9" }, { 99, "0.99" } };
-	char help[200];
-	snprintf(help, sizeof help,
-		 "%s: quantiles over the sliding window (--window, nearest rank), sum and count over the run.",
-		 l->name);
-	head(c, l->window, "summary", help);
 	char num[40];
-	if (hist_count(w)) {
+	if (w && hist_count(w)) {
 		for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
 			int64_t us = hist_percentile(w, qs[i].p);
 			sample_text(c, l->window, "", "quantile", qs[i].label,
 				    fmt_us((uint64_t)(us < 0 ? 0 : us), num, sizeof num));
 		}
 	}
-	sample_text(c, l->window, "_sum", NULL, NULL, fmt_us(hist_sum(run), num, sizeof num));
-	sample_u64(c, l->window, "_count", NULL, NULL, hist_count(run));
+	sample_text(c, l->window, "_sum", NULL, NULL, fmt_us(run->sum_us, num, sizeof num));
+	sample_u64(c, l->window, "_count", NULL, NULL, run->count);
 }
 
-/* The prefix cache, as the server said it request by request; only when
- * stats_cache_shown (a run without cache hits or sessions has none of
- * these families). */
-static void render_cache(struct ctx *c, const struct stats *s)
+/* Every model row r in turn, the samples written meanwhile labelled with
+ * its model (the assignment is the loop's condition: a model is never
+ * NULL). */
+#define EACH_ROW(c, rows, n, r) \
+	for (const struct model_counts *r = (rows); r < (rows) + (n) && ((c)->model = r->model); r++)
+
+/* One counter family: its samples for every model row. */
+
+static void rows_counter(struct ctx *c, const struct model_counts *rows, size_t n, const char *name,
+			 const char *help, size_t field)
 {
-	const struct stats_counters *r = &s->run_c;
-	head(c, "infertop_cache_reports_total", "counter",
-	     "Successful requests by whether the server said how many prompt tokens it served from its prefix "
-	     "cache (usage.prompt_tokens_details.cached_tokens, llama.cpp timings.cache_n).");
-	sample_u64(c, "infertop_cache_reports_total", "", "reported", "yes", r->cache_known);
-	sample_u64(c, "infertop_cache_reports_total", "", "reported", "no", r->cache_unknown);
-	counter(c, "infertop_prompt_tokens_known_total",
-		"Prompt tokens of the successful requests whose cached tokens the server said.", r->prompt_known);
-	counter(c, "infertop_prompt_cached_tokens_total",
-		"Prompt tokens the server said it served from its prefix cache (client-side hit rate: this over "
-		"infertop_prompt_tokens_known_total).",
-		r->prompt_cached);
-	gauge(c, "infertop_prompt_cache_hit_ratio_window",
-	      "Cached over known prompt tokens in the sliding window (--window); NaN until a request said.",
-	      stats_cache_hit_rate(&s->win_c));
-	static const struct lat by_cache = { "infertop_ttft_by_cache_seconds", NULL, &buckets_ttft,
-					     "TTFT of successful requests whose server said their cached tokens: "
-					     "cache=\"mostly_cached\" (at least half the prompt), \"cold\" (less)." };
-	head(c, by_cache.name, "histogram", by_cache.help);
-	c->fam = (struct family_label){ "cache", "mostly_cached" };
-	histogram_samples(c, &by_cache, s->xh[XH_TTFT_WARM]);
-	c->fam = (struct family_label){ "cache", "cold" };
-	histogram_samples(c, &by_cache, s->xh[XH_TTFT_COLD]);
-	c->fam = (struct family_label){ 0 };
+	head(c, name, "counter", help);
+	EACH_ROW(c, rows, n, r)
+		sample_u64(c, name, "", NULL, NULL, *(const uint64_t *)((const char *)&r->c + field));
 }
 
-/* --sessions: how sessions ended, TTFT and E2E by turn. The turn label
- * is bounded: "1" to "7", and "8+" for every later turn. */
-static void render_sessions(struct ctx *c, const struct stats *s)
+/* The counters and histograms are the process's, by model (rows: the
+ * finished runs' plus the current run's, which is row cur), the gauges
+ * and window quantiles the current run's (s NULL: none going on). */
+static void render_stats(struct ctx *c, const struct model_counts *rows, size_t nrows, size_t cur,
+			 const struct stats *s, int64_t now_ns)
 {
-	counter(c, "infertop_sessions_ended_total", "Sessions (--sessions) that ended, failed ones included.",
-		s->sessions_done);
-	counter(c, "infertop_sessions_failed_total", "Sessions that ended with a failed turn.", s->sessions_failed);
-	counter(c, "infertop_sessions_context_limited_total",
-		"Sessions ended by the server's context-length error (a subset of the failed).", s->sessions_context);
-	counter(c, "infertop_sessions_incomplete_total",
-		"Sessions cut by the run's end (-d, Ctrl-C) with turns left: ended, not failed.", s->sessions_incomplete);
-	counter(c, "infertop_session_turns_total", "Turns of ended sessions that succeeded.", s->session_turns);
-	static const struct lat dur = { "infertop_session_duration_seconds", NULL, &buckets_request,
-					"A session's first send to its last turn's end, ended sessions." };
-	histogram(c, &dur, s->xh[XH_SESSION_DURATION]);
-	static const struct lat by_turn[2] = {
-		{ "infertop_ttft_by_turn_seconds", NULL, &buckets_ttft,
-		  "TTFT of successful session requests by turn (\"8+\": turn 8 and later)." },
-		{ "infertop_e2e_by_turn_seconds", NULL, &buckets_request,
-		  "E2E latency of successful session requests by turn (\"8+\": turn 8 and later)." },
-	};
-	for (int k = 0; k < 2; k++) {
-		head(c, by_turn[k].name, "histogram", by_turn[k].help);
-		for (int t = 0; t < STATS_TURNS; t++) {
-			c->fam = (struct family_label){ "turn", stats_turn_label(t) };
-			histogram_samples(c, &by_turn[k], s->xh[(k ? XH_TURN_E2E : XH_TURN_TTFT) + t]);
-		}
-		c->fam = (struct family_label){ 0 };
+	const char *model = c->model;
+	head(c, "infertop_requests_total", "counter",
+	     "Finished requests by outcome (ok, error) over every run of this process (each from its warmup's end).");
+	EACH_ROW(c, rows, nrows, r) {
+		sample_u64(c, "infertop_requests_total", "", "outcome", "ok", r->c.ok);
+		sample_u64(c, "infertop_requests_total", "", "outcome", "error", r->c.error);
 	}
+	head(c, "infertop_errors_total", "counter", "Failed requests by kind (ERRORS in infertop(1)).");
+	EACH_ROW(c, rows, nrows, r)
+		for (int k = 0; k < ERR_NKINDS; k++)
+			sample_u64(c, "infertop_errors_total", "", "kind", stats_err_name((enum err_kind)k),
+				   r->c.errors[k]);
+	rows_counter(c, rows, nrows, "infertop_input_tokens_total", "Prompt tokens of successful requests, from usage.",
+		     offsetof(struct counts, input_tokens));
+	rows_counter(c, rows, nrows, "infertop_output_tokens_total",
+		     "Output tokens of successful requests (usage, else chunks).", offsetof(struct counts, output_tokens));
+	rows_counter(c, rows, nrows, "infertop_connections_opened_total",
+		     "TCP connections opened (kept-alive reuse keeps this flat).", offsetof(struct counts, connections));
+	c->model = model;
+	if (s)
+		gauge(c, "infertop_in_flight", "Requests sent and not yet finished.", (double)s->in_flight);
+
+	enum stat_metric order[STAT_NMETRICS];
+	int n = stats_metric_order(lat_pos, order);
+	for (int i = 0; i < n; i++) {
+		head(c, lats[order[i]].name, "histogram", lats[order[i]].help);
+		EACH_ROW(c, rows, nrows, r)
+			histogram(c, &lats[order[i]], &r->c.lat[order[i]]);
+	}
+	for (int i = 0; i < n; i++) {
+		window_head(c, &lats[order[i]]);
+		EACH_ROW(c, rows, nrows, r)
+			window_quantiles(c, &lats[order[i]], s && (size_t)(r - rows) == cur ? s->win[order[i]] : NULL,
+					 &r->c.lat[order[i]]);
+	}
+	c->model = model;
+	if (s)
+		gauge(c, "infertop_window_seconds", "Span the window quantiles cover (shorter than --window early on).",
+		      stats_window_seconds(s, now_ns));
 }
 
-static bool has_sessions(const struct stats *s)
+static bool counts_have_sessions(const struct counts *k)
 {
-	if (s->sessions_done)
+	if (k->sess_done)
 		return true;
-	for (int x = XH_TURN_TTFT; x < XH_N; x++)
-		if (s->xh[x])
+	for (int t = 0; t < STATS_TURNS; t++)
+		if (k->xh[XH_TURN_TTFT + t].count || k->xh[XH_TURN_E2E + t].count)
 			return true;
 	return false;
 }
 
-static void render_stats(struct ctx *c, const struct stats *s, int64_t now_ns)
+/* The families of the prefix cache (as the server said it request by
+ * request) and of sessions are there only when some row has them
+ * (stats_cache_shown's rule): a run without cache hits or sessions has
+ * none. Totals over the process's runs, like the other counters. The
+ * turn label is bounded: "1" to "7", and "8+" for every later turn. */
+static void render_cache_sessions(struct ctx *c, const struct model_counts *rows, size_t nrows,
+				  const struct stats *s)
 {
-	head(c, "infertop_requests_total", "counter",
-	     "Finished requests by outcome (ok, error), since the run (or its warmup's end) began.");
-	sample_u64(c, "infertop_requests_total", "", "outcome", "ok", s->run_c.completed);
-	sample_u64(c, "infertop_requests_total", "", "outcome", "error", s->run_c.failed);
-
-	head(c, "infertop_errors_total", "counter", "Failed requests by kind (ERRORS in infertop(1)).");
-	for (int k = 0; k < ERR_NKINDS; k++)
-		sample_u64(c, "infertop_errors_total", "", "kind", stats_err_name((enum err_kind)k), s->errors[k]);
-
-	counter(c, "infertop_input_tokens_total", "Prompt tokens of successful requests, from usage.",
-		s->run_c.input_tokens);
-	counter(c, "infertop_output_tokens_total", "Output tokens of successful requests (usage, else chunks).",
-		s->run_c.output_tokens);
-	counter(c, "infertop_connections_opened_total", "TCP connections opened (kept-alive reuse keeps this flat).",
-		s->connections);
-	gauge(c, "infertop_in_flight", "Requests sent and not yet finished.", (double)s->in_flight);
-
-	enum stat_metric order[STAT_NMETRICS];
-	int n = stats_metric_order(lat_pos, order);
-	for (int i = 0; i < n; i++)
-		histogram(c, &lats[order[i]], s->run[order[i]]);
-	for (int i = 0; i < n; i++)
-		window_quantiles(c, &lats[order[i]], s->win[order[i]], s->run[order[i]]);
-	gauge(c, "infertop_window_seconds", "Span the window quantiles cover (shorter than --window early on).",
-	      stats_window_seconds(s, now_ns));
-	if (stats_cache_shown(&s->run_c, &s->win_c, has_sessions(s)))
-		render_cache(c, s);
-	if (has_sessions(s))
-		render_sessions(c, s);
+	const char *model = c->model;
+	bool cache = false, sessions = false;
+	for (size_t i = 0; i < nrows; i++) {
+		const struct counts *k = &rows[i].c;
+		bool ks = counts_have_sessions(k);
+		sessions |= ks;
+		cache |= k->prompt_cached || (ks && k->cache_known);
+	}
+	if (cache) {
+		head(c, "infertop_cache_reports_total", "counter",
+		     "Successful requests by whether the server said how many prompt tokens it served from its "
+		     "prefix cache (usage.prompt_tokens_details.cached_tokens, llama.cpp timings.cache_n).");
+		EACH_ROW(c, rows, nrows, r) {
+			sample_u64(c, "infertop_cache_reports_total", "", "reported", "yes", r->c.cache_known);
+			sample_u64(c, "infertop_cache_reports_total", "", "reported", "no", r->c.cache_unknown);
+		}
+		rows_counter(c, rows, nrows, "infertop_prompt_tokens_known_total",
+			     "Prompt tokens of the successful requests whose cached tokens the server said.",
+			     offsetof(struct counts, prompt_known));
+		rows_counter(c, rows, nrows, "infertop_prompt_cached_tokens_total",
+			     "Prompt tokens the server said it served from its prefix cache (client-side hit rate: "
+			     "this over infertop_prompt_tokens_known_total).",
+			     offsetof(struct counts, prompt_cached));
+		c->model = model;
+		if (s)
+			gauge(c, "infertop_prompt_cache_hit_ratio_window",
+			      "Cached over known prompt tokens in the sliding window (--window); NaN until a request said.",
+			      stats_cache_hit_rate(&s->win_c));
+		head(c, xlats[XH_TTFT_WARM].name, "histogram", xlats[XH_TTFT_WARM].help);
+		EACH_ROW(c, rows, nrows, r) {
+			c->fam = (struct family_label){ "cache", "mostly_cached" };
+			histogram(c, xlat(XH_TTFT_WARM), &r->c.xh[XH_TTFT_WARM]);
+			c->fam = (struct family_label){ "cache", "cold" };
+			histogram(c, xlat(XH_TTFT_COLD), &r->c.xh[XH_TTFT_COLD]);
+		}
+		c->fam = (struct family_label){ 0 };
+	}
+	if (sessions) {
+		rows_counter(c, rows, nrows, "infertop_sessions_ended_total",
+			     "Sessions (--sessions) that ended, failed ones included.", offsetof(struct counts, sess_done));
+		rows_counter(c, rows, nrows, "infertop_sessions_failed_total", "Sessions that ended with a failed turn.",
+			     offsetof(struct counts, sess_failed));
+		rows_counter(c, rows, nrows, "infertop_sessions_context_limited_total",
+			     "Sessions ended by the server's context-length error (a subset of the failed).",
+			     offsetof(struct counts, sess_context));
+		rows_counter(c, rows, nrows, "infertop_sessions_incomplete_total",
+			     "Sessions cut by the run's end (-d, Ctrl-C) with turns left: ended, not failed.",
+			     offsetof(struct counts, sess_incomplete));
+		rows_counter(c, rows, nrows, "infertop_session_turns_total", "Turns of ended sessions that succeeded.",
+			     offsetof(struct counts, sess_turns));
+		head(c, xlats[XH_SESSION_DURATION].name, "histogram", xlats[XH_SESSION_DURATION].help);
+		EACH_ROW(c, rows, nrows, r)
+			histogram(c, xlat(XH_SESSION_DURATION), &r->c.xh[XH_SESSION_DURATION]);
+		for (int k = 0; k < 2; k++) {
+			int x0 = k ? XH_TURN_E2E : XH_TURN_TTFT;
+			head(c, xlats[x0].name, "histogram", xlats[x0].help);
+			EACH_ROW(c, rows, nrows, r)
+				for (int t = 0; t < STATS_TURNS; t++) {
+					c->fam = (struct family_label){ "turn", stats_turn_label(t) };
+					histogram(c, xlat(x0 + t), &r->c.xh[x0 + t]);
+				}
+			c->fam = (struct family_label){ 0 };
+		}
+	}
+	c->model = model;
 }
 
 /* Closed loop targets a concurrency and has no rate; open loop targets a
@@ -419,14 +620,49 @@ static void render_load(struct ctx *c, const struct load *l)
 	      (l->paused || l->held) ? 1.0 : 0.0);
 }
 
-char *exporter_text(const struct run_view *v, const char *generator_id, int64_t now_ns, size_t *len)
+/* Which run the counts come to: its id a label of an info series (a new
+ * run is a new id, never a reset of the counters), and whether it goes on. */
+static void render_run_info(struct ctx *c, const struct run_view *v, const struct exporter_totals *t)
 {
-	struct ctx c = { .model = v->model ? v->model : "", .generator = generator_id ? generator_id : "" };
-	if (v->stats)
-		render_stats(&c, v->stats, now_ns);
-	if (v->load)
+	const char *id = v && v->run_id ? v->run_id : t ? t->run_id : "";
+	if (!v && !(t && t->runs))
+		return; /* no run yet: nothing to label */
+	head(c, "infertop_run_info", "gauge", "1, labelled with the current run's id (or, between runs, the last one's).");
+	sample_u64(c, "infertop_run_info", "", "run_id", id, 1);
+	gauge(c, "infertop_run_active", "1 while a run goes on; 0 between runs (its final counts stay exported).",
+	      v && v->state != ENGINE_DONE ? 1.0 : 0.0);
+	counter(c, "infertop_runs_total", "Runs this process has taken (the current one included).",
+		(t ? t->runs : 0) + (v ? 1 : 0));
+}
+
+char *exporter_text_totals(const struct run_view *v, const struct exporter_totals *t, const char *generator_id,
+			   int64_t now_ns, size_t *len)
+{
+	const char *model = v && v->model ? v->model : "";
+	struct ctx c = { .model = model, .generator = generator_id ? generator_id : "" };
+	/* The rows: the totals' models, the current run's counts added to its
+	 * model's (a new row when its model is new). */
+	size_t nrows = t ? t->n : 0, cur = SIZE_MAX;
+	struct model_counts *rows = malloc((nrows + 1) * sizeof *rows);
+	if (!rows)
+		return NULL;
+	if (nrows)
+		memcpy(rows, t->m, nrows * sizeof *rows);
+	if (v && v->stats) {
+		struct model_counts *r = rows_slot(rows, &nrows, TOTALS_MODELS_MAX, model);
+		counts_add_stats(&r->c, v->stats);
+		cur = (size_t)(r - rows);
+	}
+	render_stats(&c, rows, nrows, cur, v ? v->stats : NULL, now_ns);
+	render_cache_sessions(&c, rows, nrows, v ? v->stats : NULL);
+	free(rows);
+	c.model = model;
+	if (v && v->load)
 		render_load(&c, v->load);
-	gauge(&c, "infertop_elapsed_seconds", "Time the run has lasted.", (double)run_view_elapsed(v, now_ns) / 1e9);
+	if (v)
+		gauge(&c, "infertop_elapsed_seconds", "Time the run has lasted.",
+		      (double)run_view_elapsed(v, now_ns) / 1e9);
+	render_run_info(&c, v, t);
 	out_grow(&c.o, 0); /* an empty view still gets a string */
 	if (!c.o.oom)
 		c.o.p[c.o.len] = '\0';
@@ -437,4 +673,9 @@ char *exporter_text(const struct run_view *v, const char *generator_id, int64_t 
 	if (len)
 		*len = c.o.len;
 	return c.o.p;
+}
+
+char *exporter_text(const struct run_view *v, const char *generator_id, int64_t now_ns, size_t *len)
+{
+	return exporter_text_totals(v, NULL, generator_id, now_ns, len);
 }

@@ -17,6 +17,7 @@
 static const char *const serve_owned[] = {
 	"listen", "listen-token-env", "listen-metrics-open", "results-dir", "output", "request-log",
 	"snapshot-dir", "api-key-env", "demo", "sim-arg", "listen-allow-host", "data-dir",
+	"linger", "expect", "expect-timeout",
 };
 
 /* The /start-load keys: one of them marks the form. */

@@ -212,6 +212,11 @@ static void serve_on_written(struct session *sess, void *ud)
 		snprintf(r->error, sizeof r->error, "the result could not be written (see serve's log)");
 		fprintf(stderr, "infertop serve: run %s: the result could not be written\n", r->id);
 	}
+	/* The figures on stdout, as a headless run prints them: in a pod,
+	 * `kubectl logs` shows each run's result, not only where it went. */
+	printf("infertop serve: run %s\n", r->id);
+	report_summary(stdout, &v);
+	fflush(stdout);
 	r->done = true;
 	control_set_engine(s->ctl, NULL);
 	s->cur = NULL;

@@ -133,6 +133,9 @@ struct sim_stats {
 	double predicted_seconds;	/* first to last token, summed over finished */
 	long n_tokens_max;
 	struct sim_hist ttft, itl, e2e, queue, tpot;
+	/* vLLM's per-request phases of a finished request: admission to
+	 * first token (prefill), first token to last (decode). */
+	struct sim_hist prefill, decode;
 	/* How late each chunk reached the HTTP layer: its due time (the role
 	 * chunk's is admission, a token's its scheduled emission) to the
 	 * moment MHD asked for it and sent it. The sim's own timing error,

@@ -43,6 +43,8 @@ void sim_stats_init(struct sim_stats *st)
 	sim_hist_init(&st->tpot, buckets_itl.le, buckets_itl.n);
 	sim_hist_init(&st->e2e, buckets_request.le, buckets_request.n);
 	sim_hist_init(&st->queue, buckets_request.le, buckets_request.n);
+	sim_hist_init(&st->prefill, buckets_request.le, buckets_request.n);
+	sim_hist_init(&st->decode, buckets_request.le, buckets_request.n);
 	sim_hist_init(&st->lag, lag_le, NB(lag_le));
 }
 
@@ -297,6 +299,19 @@ static void counter_or_sum(struct ctx *c, const char *name, const char *help, do
 	counter(c, name, help, v);
 }
 
+/* vLLM's per-request histograms beyond the client's table (the Grafana
+ * board in deploy/ draws them per replica): TPOT as vLLM names it now,
+ * and the prefill and decode phases of every finished request. */
+static void render_vllm_phases(struct ctx *c, const struct sim_stats *st)
+{
+	histogram(c, "vllm:request_time_per_output_token_seconds",
+		  "Histogram of time_per_output_token_seconds per request.", &st->tpot);
+	histogram(c, "vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
+		  &st->prefill);
+	histogram(c, "vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
+		  &st->decode);
+}
+
 static void render_table(struct ctx *c, const struct prof *p)
 {
 	const struct sim_server *s = c->s;
@@ -333,6 +348,8 @@ static void render_table(struct ctx *c, const struct prof *p)
 		  look->itl_per_request ? &st->tpot : &st->itl);
 	histogram(c, p->name[SS_HIST_E2E], "Histogram of end to end request latency in seconds.", &st->e2e);
 	histogram(c, p->name[SS_HIST_QUEUE], "Histogram of time spent waiting in the queue in seconds.", &st->queue);
+	if (c->s->opt.profile == SIM_PROF_VLLM)
+		render_vllm_phases(c, st);
 }
 
 /* The metric set of the llama.cpp capture in tests/fixtures/llamacpp. */

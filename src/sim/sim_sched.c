@@ -90,6 +90,8 @@ static void finish(struct sim_server *s, struct sim_rq *rq, int64_t t)
 		sim_hist_observe(&st->e2e, secs(t - rq->t_arrive));
 		st->gen_tokens_finished += (uint64_t)rq->produced;
 		st->predicted_seconds += secs(rq->t_last - rq->t_first);
+		sim_hist_observe(&st->prefill, secs(rq->t_first - rq->t_admit));
+		sim_hist_observe(&st->decode, secs(rq->t_last - rq->t_first));
 		if (rq->produced > 1)
 			sim_hist_observe(&st->tpot,
 					 secs(rq->t_last - rq->t_first) / (double)(rq->produced - 1));
