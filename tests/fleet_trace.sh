@@ -167,4 +167,28 @@ code=$(curl -s -o "$tmp/b" -w '%{http_code}' -X POST -H 'Content-Type: applicati
 	"{\"url\":\"$target\",\"prefix-groups\":\"2,2,20\"}" "$s0/v1/runs")
 [ "$code" = 400 ] && grep -q '"field":"prefix-groups"' "$tmp/b" && grep -q 'expected four numbers' "$tmp/b"
 check "a bad prefix-groups in a run spec: 400 naming the field ($code $(cat "$tmp/b"))" $?
+
+# Sessions over the fleet: each generator runs whole sessions (never one
+# across generators), and the merged result has every session and turn.
+"$INFERTOP_BIN" fleet --targets "$s0,$s1,$s2" --no-tui --interval 500ms -o "$tmp/fleetss.json" \
+	--start --sessions turns=3,think=20ms,system=16,user=8 -n 6 -c 3 --output-tokens 2 --metrics-url none \
+	"$target" >"$tmp/fss.out" 2>"$tmp/fss.err"
+check "fleet --start --sessions: exit 0 ($(tail -n 1 "$tmp/fss.err"))" $?
+$py - "$tmp/fleetss.json" "$(ls -t "$tmp"/res0/*.json | head -n 1)" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+one = json.load(open(sys.argv[2]))
+s = r["infertop"]["sessions"]
+turns = {k: v["ttft"]["count"] for k, v in s["by_turn"].items()}
+print("merged: %d sessions, %d turns, by turn %s" % (s["done"], s["turns_completed"], turns))
+assert s["done"] == 6 and s["failed"] == 0 and s["turns_completed"] == 18 and r["completed"] == 18
+assert turns == {"1": 6, "2": 6, "3": 6}, turns
+assert one["infertop"]["options"]["sessions"] == "turns=3,think=20ms,system=16,user=8"
+assert one["infertop"]["sessions"]["turns_completed"] == 3 * one["infertop"]["sessions"]["done"]
+EOF
+check "--sessions over the fleet: 6 whole sessions of 3 turns in the merged result" $?
+code=$(curl -s -o "$tmp/b" -w '%{http_code}' -X POST -H 'Content-Type: application/json' --data-binary \
+	"{\"url\":\"$target\",\"sessions\":\"turns=0\"}" "$s0/v1/runs")
+[ "$code" = 400 ] && grep -q '"field":"sessions"' "$tmp/b"
+check "a bad sessions spec in a run spec: 400 naming the field ($code $(cat "$tmp/b"))" $?
 exit $((fails > 0))

@@ -746,6 +746,14 @@ static void view_stats(struct fleet *f, int64_t now)
 	st->run_c = m->run_c;
 	st->win_c = m->win_c;
 	st->all_c = m->run_c;
+	/* The prefix cache's and the sessions' figures (the sessions panel). */
+	for (int x = 0; x < XH_N; x++)
+		st->xh[x] = m->xh[x];
+	st->sessions_done = m->sessions_done;
+	st->sessions_failed = m->sessions_failed;
+	st->sessions_context = m->sessions_context;
+	st->sessions_incomplete = m->sessions_incomplete;
+	st->session_turns = m->session_turns;
 	int64_t win_ns = secs_ns(m->win_seconds);
 	st->slice_ns = win_ns > 0 ? win_ns : 1;
 	st->slices_used = 1;
