@@ -75,6 +75,14 @@ assert sum(got) == len(trace), (got, len(trace))
 print("records per generator", got, "of", len(trace))
 EOF
 check "each generator replayed its slice by session id, with the run spec's --trace-* options; together the trace" $?
+$py - "$tmp/fleet.json" "$(wc -l <"$tmp/t.jsonl")" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["infertop"]["trace"]
+n = int(sys.argv[2]) - 1  # the bad line
+assert t["slices_merged"] == 3 and t["sent"] == t["records"] == n and t["replayed"] and t["slice"] is None, t
+assert t["lateness"]["count"] == n, t
+EOF
+check "the fleet's merged result has the whole trace: 3 slices, every record sent" $?
 
 # The three wrote the same bytes for the same hash ids (whatever the seed
 # --start gave each): the shared simulator's prefix cache saw exactly the

@@ -62,6 +62,65 @@ static int merge_check_distinct(const struct snapshot *const *src, size_t n, cha
 	return 0;
 }
 
+static double num_of(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static void num_set(cJSON *o, const char *k, double v)
+{
+	cJSON *n = cJSON_CreateNumber(v);
+	if (n && !cJSON_ReplaceItemInObjectCaseSensitive(o, k, n))
+		cJSON_Delete(n);
+}
+
+/* A trace replayed in slices (--slice, a fleet): one replay of the whole
+ * trace. What each slice sent adds up; what each read of the same file
+ * (records in the window, lines reordered or skipped) is the file's; the
+ * lateness is the merged queue time's. NULL when no input replayed one;
+ * -1 on OOM. */
+static int merge_trace(struct snapshot *dst, const struct snapshot *const *src, size_t n)
+{
+	const cJSON *first = NULL;
+	double records = 0, sent = 0;
+	bool replayed = true, cut = false;
+	size_t slices = 0;
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *t = src[i]->trace;
+		if (!cJSON_IsObject(t))
+			continue;
+		first = first ? first : t;
+		slices++;
+		records += num_of(t, "records");
+		sent += num_of(t, "sent");
+		replayed = replayed && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "replayed"));
+		cut = cut || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "cut_at_duration"));
+	}
+	if (!first)
+		return 0;
+	cJSON *o = cJSON_Duplicate(first, 1);
+	if (!o)
+		return -1;
+	num_set(o, "records", records);
+	num_set(o, "sent", sent);
+	cJSON_ReplaceItemInObjectCaseSensitive(o, "replayed", cJSON_CreateBool(replayed));
+	cJSON_ReplaceItemInObjectCaseSensitive(o, "cut_at_duration", cJSON_CreateBool(cut));
+	cJSON_ReplaceItemInObjectCaseSensitive(o, "slice", cJSON_CreateNull());
+	cJSON_AddNumberToObject(o, "slices_merged", (double)slices);
+	cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "lateness");
+	const struct hist *q = dst->run[STAT_QUEUE];
+	uint64_t c = q ? hist_count(q) : 0;
+	if (cJSON_IsObject(l)) {
+		num_set(l, "count", (double)c);
+		num_set(l, "p50_ms", c ? (double)hist_percentile(q, 50) / 1e3 : NAN);
+		num_set(l, "p99_ms", c ? (double)hist_percentile(q, 99) / 1e3 : NAN);
+		num_set(l, "max_ms", c ? (double)hist_max(q) / 1e3 : NAN);
+	}
+	dst->trace = o;
+	return 0;
+}
+
 static int merge_into(struct snapshot *dst, struct snapshot_hists *keep, const struct snapshot *const *src,
 		      size_t n, char *err, size_t errcap)
 {
@@ -189,6 +248,8 @@ static int merge_into(struct snapshot *dst, struct snapshot_hists *keep, const s
 	if (!dst->have_slo)
 		memset(&dst->slo_run, 0, sizeof dst->slo_run);
 	dst->taken_unix = taken;
+	if (merge_trace(dst, src, n) != 0)
+		goto oom;
 	return 0;
 oom:
 	snapshot_release(dst);
