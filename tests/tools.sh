@@ -41,9 +41,11 @@ check "report: errors by kind read back too" $?
 
 "$INFERTOP_BIN" report --format csv "$tmp/a.json" >"$tmp/a.csv"
 [ $? -eq 0 ] && head -1 "$tmp/a.csv" | grep -qx "scope,metric,count,mean_ms,std_ms,min_ms,p50_ms,p90_ms,p95_ms,p99_ms,p99_9_ms,max_ms" &&
-	[ "$(wc -l <"$tmp/a.csv")" -eq 17 ] && [ "$(field "$tmp/a.csv" run ttft 3)" = 20 ] &&
-	[ "$(field "$tmp/a.csv" run itl 3)" = 60 ]
-check "report --format csv: 16 rows, counts (20 TTFT, 20x3 ITL gaps)" $?
+	[ "$(wc -l <"$tmp/a.csv")" -eq 18 ] && [ "$(field "$tmp/a.csv" run ttft 3)" = 20 ] &&
+	[ "$(field "$tmp/a.csv" run itl 3)" = 60 ] && [ "$(field "$tmp/a.csv" run ttft_cold 3)" = 20 ]
+# (17 rows: the simulator says "0 cached" of every random prompt, so the
+# run's TTFT of cold requests is a row of its own.)
+check "report --format csv: 17 rows, counts (20 TTFT, 20x3 ITL gaps, 20 cold)" $?
 
 "$INFERTOP_BIN" report "$tmp/a.json" --format json >"$tmp/a.rep.json"
 [ $? -eq 0 ] && grep -q '"completed":[[:space:]]*20' "$tmp/a.rep.json" && grep -q '"latency"' "$tmp/a.rep.json" &&

@@ -81,7 +81,7 @@ void fleet_panel_draw(void *ud, void *win, int rows, int cols, const struct dash
 		return;
 	for (int y = 0; y < r.h; y++)
 		wd_clear_row(w, &r, y, 0, wd_attr(d, THEME_R_NORMAL));
-	char extra[128], plan[64] = "";
+	char extra[192], plan[96] = "";
 	size_t counted = 0, lost = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct fleet_gen_info g;
@@ -137,7 +137,7 @@ void fleet_print_line(const struct fleet *f, int64_t now, void *file)
 		done += g.state == FLEET_GEN_DONE;
 		refused += g.state == FLEET_GEN_REFUSED;
 	}
-	char plan[64];
+	char plan[96];
 	planned_text(plan, sizeof plan, f, lost);
 	const struct snapshot *m = fleet_merged(f);
 	if (!m) {
