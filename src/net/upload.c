@@ -449,11 +449,14 @@ int uploader_wait(struct uploader *u, double max_s, FILE *log)
 			sent += j->off;
 			total += j->size;
 		}
-		fprintf(log, "\rinfertop: waiting for %zu upload%s (%lld of %lld bytes sent; Ctrl-C abandons them)",
-			u->pending, u->pending == 1 ? "" : "s", (long long)sent, (long long)total);
+		/* One line redrawn on a terminal; a line each time in a file. */
+		bool tty = isatty(fileno(log));
+		fprintf(log, "%sinfertop: waiting for %zu upload%s (%lld of %lld bytes sent; Ctrl-C abandons them)%s",
+			tty ? "\r" : "", u->pending, u->pending == 1 ? "" : "s", (long long)sent, (long long)total,
+			tty ? "" : "\n");
 		fflush(log);
-		u->line_open = log == stderr;
-		said = true;
+		u->line_open = tty && log == stderr;
+		said = tty;
 	}
 	ev_timer_stop(u->loop, &tick);
 	loop_signal_release(LOOP_SIGINT, wait_signal, u);
