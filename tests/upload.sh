@@ -6,7 +6,8 @@
 # Then: a key the store refuses fails with its error code, no secret, the
 # local file intact and exit 1; an endpoint that refuses connections is
 # tried 4 times, then given up, in bounded time; Ctrl-C while the end of
-# the run waits for a stuck upload abandons it, naming it.
+# the run waits for a stuck upload abandons it, naming it. The fleet's
+# merged result goes up too.
 : "${INFERTOP_BIN:?}"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/check_lib.sh"
@@ -111,5 +112,27 @@ st=$?
 [ $st -eq 1 ] && grep -q "interrupted: res4.json not uploaded to s3://bkt/runs4/res4.json (the local file is kept)" "$tmp/err4" &&
 	[ -s "$tmp/res4.json" ]
 check "Ctrl-C abandons it, naming it, exit 1 ($st)" $?
+
+# 5. The fleet's merged result (-o of `infertop fleet`) goes up too.
+"$INFERTOP_BIN" sim --listen 127.0.0.1:0 --timing fixed --ttft 20ms --itl 5ms >"$tmp/sim.out" 2>"$tmp/sim.err" &
+pids="$pids $!"
+wait_for "$tmp/sim.out" "listening on"
+simport=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/sim.out")
+"$INFERTOP_BIN" --no-tui -q --listen 127.0.0.1:0 -c 2 -d 120s --output-tokens 20 --metrics-url none \
+	"http://127.0.0.1:$simport" >"$tmp/gen.out" 2>"$tmp/gen.err" &
+pids="$pids $!"
+wait_for "$tmp/gen.err" "control API on"
+gen=$(sed -n 's/^infertop: control API on \(http:[^ ]*\).*/\1/p' "$tmp/gen.err")
+AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER "$INFERTOP_BIN" fleet --targets "$gen" --no-tui \
+	--interval 100ms -o "$tmp/merged.json" --upload s3://bkt/fleet/ --upload-endpoint "$endpoint" \
+	>"$tmp/out5" 2>"$tmp/err5" &
+fl=$!
+pids="$pids $fl"
+wait_for "$tmp/err5" "(1 up"
+kill -INT $fl
+wait $fl
+st=$?
+[ $st -eq 0 ] && get fleet/merged.json "$tmp/got.merged" && cmp -s "$tmp/got.merged" "$tmp/merged.json"
+check "the fleet's merged result is uploaded byte for byte (exit $st)" $?
 
 [ $fails -eq 0 ] || { for f in "$tmp"/err*; do echo "== $f"; cat "$f"; done; exit 1; }
