@@ -135,4 +135,22 @@ st=$?
 [ $st -eq 0 ] && get fleet/merged.json "$tmp/got.merged" && cmp -s "$tmp/got.merged" "$tmp/merged.json"
 check "the fleet's merged result is uploaded byte for byte (exit $st)" $?
 
+# 6. infertop serve signs with its own keys: a run spec (a client) may not
+#    say where they send the results.
+mkdir "$tmp/results"
+AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER "$INFERTOP_BIN" serve --listen 127.0.0.1:0 \
+	--results-dir "$tmp/results" >"$tmp/out6" 2>"$tmp/err6" &
+pids="$pids $!"
+wait_for "$tmp/err6" "control API on"
+api=$(sed -n 's/^infertop: control API on \(http:[^ ]*\).*/\1/p' "$tmp/err6")
+ok=1
+for spec in "\"upload\":\"s3://bkt/theirs/\",\"upload-endpoint\":\"$endpoint\"" "\"upload-endpoint\":\"$endpoint\"" \
+	"\"upload-region\":\"auto\""; do
+	code=$(curl -s -o "$tmp/b6" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+		--data-binary "{\"url\":\"http://127.0.0.1:$simport\",\"duration\":\"1s\",$spec}" "$api/v1/runs")
+	[ "$code" = 400 ] && grep -q '"field":"upload' "$tmp/b6" || { ok=0; echo "$code $(cat "$tmp/b6")"; }
+done
+[ $ok -eq 1 ]
+check "a serve run spec may not set --upload, --upload-endpoint or --upload-region" $?
+
 [ $fails -eq 0 ] || { for f in "$tmp"/err*; do echo "== $f"; cat "$f"; done; exit 1; }
