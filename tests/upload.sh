@@ -62,6 +62,16 @@ check "the rotated request logs ($rot rotations) are uploaded byte for byte" $?
 grep -q "uploaded res.json to s3://bkt/runs/res.json" "$tmp/err1"
 check "each upload is said on stderr" $?
 
+# Without -o the result is written all the same (auto-named, in the
+# current directory) and uploaded.
+mkdir "$tmp/auto"
+(cd "$tmp/auto" && AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER "$INFERTOP_BIN" --demo -c 2 \
+	--output-tokens 8 --no-tui -d 1s --upload s3://bkt/auto/ --upload-endpoint "$endpoint" >"$tmp/out1b" 2>"$tmp/err1b")
+st=$?
+f=$(ls "$tmp/auto"/infertop-*.json 2>/dev/null | head -1)
+[ $st -eq 0 ] && [ -n "$f" ] && get "auto/$(basename "$f")" "$tmp/got.auto" && cmp -s "$tmp/got.auto" "$f"
+check "without -o the auto-named result is written and uploaded (exit $st)" $?
+
 # 2. Keys the store refuses: its error code, no secret, no retry (it
 #    would not pass), the local file kept, exit 1.
 mkdir "$tmp/run2"

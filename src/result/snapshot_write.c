@@ -645,7 +645,8 @@ int snapshot_write_final_at(const struct run_view *v, const struct snapshot_writ
 			    size_t wherecap)
 {
 	const struct config *c = v->cfg;
-	bool in_use = c->snapshot_dir || c->snapshot_every_ns > 0 || (w && w->requests > 0);
+	/* --upload without -o: the result is written (auto-named) to go up. */
+	bool in_use = c->snapshot_dir || c->snapshot_every_ns > 0 || c->upload || (w && w->requests > 0);
 	if (where && wherecap)
 		where[0] = '\0';
 	if (!c->output_path && !in_use)
