@@ -37,3 +37,7 @@ $as_root apt-get install -y -qq --no-install-recommends \
 if ! command -v npm >/dev/null 2>&1; then
 	$as_root apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi
+# tests/upload.sh runs a real S3 server on loopback: s3rver, from the npm
+# registry, into a cache outside the tree (the test installs it too when
+# it is missing).
+"$(dirname "$0")/tests/s3rver.sh" >/dev/null

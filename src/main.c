@@ -243,6 +243,7 @@ static int run(struct config *cfg, int argc, char **argv)
 	struct run_view v;
 	engine_view(e, &v);
 	report_summary(stdout, &v);
+	session_wait_uploads(s, stderr);
 	rc = session_exit_code(s, stderr);
 	linger(cfg, f.ctl, loop);
 	control_stop(f.ctl);

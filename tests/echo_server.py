@@ -70,10 +70,14 @@ class Echo(BaseHTTPRequestHandler):
             return
         echo = "bad request %s;%s Authorization: %s" % (
             self.requestline, ESC, self.headers.get("Authorization"))
+        # An object store's PUT (--upload): its session token echoed too.
+        if self.headers.get("x-amz-security-token"):
+            echo = "token: %s; %s" % (self.headers.get("x-amz-security-token"), echo)
         self.reply(400, {"error": {"message": echo, "type": "invalid_request_error"}})
 
     do_GET = handle_any
     do_POST = handle_any
+    do_PUT = handle_any
 
 
 srv = ThreadingHTTPServer(("127.0.0.1", 0), Echo)

@@ -58,4 +58,25 @@ check "an abbreviated long option is not taken as the option" $?
 [ $? -eq 2 ] && grep -q "control characters" "$tmp/o6" && ! grep -q "X-Injected" "$tmp/o6"
 check "-H refuses CR/LF" $?
 
+# --upload's keys: from the environment, sent (the token as
+# x-amz-security-token, which this server echoes back in its refusal), and
+# never shown, saved or logged.
+mkdir "$tmp/usnaps"
+AWS_ACCESS_KEY_ID=AKIDUPLOAD AWS_SECRET_ACCESS_KEY=UPSECRET0123456789abcdef AWS_SESSION_TOKEN=UPTOKEN987654321zyx \
+	"$INFERTOP_BIN" --no-tui --interval 100ms -c 2 --output-tokens 4 -d 1500ms --snapshot-dir "$tmp/usnaps" \
+	--snapshot-every 1s --request-log "$tmp/ureqlog.jsonl" -o "$tmp/u.json" --upload s3://bkt/runs/ \
+	--upload-endpoint "http://127.0.0.1:$port" "http://127.0.0.1:$port" >"$tmp/uout" 2>"$tmp/uerr"
+st=$?
+[ $st -eq 1 ] && grep -q "upload of u.json to s3://bkt/runs/u.json failed: HTTP 400" "$tmp/uerr"
+check "a refused upload exits 1 and says so (exit $st)" $?
+grep -q "^PUT /bkt/runs/u.json " "$tmp/requests" && grep -q "x-amz-security-token: UPTOKEN987654321zyx" "$tmp/requests"
+check "the store received the upload and its session token" $?
+leaks=$(grep -rl -e UPSECRET -e UPTOKEN "$tmp/uout" "$tmp/uerr" "$tmp/u.json" "$tmp/ureqlog.jsonl" "$tmp/usnaps" \
+	2>/dev/null)
+[ -z "$leaks" ]
+check "no upload secret or token in any output ($leaks)" $?
+"$INFERTOP_BIN" --upload s3://bkt/ http://127.0.0.1:1 >"$tmp/o7" 2>&1
+[ $? -eq 2 ] && grep -q "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" "$tmp/o7"
+check "--upload without keys is refused before anything is sent" $?
+
 [ $fails -eq 0 ] || { cat "$tmp/err"; exit 1; }

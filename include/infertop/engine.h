@@ -64,6 +64,8 @@ void engine_set_on_tick(struct engine *e, engine_tick_fn fn, void *ud);
 struct ev_loop *engine_loop(const struct engine *e);
 /* The background snapshot writer (s key, SIGUSR1, --snapshot-every). */
 struct snapshot_writer *engine_snapshot_writer(const struct engine *e);
+/* The request log (--request-log, --save-detailed); NULL when none. */
+struct reqlog *engine_reqlog(const struct engine *e);
 /* The completions/chat URL requests go to (credentials in it: redact
  * before showing). */
 const char *engine_endpoint(const struct engine *e);

@@ -92,6 +92,9 @@ struct config {
 	int64_t snapshot_every_ns;  /* 0: only on demand and at the end */
 	char *request_log;      /* per-request JSONL, NULL = off */
 	uint64_t request_log_max;   /* rotate past this size */
+	char *upload;           /* s3://BUCKET/PREFIX or gs://...; NULL = off */
+	char *upload_endpoint;  /* S3-compatible store; NULL = the bucket's own */
+	char *upload_region;    /* NULL: AWS_REGION, AWS_DEFAULT_REGION, default */
 	bool have_max_error_rate;
 	double max_error_rate;  /* exit 3 above this share of failed requests */
 

@@ -58,6 +58,12 @@ void reqlog_hook(struct reqlog *l, struct request_ctx *ctx);
 struct detail *reqlog_detail(const struct reqlog *l);
 /* Flushes, closes, frees; NULL is fine. */
 void reqlog_close(struct reqlog *l);
+/* --upload: each rotated file goes up as FILE.N (N counting rotations
+ * from 1, so none overwrites another), and reqlog_upload() sends the
+ * current FILE (the run's end calls it). NULL up: none. */
+struct uploader;
+void reqlog_set_uploader(struct reqlog *l, struct uploader *up);
+void reqlog_upload(struct reqlog *l);
 
 /* One finished request; t0_ns is the run's start (CLOCK_MONOTONIC). */
 void reqlog_request(struct reqlog *l, const struct request *r, const struct req_result *res, int64_t t0_ns);

@@ -33,7 +33,7 @@ enum session_phase {
 
 /* Exit statuses of a run (man infertop, EXIT STATUS). */
 #define SESSION_EXIT_OK 0
-#define SESSION_EXIT_NOT_SAVED 1    /* the result could not be written */
+#define SESSION_EXIT_NOT_SAVED 1    /* the result could not be written, or an --upload failed */
 #define SESSION_EXIT_USAGE 2        /* bad options, or the server never answered */
 #define SESSION_EXIT_ERROR_RATE 3   /* above --max-error-rate */
 #define SESSION_EXIT_NONE_OK 4      /* requests ended, none succeeded */
@@ -84,6 +84,9 @@ int session_write_failed(const struct session *s);
 /* Where the result was written: -o, or the fallback in $TMPDIR when -o
  * failed; "" when nowhere. */
 const char *session_result_path(const struct session *s);
+/* --upload: waits (on the loop, a progress line on log, Ctrl-C abandons)
+ * for the uploads still under way. 0 when none is left. */
+int session_wait_uploads(struct session *s, FILE *log);
 /* The exit policy, in one place: SESSION_EXIT_*, and its reason on log. */
 int session_exit_code(const struct session *s, FILE *log);
 

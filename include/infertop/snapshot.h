@@ -325,6 +325,9 @@ struct snapshot_writer *snapshot_writer_new(struct ev_loop *loop, const struct c
 /* Waits for a write still in progress (its outcome is reported), frees. */
 void snapshot_writer_free(struct snapshot_writer *w);
 void snapshot_writer_set_callback(struct snapshot_writer *w, snapshot_done_fn fn, void *ud);
+/* --upload: each snapshot written is handed to up (NULL: none). */
+struct uploader;
+void snapshot_writer_set_uploader(struct snapshot_writer *w, struct uploader *up);
 void snapshot_writer_start(struct snapshot_writer *w);
 /* Stops the watchers (a write in progress finishes). */
 void snapshot_writer_stop(struct snapshot_writer *w);

@@ -26,6 +26,7 @@
 #include "infertop/trace.h"
 #include "infertop/trace_replay.h"
 #include "infertop/units.h"
+#include "infertop/upload.h"
 #include "infertop/url.h"
 
 /* Every option is one row of opts[] below: getopt's long options, the
@@ -753,6 +754,13 @@ static const struct cli_opt opts[] = {
 	{ "request-log", 0, "FILE", G_OUTPUT, set_string, F(request_log),
 	  .help = "per-request JSON lines (timestamps, tokens, outcome)" },
 	{ "request-log-max", 0, "SIZE", G_OUTPUT, set_log_max, .help = "rotate the request log past SIZE (default 1G)" },
+	{ "upload", 0, "s3://BUCKET/PREFIX", G_OUTPUT, set_string, F(upload),
+	  .help = "also upload the result, snapshots and request logs to S3 (gs://: Cloud Storage, HMAC keys); "
+		  "keys from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" },
+	{ "upload-endpoint", 0, "URL", G_OUTPUT, set_string, F(upload_endpoint),
+	  .help = "an S3-compatible store (MinIO...), path-style" },
+	{ "upload-region", 0, "REGION", G_OUTPUT, set_string, F(upload_region),
+	  .help = "region signed for (default $AWS_REGION, else us-east-1)" },
 	{ "max-error-rate", 0, "F", G_OUTPUT, set_max_error_rate,
 	  .help = "exit 3 when more than this share (0-1) of requests failed" },
 	{ "output", 'o', "FILE", G_OUTPUT, set_string, F(output_path),
@@ -1108,6 +1116,21 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		}
 	}
+	if ((cfg->upload_endpoint || cfg->upload_region) && !cfg->upload) {
+		fprintf(cli_errf(), "infertop: --upload-endpoint and --upload-region need --upload\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (cfg->upload) {
+		/* Bad keys are found now, not when the hour-long run is over. */
+		char err[512];
+		struct upload_opts uo = {
+			.url = cfg->upload, .endpoint = cfg->upload_endpoint, .region = cfg->upload_region,
+		};
+		if (uploader_check(&uo, err, sizeof err) != 0) {
+			fprintf(cli_errf(), "infertop: %s\n", err);
+			return CLI_EXIT_USAGE;
+		}
+	}
 	/* No two generators of a fleet send the same sequence. */
 	if (cfg->slice_count && !cfg->have_seed)
 		cfg->seed = dataset_slice_seed(cfg->seed, cfg->slice_index);
@@ -1284,6 +1307,9 @@ void cli_free(struct config *cfg)
 	free(cfg->slo);
 	free(cfg->snapshot_dir);
 	free(cfg->request_log);
+	free(cfg->upload);
+	free(cfg->upload_endpoint);
+	free(cfg->upload_region);
 	free(cfg->listen);
 	free(cfg->listen_token_env);
 	free(cfg->results_dir);

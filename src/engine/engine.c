@@ -972,6 +972,11 @@ struct snapshot_writer *engine_snapshot_writer(const struct engine *e)
 	return e->snap;
 }
 
+struct reqlog *engine_reqlog(const struct engine *e)
+{
+	return e->reqlog;
+}
+
 const char *engine_endpoint(const struct engine *e)
 {
 	return e->endpoint;

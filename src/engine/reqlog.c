@@ -21,6 +21,7 @@
 #include "infertop/options.h"
 #include "infertop/request.h"
 #include "infertop/stats.h"
+#include "infertop/upload.h"
 
 struct reqlog {
 	char *path;              /* NULL: no log file, only the detailed arrays */
@@ -34,6 +35,8 @@ struct reqlog {
 	uint64_t buffered;       /* lines in buf */
 	bool torn;               /* the file ends inside a line (a failed write) */
 	bool failing;            /* the last write failed: said once, not each time */
+	struct uploader *up;     /* --upload; NULL: none */
+	bool unsent;             /* bytes written since the last upload */
 	struct reqlog_stats st;
 	char buf[REQLOG_BUF];
 };
@@ -155,11 +158,19 @@ static void rotate(struct reqlog *l)
 				set_error(l, "cannot rotate", errno);
 		}
 		snprintf(to, n, "%s.1", l->path);
-		if (rename(l->path, to) != 0 && errno != ENOENT)
+		if (rename(l->path, to) != 0 && errno != ENOENT) {
 			set_error(l, "cannot rotate", errno);
+		} else if (l->up) {
+			/* Opened now: the next rotation's rename cannot take it. */
+			const char *base = strrchr(l->path, '/');
+			snprintf(from, n, "%s.%llu", base ? base + 1 : l->path,
+				 (unsigned long long)l->st.rotations + 1);
+			uploader_put(l->up, to, from);
+		}
 	}
 	free(from);
 	free(to);
+	l->unsent = false;
 	l->st.rotations++;
 	l->torn = false;
 	if (open_log(l, false) != 0) {
@@ -231,6 +242,7 @@ int reqlog_flush(struct reqlog *l)
 	}
 	l->file_bytes += l->len;
 	l->st.written_bytes += l->len;
+	l->unsent = true;
 	l->len = 0;
 	l->buffered = 0;
 	if (l->failing) {
@@ -260,6 +272,23 @@ void reqlog_tick(struct reqlog *l, int64_t now_ns)
 {
 	if (l && l->len && now_ns - l->last_flush_ns >= CLOCK_NS_PER_S)
 		reqlog_flush(l);
+}
+
+void reqlog_set_uploader(struct reqlog *l, struct uploader *up)
+{
+	if (l)
+		l->up = up;
+}
+
+void reqlog_upload(struct reqlog *l)
+{
+	if (!l || !l->up || !l->path)
+		return;
+	reqlog_flush(l);
+	if (!l->unsent)
+		return;
+	l->unsent = false;
+	uploader_put(l->up, l->path, NULL);
 }
 
 void reqlog_close(struct reqlog *l)

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "infertop/cli.h"
 #include "infertop/clock.h"
@@ -16,6 +18,7 @@
 #include "infertop/options.h"
 #include "infertop/snapshot.h"
 #include "infertop/ui.h"
+#include "infertop/upload.h"
 
 #define START_LEAD_S 3.0   /* --start: the runs begin this long after the posts */
 
@@ -56,6 +59,33 @@ static void on_signal(void *ud, int signum)
 		return;
 	}
 	fleet_finish(a->f, "interrupted");
+}
+
+/* --upload: the merged result, when this run wrote it (not an older file
+ * left at -o by a run whose merge failed), and the wait for it. 0, or 1
+ * when it did not go up. */
+static int upload_merged(struct ev_loop *loop, const struct config *cfg, time_t t0)
+{
+	struct stat sb;
+	if (!cfg->upload || !cfg->output_path || stat(cfg->output_path, &sb) != 0 || sb.st_mtime < t0)
+		return 0;
+	struct upload_opts uo = {
+		.url = cfg->upload, .endpoint = cfg->upload_endpoint, .region = cfg->upload_region,
+		.quiet = cfg->quiet,
+	};
+	char err[512];
+	struct uploader *up = uploader_new(loop, &uo, err, sizeof err);
+	if (!up) {
+		fprintf(stderr, "infertop fleet: %s\n", err);
+		return 1;
+	}
+	uploader_put(up, cfg->output_path, NULL);
+	uploader_wait(up, UPLOAD_WAIT_MAX_S, stderr);
+	int rc = uploader_failed(up) ? 1 : 0;
+	if (rc)
+		fprintf(stderr, "infertop fleet: the merged result was not uploaded to %s\n", cfg->upload);
+	uploader_free(up);
+	return rc;
 }
 
 static int add_targets(struct fleet *f, const struct config *cfg, struct ev_loop *loop, struct fleet_dns **dns,
@@ -125,6 +155,7 @@ int fleet_main(int argc, char **argv)
 		return done;
 	int rc = 2;
 	char err[1024];
+	time_t t0 = time(NULL);
 	struct fleet_dns *dns = NULL;
 	struct fleet_start *st = NULL;
 	struct ui *u = NULL;
@@ -212,6 +243,8 @@ int fleet_main(int argc, char **argv)
 	const struct snapshot *sum = st ? fleet_start_result(st) : fleet_merged(f);
 	if (sum && !cfg.quiet)
 		snapshot_print_summary(stdout, sum);
+	if (upload_merged(loop, &cfg, t0) != 0)
+		rc = 1;
 out_signals:
 	loop_signal_release(LOOP_SIGINT, on_signal, &a);
 	loop_signal_release(LOOP_SIGTERM, on_signal, &a);

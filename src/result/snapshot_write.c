@@ -24,6 +24,7 @@
 #include "infertop/reqlog.h"
 #include "infertop/view.h"
 #include "infertop/loop.h"
+#include "infertop/upload.h"
 
 /* ---- one atomic file ---- */
 
@@ -238,6 +239,7 @@ struct snapshot_writer {
 	int64_t failing_said_ns;
 	snapshot_done_fn fn;
 	void *ud;
+	struct uploader *up;        /* --upload; NULL: none */
 };
 
 static void report(struct snapshot_writer *w, const struct snapshot_result *r)
@@ -247,6 +249,8 @@ static void report(struct snapshot_writer *w, const struct snapshot_result *r)
 		w->written++;
 	else
 		w->failures++;
+	if (r->ok && w->up)
+		uploader_put(w->up, r->path, NULL);
 	if (w->fn) {
 		w->fn(w->ud, r);
 		return;
@@ -490,6 +494,12 @@ struct snapshot_writer *snapshot_writer_new(struct ev_loop *loop, const struct c
 	return w;
 }
 
+void snapshot_writer_set_uploader(struct snapshot_writer *w, struct uploader *up)
+{
+	if (w)
+		w->up = up;
+}
+
 void snapshot_writer_set_callback(struct snapshot_writer *w, snapshot_done_fn fn, void *ud)
 {
 	if (!w)
@@ -635,7 +645,8 @@ int snapshot_write_final_at(const struct run_view *v, const struct snapshot_writ
 			    size_t wherecap)
 {
 	const struct config *c = v->cfg;
-	bool in_use = c->snapshot_dir || c->snapshot_every_ns > 0 || (w && w->requests > 0);
+	/* --upload without -o: the result is written (auto-named) to go up. */
+	bool in_use = c->snapshot_dir || c->snapshot_every_ns > 0 || c->upload || (w && w->requests > 0);
 	if (where && wherecap)
 		where[0] = '\0';
 	if (!c->output_path && !in_use)

@@ -11,8 +11,10 @@
 
 #include "infertop/engine.h"
 #include "infertop/plan.h"
+#include "infertop/reqlog.h"
 #include "infertop/snapshot.h"
 #include "infertop/stats.h"
+#include "infertop/upload.h"
 #include "infertop/view.h"
 
 /* File descriptors beyond the streams themselves: stdio, epoll, the
@@ -23,6 +25,7 @@ struct session {
 	const struct config *cfg;
 	struct ev_loop *loop;
 	struct engine *e;
+	struct uploader *up;           /* --upload; NULL: none */
 	enum session_phase phase;      /* up to probed, then waiting or later */
 	ev_timer start_at;
 	ev_timer probed_later;         /* hands the probe's outcome over */
@@ -124,6 +127,18 @@ struct session *session_new(const struct config *cfg, struct ev_loop *loop, char
 		session_free(s);
 		return NULL;
 	}
+	if (cfg->upload) {
+		struct upload_opts uo = {
+			.url = cfg->upload, .endpoint = cfg->upload_endpoint, .region = cfg->upload_region,
+			.quiet = cfg->quiet,
+		};
+		if (!(s->up = uploader_new(loop, &uo, err, errcap))) {
+			session_free(s);
+			return NULL;
+		}
+		snapshot_writer_set_uploader(engine_snapshot_writer(s->e), s->up);
+		reqlog_set_uploader(engine_reqlog(s->e), s->up);
+	}
 	ev_init(&s->start_at, NULL);
 	ev_init(&s->probed_later, session_tell_probed);
 	s->probed_later.data = s;
@@ -137,6 +152,7 @@ void session_free(struct session *s)
 		return;
 	session_cancel(s);
 	engine_free(s->e);
+	uploader_free(s->up);
 	free(s);
 }
 
@@ -200,6 +216,11 @@ static void session_on_done(struct engine *e, void *ud)
 	engine_view(e, &v);
 	s->write_failed = snapshot_write_final_at(&v, engine_snapshot_writer(e), stderr, s->result_path,
 						  sizeof s->result_path) != 0;
+	/* Wherever it went (-o, or the fallback), that file goes up; so does
+	 * the request log, complete now. */
+	if (s->up && s->result_path[0])
+		uploader_put(s->up, s->result_path, NULL);
+	reqlog_upload(engine_reqlog(e));
 	s->phase = SESSION_WRITTEN;
 	if (s->written)
 		s->written(s, s->written_ud);
@@ -325,10 +346,21 @@ const char *session_result_path(const struct session *s)
 	return s->result_path;
 }
 
+int session_wait_uploads(struct session *s, FILE *log)
+{
+	return uploader_wait(s->up, UPLOAD_WAIT_MAX_S, log);
+}
+
 int session_exit_code(const struct session *s, FILE *log)
 {
 	if (s->write_failed)
 		return SESSION_EXIT_NOT_SAVED;
+	/* Saved here but not where the results were to go: not saved. */
+	unsigned long lost = uploader_failed(s->up);
+	if (lost > 0) {
+		fprintf(log, "infertop: %lu upload%s to %s failed\n", lost, lost == 1 ? "" : "s", s->cfg->upload);
+		return SESSION_EXIT_NOT_SAVED;
+	}
 	struct run_view v;
 	engine_view(s->e, &v);
 	const struct stats *st = v.stats;

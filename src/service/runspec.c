@@ -12,12 +12,14 @@
 
 /* Options a spec may not set: serve owns where it listens and where the
  * result goes, and a client must not make the server write files of its
- * choosing, read another environment variable as a key, or start a
- * simulator. */
+ * choosing, read another environment variable as a key, start a
+ * simulator, or send results signed with the server's keys where it
+ * says (--upload). */
 static const char *const serve_owned[] = {
 	"listen", "listen-token-env", "listen-metrics-open", "results-dir", "output", "request-log",
 	"snapshot-dir", "api-key-env", "demo", "sim-arg", "listen-allow-host", "data-dir",
 	"linger", "expect", "expect-timeout",
+	"upload", "upload-endpoint", "upload-region",
 };
 
 /* The /start-load keys: one of them marks the form. */
