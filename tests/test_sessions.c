@@ -241,7 +241,7 @@ static void roles_of(const struct dataset_rec *rec, char *out, size_t cap)
 static void test_file_sharegpt(void **state)
 {
 	(void)state;
-	char path[4096];
+	char path[4200];
 	snprintf(path, sizeof path, "sharegpt:%s", fixture("sessions_sharegpt.json"));
 	struct config cfg;
 	struct dataset *d = open_file(&cfg, path, NULL);
@@ -282,7 +282,7 @@ static void test_file_sharegpt(void **state)
 static void test_file_jsonl(void **state)
 {
 	(void)state;
-	char path[4096];
+	char path[4200];
 	snprintf(path, sizeof path, "jsonl:%s", fixture("sessions.jsonl"));
 	struct config cfg;
 	struct dataset *d = open_file(&cfg, path, NULL);
@@ -319,7 +319,7 @@ static void file_refused(const char *spec, const char *want)
 static void test_file_no_user(void **state)
 {
 	(void)state;
-	char path[4096], want[4200];
+	char path[4200], want[4300];
 	snprintf(path, sizeof path, "sharegpt:%s", fixture("sessions_sharegpt_no_user.json"));
 	snprintf(want, sizeof want, "%s:6: conversation 2: no user turn", fixture("sessions_sharegpt_no_user.json"));
 	file_refused(path, want);
@@ -577,7 +577,7 @@ static void test_conversation_completions(void **state)
 static void test_conversation_file(void **state)
 {
 	(void)state;
-	char path[4096];
+	char path[4200];
 	snprintf(path, sizeof path, "sharegpt:%s", fixture("sessions_sharegpt.json"));
 	struct rig g;
 	rig_up(&g, (const char *[]){"--sessions", "file", "--dataset", path, "--session-answers", "recorded", NULL});
@@ -622,7 +622,7 @@ static void test_conversation_file(void **state)
 static void test_file_lengths(void **state)
 {
 	(void)state;
-	char path[4096];
+	char path[4200];
 	snprintf(path, sizeof path, "jsonl:%s", fixture("sessions.jsonl"));
 	struct rig g;
 	rig_up(&g, (const char *[]){"--sessions", "file", "--dataset", path, NULL});
@@ -1175,7 +1175,7 @@ static void test_sim_file_sessions(void **state)
 	struct enginefix *f = *state;
 	const char *sim[] = {"--timing", "fixed", "--ttft", "5ms", "--itl", "1ms", NULL};
 	enginefix_sim(f, sim);
-	char path[4096];
+	char path[4200];
 	snprintf(path, sizeof path, "jsonl:%s", fixture("sessions.jsonl"));
 	const char *args[] = {"-c", "1", "-n", "3", "--sessions", "file", "--dataset", path, "--output-tokens", "4",
 			      NULL};

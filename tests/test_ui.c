@@ -405,6 +405,9 @@ static void test_sessions_panel(void **state)
 	if (!strstr(row, "TTFT p50 ms   40.0   5.00") || !strstr(row, "5.00   5.00 "))
 		fail_msg("by-turn row: \"%s\"", row);
 	row_text(5, row, sizeof row);
+	if (!strstr(row, "E2E p50 ms    90.0   90.0"))
+		fail_msg("by-turn E2E row: \"%s\"", row);
+	row_text(6, row, sizeof row);
 	if (!strstr(row, "done 1") || !strstr(row, "failed 1") || !strstr(row, "context limit 1") ||
 	    !strstr(row, "turns/session 10.0") || !strstr(row, "duration p50 2.0s"))
 		fail_msg("sessions row: \"%s\"", row);

@@ -80,6 +80,12 @@ print("prefix cache: the simulator %d of %d tokens, the trace's own reuse %d of 
          100.0 * hits / queries))
 assert metrics["vllm:prefix_cache_queries_total"] == queries
 assert metrics["vllm:prefix_cache_hits_total"] == hits
+# infertop's own count, from what each response said it cached, is the
+# simulator's counter too.
+mine = res["infertop"]["cache"]
+print("infertop: %d of %d prompt tokens cached (hit rate %.4f)" % (mine["cached_tokens"], mine["prompt_tokens"],
+      mine["hit_rate"]))
+assert mine["cached_tokens"] == hits and mine["prompt_tokens"] == queries, mine
 if sys.argv[5]:
     print("note: a sanitizer build (%s) is several times slower per request: the 2 ms bound is the "
           "optimized build's, so p99 %.3f ms is reported, not asserted" % (sys.argv[5], p99))

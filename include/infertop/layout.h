@@ -42,7 +42,7 @@ enum hist_id { HIST_TTFT, HIST_ITL, HIST_E2E, HIST_N };
 #define LAYOUT_NFLAGS 32u  /* all combinations of the above */
 
 /* The sessions / cache panel: its box, five rows of figures. */
-#define LAYOUT_SESSIONS_H 7
+#define LAYOUT_SESSIONS_H 8
 
 struct rect {
 	int y, x, h, w;

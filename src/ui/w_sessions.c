@@ -104,6 +104,9 @@ static void turn_rows(WINDOW *w, const struct rect *r, int y, const struct dash 
 	unsigned long lab = wd_attr(d, THEME_R_LABEL);
 	wd_put(w, r, y, 1, wd_attr(d, THEME_R_TITLE), "turn");
 	wd_put(w, r, y + 1, 1, lab, "TTFT p50 ms");
+	bool e2e = y + 2 < r->h - 1; /* a row below the TTFT's, inside the border */
+	if (e2e)
+		wd_put(w, r, y + 2, 1, lab, "E2E p50 ms");
 	for (int t = 0; t < STATS_TURNS; t++) {
 		int x_end = TURN_COL0 + (t + 1) * TURN_W;
 		wd_put_right(w, r, y, x_end, lab, stats_turn_label(t));
@@ -111,6 +114,11 @@ static void turn_rows(WINDOW *w, const struct rect *r, int y, const struct dash 
 		const struct hist *h = xh(st, (enum stats_xhist)(XH_TURN_TTFT + t));
 		fmt_p(b, sizeof b, h, 50, d);
 		wd_put_right(w, r, y + 1, x_end, h ? wd_attr(d, THEME_R_VALUE) : wd_attr(d, THEME_R_DIM), b);
+		if (!e2e)
+			continue;
+		h = xh(st, (enum stats_xhist)(XH_TURN_E2E + t));
+		fmt_p(b, sizeof b, h, 50, d);
+		wd_put_right(w, r, y + 2, x_end, h ? wd_attr(d, THEME_R_VALUE) : wd_attr(d, THEME_R_DIM), b);
 	}
 }
 
@@ -150,7 +158,7 @@ static void session_row(WINDOW *w, const struct rect *r, int y, const struct das
 void w_sessions_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 {
 	(void)arg;
-	wd_title(w, r, d, "Sessions / cache", "TTFT: whole run, ms");
+	wd_title(w, r, d, "Sessions / cache", "latency: whole run, ms");
 	/* Rows by priority: the cache, the turns, the sessions. */
 	int y = 1;
 	if (y + 1 < r->h) {
@@ -159,7 +167,7 @@ void w_sessions_draw(WINDOW *w, const struct rect *r, int arg, const struct dash
 	}
 	if (y + 1 < r->h) {
 		turn_rows(w, r, y, d);
-		y += 2;
+		y += 3;
 	}
 	if (y < r->h)
 		session_row(w, r, y, d);
