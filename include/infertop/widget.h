@@ -132,6 +132,9 @@ int wd_width(const char *s);
 /* Cuts s (in place) to at most maxw columns, ending in an ellipsis ("~"
  * in ASCII mode) when something was cut. */
 void wd_truncate(char *s, int maxw, bool ascii);
+/* The same, cutting the middle ("http://gpu…:8000"): both ends of a URL
+ * or a model name say more than its middle. cap is s's buffer size. */
+void wd_truncate_mid(char *s, size_t cap, int maxw, bool ascii);
 
 unsigned long wd_attr(const struct dash *d, enum theme_role role);
 /* "–" (an en dash) or "-" in ASCII mode: the mark of an unknown value. */
