@@ -165,7 +165,9 @@ void keys_write_roff(FILE *out)
 {
 	fputs(".SH KEYS\n"
 	      "The dashboard acts on single keys; \\fB?\\fR shows this list.\n"
-	      "Every change of the load is recorded as a timed event, marked on the charts.\n",
+	      "Every change of the load is recorded as a timed event, marked on the charts.\n"
+	      "While the list is open, Up/Down, j/k, PgUp/PgDn and Home/End scroll it;\n"
+	      "a key bound to nothing says so on the bottom line.\n",
 	      out);
 	for (int i = 0; i < KEY_ACT_N; i++) {
 		fputs(".TP\n", out);
