@@ -42,6 +42,47 @@ echo "$out" | grep -q '^A:.*--api-key-env' && echo "$out" | grep -q '^A:--api ' 
 [ $? -eq 0 ] && [ $st -eq 0 ] || { echo "$out"; false; }
 check "bash: loads, completes options, --api's values, subcommands and their options" $?
 
+# Issue 28 item 12: fleet and sim are completed, and enumerated values
+# (--format, --profile, --timing, --theme) complete as values, never as
+# the files of the current directory (here: x.json).
+work=$(mktemp -d)
+touch "$work/x.json"
+out=$(cd "$work" && INFERTOP_THEMES_DIR="$INFERTOP_SRCDIR/themes" bash -c '
+. "$1"
+COMP_WORDS=(infertop fl); COMP_CWORD=1; _infertop; echo "E:${COMPREPLY[*]}"
+COMP_WORDS=(infertop fleet --targ); COMP_CWORD=2; _infertop; echo "F:${COMPREPLY[*]}"
+COMP_WORDS=(infertop sim --prof); COMP_CWORD=2; _infertop; echo "G:${COMPREPLY[*]}"
+COMP_WORDS=(infertop sim --profile ""); COMP_CWORD=3; _infertop; echo "H:${COMPREPLY[*]}"
+COMP_WORDS=(infertop sim --timing ""); COMP_CWORD=3; _infertop; echo "I:${COMPREPLY[*]}"
+COMP_WORDS=(infertop report x.json --format ""); COMP_CWORD=4; _infertop; echo "J:${COMPREPLY[*]}"
+COMP_WORDS=(infertop compare --format ""); COMP_CWORD=3; _infertop; echo "K:${COMPREPLY[*]}"
+COMP_WORDS=(infertop --theme ""); COMP_CWORD=2; _infertop; echo "L:${COMPREPLY[*]}"
+COMP_WORDS=(infertop --theme d); COMP_CWORD=2; _infertop; echo "M:${COMPREPLY[*]}"
+COMP_WORDS=(infertop sim --max-running ""); COMP_CWORD=3; _infertop; echo "N:${COMPREPLY[*]}"
+COMP_WORDS=(infertop report ""); COMP_CWORD=2; _infertop; echo "O:${COMPREPLY[*]}"
+' sh "$dir/infertop" 2>&1)
+st=$?
+ok=0
+expect() { # LINE-REGEX what
+	echo "$out" | grep -Eqx -- "$1" || { echo "bash: no line /$1/ ($2)"; ok=1; }
+}
+expect 'E:fleet' "the fleet subcommand"
+expect 'F:--targets --targets-file' "fleet's options"
+expect 'G:--profile' "sim's options"
+expect 'H:vllm sglang .*' "sim --profile's values"
+expect 'I:fixed batching' "sim --timing's values"
+expect 'J:text json csv markdown' "report --format's values, not files"
+expect 'K:text json csv markdown' "compare --format's values"
+expect 'L:default( [a-z-]+)*' "--theme's names"
+echo "$out" | grep -q '^L:.*dracula' || { echo "bash: --theme lacks dracula"; ok=1; }
+echo "$out" | grep -q '^L:.*x\.json' && { echo "bash: --theme offers files"; ok=1; }
+expect 'M:default dracula' "--theme by prefix"
+expect 'N:' "a number: nothing"
+expect 'O:x.json' "report's file"
+[ $ok -eq 0 ] && [ $st -eq 0 ] || echo "$out"
+[ $ok -eq 0 ] && [ $st -eq 0 ]
+check "bash: fleet, sim's options, enumerated values and themes, never files for them" $?
+
 if command -v zsh >/dev/null 2>&1; then
 	zsh -n "$dir/_infertop"
 	check "zsh: the script parses" $?
@@ -61,9 +102,17 @@ if command -v fish >/dev/null 2>&1; then
 	out=$(fish -c "source '$dir/infertop.fish'; complete -C'infertop --ap'; complete -C'infertop --api '" 2>&1)
 	echo "$out" | grep -q '^--api' && echo "$out" | grep -q '^chat' && echo "$out" | grep -q '^completions'
 	check "fish: loads, completes options and --api's values" $?
+	out=$(cd "$work" && INFERTOP_THEMES_DIR="$INFERTOP_SRCDIR/themes" fish -c "source '$dir/infertop.fish'
+complete -C'infertop fl'; complete -C'infertop sim --profile '; complete -C'infertop report x.json --format '
+complete -C'infertop --theme '" 2>&1)
+	echo "$out" | grep -q '^fleet' && echo "$out" | grep -q '^sglang' && echo "$out" | grep -q '^markdown' &&
+		echo "$out" | grep -q '^dracula' && ! echo "$out" | grep -q 'x\.json'
+	[ $? -eq 0 ] || { echo "$out"; false; }
+	check "fish: fleet, sim --profile, report --format and --theme values, no files" $?
 else
 	echo "skip: fish not installed"
 fi
+rm -rf "$work"
 [ -c /dev/null ]
 check "/dev/null is still a device" $?
 [ "$fails" -eq 0 ]

@@ -46,12 +46,12 @@ static void test_every_action_documented(void **state)
 static void test_no_duplicates(void **state)
 {
 	(void)state;
-	int seen[2 * KEY_ACT_N];
+	int seen[3 * KEY_ACT_N];
 	size_t n = 0;
 	for (int i = 0; i < KEY_ACT_N; i++) {
 		const struct key_def *d = keys_def((enum key_action)i);
-		int ks[2] = {d->key, d->alt};
-		for (int k = 0; k < 2; k++) {
+		int ks[3] = {d->key, d->alt, d->alt2};
+		for (int k = 0; k < 3; k++) {
 			if (!ks[k])
 				continue;
 			for (size_t j = 0; j < n; j++)
@@ -72,6 +72,8 @@ static void test_lookup(void **state)
 		assert_int_equal(keys_lookup(keys_to_curses(d->key)), i);
 		if (d->alt)
 			assert_int_equal(keys_lookup(keys_to_curses(d->alt)), i);
+		if (d->alt2)
+			assert_int_equal(keys_lookup(keys_to_curses(d->alt2)), i);
 		assert_int_equal(keys_by_name(d->name), i);
 	}
 	/* The keys, by their characters. */
@@ -88,6 +90,10 @@ static void test_lookup(void **state)
 	assert_int_equal(keys_lookup('\t'), KEY_ACT_VIEW_NEXT);
 	assert_int_equal(keys_lookup('t'), KEY_ACT_THEME);
 	assert_int_equal(keys_lookup('?'), KEY_ACT_HELP);
+	/* htop's: F1 and h for help, F10 quits. */
+	assert_int_equal(keys_lookup('h'), KEY_ACT_HELP);
+	assert_int_equal(keys_lookup(keys_to_curses(KEYC_F1)), KEY_ACT_HELP);
+	assert_int_equal(keys_lookup(keys_to_curses(KEYC_F10)), KEY_ACT_QUIT);
 	assert_int_equal(keys_lookup('q'), KEY_ACT_QUIT);
 	assert_int_equal(keys_lookup(KEY_LEFT), KEY_ACT_ZOOM_OUT);
 	assert_int_equal(keys_lookup(KEY_RIGHT), KEY_ACT_ZOOM_IN);

@@ -48,6 +48,7 @@ struct dash {
 	const char *done_hint;            /* shown in the header once the run is over */
 	unsigned layout_flags;
 	const struct req_ui *rq;          /* the requests view's state */
+	int help_top;                     /* the help's first row shown (scrolled) */
 };
 
 struct widget {
@@ -72,6 +73,8 @@ unsigned widgets_layout_flags(const struct run_view *v);
 #define PANEL(id, name, draw, boxed, focusable) \
 	void draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
 #include "infertop/panels.def"
+/* How far the help overlay (drawn in r) can scroll: 0 when it fits. */
+int w_help_max_top(const struct rect *r);
 /* A key in the requests view: moves the selection, opens a request,
  * changes the list, sort or filter (UI state only). Returns whether the
  * key was the view's; now_ns is the time the rows are taken at. */
@@ -129,6 +132,9 @@ int wd_width(const char *s);
 /* Cuts s (in place) to at most maxw columns, ending in an ellipsis ("~"
  * in ASCII mode) when something was cut. */
 void wd_truncate(char *s, int maxw, bool ascii);
+/* The same, cutting the middle ("http://gpu…:8000"): both ends of a URL
+ * or a model name say more than its middle. cap is s's buffer size. */
+void wd_truncate_mid(char *s, size_t cap, int maxw, bool ascii);
 
 unsigned long wd_attr(const struct dash *d, enum theme_role role);
 /* "–" (an en dash) or "-" in ASCII mode: the mark of an unknown value. */

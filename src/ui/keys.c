@@ -6,8 +6,8 @@
 #include <string.h>
 
 static const struct key_def table[KEY_ACT_N] = {
-#define KEYS_DEF(id, name, key, alt, bar, label, help) \
-	[KEY_ACT_##id] = {KEY_ACT_##id, name, key, alt, bar, label, help},
+#define KEYS_DEF(id, name, key, alt, alt2, bar, label, help) \
+	[KEY_ACT_##id] = {KEY_ACT_##id, name, key, alt, alt2, bar, label, help},
 	KEYS_ACTIONS(KEYS_DEF)
 #undef KEYS_DEF
 };
@@ -29,6 +29,7 @@ static const struct {
 	{KEYC_DOWN, KEY_DOWN, "Down", "\xe2\x86\x93"},
 	{KEYC_BTAB, KEY_BTAB, "Shift-Tab", "Shift-Tab"},
 	{KEYC_F1, KEY_F(1), "F1", "F1"},
+	{KEYC_F10, KEY_F(10), "F10", "F10"},
 };
 #define NSPECIAL (sizeof special / sizeof special[0])
 
@@ -60,7 +61,7 @@ enum key_action keys_lookup(int ch)
 	if (k == 0)
 		return KEY_ACT_NONE;
 	for (int i = 0; i < KEY_ACT_N; i++)
-		if (table[i].key == k || (table[i].alt && table[i].alt == k))
+		if (table[i].key == k || (table[i].alt && table[i].alt == k) || (table[i].alt2 && table[i].alt2 == k))
 			return (enum key_action)i;
 	return KEY_ACT_NONE;
 }
@@ -99,6 +100,17 @@ void keys_key_name(int key, bool ascii, char *buf, size_t cap)
 		snprintf(buf, cap, "%c", key);
 }
 
+void keys_names(const struct key_def *d, bool ascii, char *buf, size_t cap)
+{
+	char k[3][16] = {"", "", ""};
+	keys_key_name(d->key, ascii, k[0], sizeof k[0]);
+	if (d->alt)
+		keys_key_name(d->alt, ascii, k[1], sizeof k[1]);
+	if (d->alt2)
+		keys_key_name(d->alt2, ascii, k[2], sizeof k[2]);
+	snprintf(buf, cap, "%s%s%s%s%s", k[0], k[1][0] ? " " : "", k[1], k[2][0] ? " " : "", k[2]);
+}
+
 /* Display width of UTF-8 text where every non-ASCII character used here
  * (arrows) is one column. */
 static int text_width(const char *s)
@@ -115,11 +127,8 @@ size_t keys_help_line(enum key_action a, bool ascii, int keycol, char *buf, size
 	const struct key_def *d = keys_def(a);
 	if (!d || cap == 0)
 		return 0;
-	char k1[16], k2[16] = "", keys[40];
-	keys_key_name(d->key, ascii, k1, sizeof k1);
-	if (d->alt)
-		keys_key_name(d->alt, ascii, k2, sizeof k2);
-	snprintf(keys, sizeof keys, "%s%s%s", k1, d->alt ? " " : "", k2);
+	char keys[40];
+	keys_names(d, ascii, keys, sizeof keys);
 	int pad = keycol - text_width(keys);
 	if (pad < 1)
 		pad = 1;
@@ -156,7 +165,9 @@ void keys_write_roff(FILE *out)
 {
 	fputs(".SH KEYS\n"
 	      "The dashboard acts on single keys; \\fB?\\fR shows this list.\n"
-	      "Every change of the load is recorded as a timed event, marked on the charts.\n",
+	      "Every change of the load is recorded as a timed event, marked on the charts.\n"
+	      "While the list is open, Up/Down, j/k, PgUp/PgDn and Home/End scroll it;\n"
+	      "a key bound to nothing says so on the bottom line.\n",
 	      out);
 	for (int i = 0; i < KEY_ACT_N; i++) {
 		fputs(".TP\n", out);
@@ -164,6 +175,10 @@ void keys_write_roff(FILE *out)
 		if (table[i].alt) {
 			fputs(", ", out);
 			roff_key(out, table[i].alt);
+		}
+		if (table[i].alt2) {
+			fputs(", ", out);
+			roff_key(out, table[i].alt2);
 		}
 		fputc('\n', out);
 		if (table[i].help[0] == '.' || table[i].help[0] == '\'')

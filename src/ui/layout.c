@@ -249,7 +249,7 @@ void layout_compute(int rows, int cols, enum ui_view view, unsigned flags, struc
 		add(out, PANEL_ERRORS, PANEL_COMPACT, bottom, 0, eh, cols);
 	if (flags & LAYOUT_HELP) {
 		int w = cols - 4 < 100 ? cols - 4 : 100;
-		int h = rows - 2 < 32 ? rows - 2 : 32;
+		int h = rows - 2 < 48 ? rows - 2 : 48;
 		add(out, PANEL_HELP, 0, (rows - h) / 2, (cols - w) / 2, h, w);
 	}
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <langinfo.h>
+#include <limits.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -66,6 +67,7 @@ struct ui {
 	struct req_ui rq;         /* the requests view's selection, sort, filter */
 	int zoom;
 	bool help;
+	int help_top;             /* the help's first row shown */
 	/* The focused panel by what it shows (kind and arg), so it stays the
 	 * same panel when the terminal is resized; maximised: alone. */
 	enum panel_kind focus_kind;
@@ -322,6 +324,7 @@ static void draw(struct ui *u, int64_t now)
 		.done_hint = u->quit_requested ? NULL : "q quits",
 		.layout_flags = flags,
 		.rq = &u->rq,
+		.help_top = u->help_top,
 	};
 	widgets_render(stdscr, &l, &d);
 	if (u->t.draw_extra && !l.too_small && !u->help)
@@ -432,6 +435,63 @@ static void zoom_by(struct ui *u, int dir, int64_t now)
 	set_status(u, THEME_R_NORMAL, now, "charts: %s", u->zoom == NZOOM - 1 ? "whole run" : zooms[u->zoom].name);
 }
 
+/* While the help is open, the moving keys scroll it (it does not fit
+ * 80x24); the others act as usual. Returns whether ch scrolled. */
+static bool help_scroll(struct ui *u, int ch)
+{
+	struct run_view v;
+	cmd_target_view(&u->t, &v);
+	struct layout l;
+	current_layout(u, &v, &l);
+	const struct panel *p = layout_find(&l, PANEL_HELP, -1);
+	struct rect in;
+	if (!p || !widgets_inner(p, &in))
+		return false;
+	int page = in.h > 4 ? in.h - 3 : 1, top = u->help_top;
+	switch (ch) {
+	case KEY_UP:
+	case 'k':
+		top--;
+		break;
+	case KEY_DOWN:
+	case 'j':
+		top++;
+		break;
+	case KEY_PPAGE:
+		top -= page;
+		break;
+	case KEY_NPAGE:
+	case ' ':
+		top += page;
+		break;
+	case KEY_HOME:
+	case 'g':
+		top = 0;
+		break;
+	case KEY_END:
+	case 'G':
+		top = INT_MAX;
+		break;
+	default:
+		return false;
+	}
+	int max = w_help_max_top(&in);
+	u->help_top = top < 0 ? 0 : top > max ? max : top;
+	return true;
+}
+
+/* A key bound to nothing: say so, and where the keys are. */
+static void unknown_key(struct ui *u, int ch, int64_t now)
+{
+	if (ch > 0 && ch < 128) {
+		char name[16];
+		keys_key_name(ch, true, name, sizeof name);
+		set_status(u, THEME_R_NORMAL, now, "unknown key %s: ? for help", name);
+	} else {
+		set_status(u, THEME_R_NORMAL, now, "unknown key: ? for help");
+	}
+}
+
 static void key(struct ui *u, int ch, int64_t now)
 {
 	char msg[512];
@@ -448,6 +508,8 @@ static void key(struct ui *u, int ch, int64_t now)
 		number_key(u, ch, now);
 		return;
 	}
+	if (u->help && help_scroll(u, ch))
+		return;
 	/* The requests view's own keys first (Esc closes the help before). */
 	if (u->view == VIEW_REQUESTS && !(u->help && ch == 27)) {
 		struct run_view v;
@@ -558,11 +620,14 @@ static void key(struct ui *u, int ch, int64_t now)
 		break;
 	case KEY_ACT_HELP:
 		u->help = !u->help;
+		u->help_top = 0;
 		break;
 	case KEY_ACT_QUIT:
 		request_quit(u, now);
 		break;
 	case KEY_ACT_NONE:
+		unknown_key(u, ch, now);
+		break;
 	case KEY_ACT_N:
 	default:
 		break;

@@ -73,25 +73,43 @@ void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 	char stage[128] = "";
 	if (plan_has_steps(e->plan) && e->state != ENGINE_DONE)
 		plan_status(e->plan, d->now, stage, sizeof stage);
-	snprintf(right, sizeof right, " %s%starget %s  metrics %s  %s  %s ", stage, stage[0] ? "  " : "", target, server,
-		 state, elapsed);
-	int rw = wd_width(right);
-	if (d->done_hint && e->state == ENGINE_DONE)
-		rw += wd_width(d->done_hint) + 1;
-
-	int x = wd_put(w, r, 0, 0, key, " infertop ");
-	int room = r->w - rw - 1;
-	/* URL and model share what is left; each is cut, not dropped. */
+	/* The URL and model say what is measured: at 80 columns a healthy
+	 * target's "ok" and a working /metrics' flavour give way to them
+	 * first (a failing one stays: it is news). */
+	bool srv_ok = !srv || srv->status == SERVER_OFF || srv->status == SERVER_UP;
+	bool target_ok = strcmp(target, "ok") == 0 || strcmp(target, "-") == 0;
 	char url[512], model[256], left[800];
 	/* Never the URL's password or query (keys live there). */
 	redact_url(e->cfg && e->cfg->url ? e->cfg->url : "", url, sizeof url);
 	snprintf(model, sizeof model, "%s", e->model ? e->model : wd_dash(d));
 	redact_controls(model); /* the server's /v1/models id */
+	const int x0 = 10;      /* " infertop " */
+	int want_left = x0 + wd_width(url) + 8 + wd_width(model) + 1;
+	bool show_metrics = true, show_target = true;
+	int rw = 0;
+	for (int pass = 0; pass < 3; pass++) {
+		show_metrics = pass < 1 || !srv_ok;
+		show_target = pass < 2 || !target_ok;
+		snprintf(right, sizeof right, " %s%s%s%s%s%s%s%s%s  %s ", stage, stage[0] ? "  " : "",
+			 show_target ? "target " : "", show_target ? target : "", show_target ? "  " : "",
+			 show_metrics ? "metrics " : "", show_metrics ? server : "", show_metrics ? "  " : "", state,
+			 elapsed);
+		rw = wd_width(right);
+		if (d->done_hint && e->state == ENGINE_DONE)
+			rw += wd_width(d->done_hint) + 1;
+		if (want_left + rw <= r->w)
+			break;
+	}
+
+	int x = wd_put(w, r, 0, 0, key, " infertop ");
+	int room = r->w - rw - 1;
+	/* URL and model share what is left; each is cut in the middle (its
+	 * ends say more), not dropped. */
 	int avail = room - x - 8; /* "  model " */
 	if (wd_width(url) + wd_width(model) > avail) {
 		int mw = wd_width(model), uw = avail - (mw < avail / 2 ? mw : avail / 2);
-		wd_truncate(url, uw, d->ascii);
-		wd_truncate(model, avail - wd_width(url), d->ascii);
+		wd_truncate_mid(url, sizeof url, uw, d->ascii);
+		wd_truncate_mid(model, sizeof model, avail - wd_width(url), d->ascii);
 	}
 	snprintf(left, sizeof left, "%s  model %s", url, model);
 	struct rect lr = *r;
@@ -106,11 +124,17 @@ void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 		x = wd_put(w, r, 0, x, key, stage);
 		x = wd_put(w, r, 0, x, hd, " ");
 	}
-	x = wd_put(w, r, 0, x, hd, " target ");
-	x = wd_put(w, r, 0, x, strcmp(target, "ok") != 0 ? key : hd, target);
-	x = wd_put(w, r, 0, x, hd, "  metrics ");
-	x = wd_put(w, r, 0, x, srv && srv->status != SERVER_UP ? key : hd, server);
-	x = wd_put(w, r, 0, x, hd, "  ");
+	x = wd_put(w, r, 0, x, hd, " ");
+	if (show_target) {
+		x = wd_put(w, r, 0, x, hd, "target ");
+		x = wd_put(w, r, 0, x, strcmp(target, "ok") != 0 ? key : hd, target);
+		x = wd_put(w, r, 0, x, hd, "  ");
+	}
+	if (show_metrics) {
+		x = wd_put(w, r, 0, x, hd, "metrics ");
+		x = wd_put(w, r, 0, x, srv && srv->status != SERVER_UP ? key : hd, server);
+		x = wd_put(w, r, 0, x, hd, "  ");
+	}
 	x = wd_put(w, r, 0, x, key, state);
 	x = wd_put(w, r, 0, x, hd, "  ");
 	x = wd_put(w, r, 0, x, hd, elapsed);

@@ -10,6 +10,13 @@
 /* The bottom line: what is being typed, else the latest message, else the
  * keys, all generated from the key table. */
 
+/* Columns an entry takes in a form (see below), its gap included. */
+static int entry_width(const char *keys, const char *label, int form)
+{
+	int w = wd_width(keys) + (form == 0 ? 2 : 1);
+	return form < 2 ? w + 1 + wd_width(label) : w;
+}
+
 void w_keybar_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 {
 	(void)arg;
@@ -32,10 +39,14 @@ void w_keybar_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 	int rw = wd_width(right);
 	struct rect left = *r;
 	left.w = r->w - rw > 0 ? r->w - rw : 0;
-	/* Help and quit always; the others in table order while they fit. */
+	/* Help, quit and the features found nowhere else on the screen
+	 * (requests, maximise, themes) always; the others in table order
+	 * while they fit. When even those do not fit, the gaps narrow, then
+	 * the labels go (the keys stay: ? lists them all). */
+	static const enum key_action must[] = {KEY_ACT_REQUESTS, KEY_ACT_MAXIMISE, KEY_ACT_THEME, KEY_ACT_HELP,
+					       KEY_ACT_QUIT};
 	bool show[KEY_ACT_N];
 	char keys[KEY_ACT_N][16];
-	int need = 1;
 	for (int i = 0; i < KEY_ACT_N; i++) {
 		const struct key_def *k = keys_def((enum key_action)i);
 		show[i] = false;
@@ -45,16 +56,25 @@ void w_keybar_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 			snprintf(keys[i], sizeof keys[i], "\xe2\x86\x90\xe2\x86\x92");
 		else
 			snprintf(keys[i], sizeof keys[i], "%s", k->bar_keys);
-		if (k->action == KEY_ACT_HELP || k->action == KEY_ACT_QUIT) {
-			show[i] = true;
-			need += wd_width(keys[i]) + 1 + wd_width(k->bar_label) + 2;
-		}
 	}
+	/* form 0: "k label" two apart; 1: one apart; 2: keys alone. */
+	int form = 0, need = 1;
+	for (; form < 3; form++) {
+		need = 1;
+		for (size_t j = 0; j < sizeof must / sizeof must[0]; j++)
+			need += entry_width(keys[must[j]], keys_def(must[j])->bar_label, form);
+		if (need <= left.w)
+			break;
+	}
+	if (form > 2)
+		form = 2;
+	for (size_t j = 0; j < sizeof must / sizeof must[0]; j++)
+		show[must[j]] = true;
 	for (int i = 0; i < KEY_ACT_N; i++) {
 		const struct key_def *k = keys_def((enum key_action)i);
 		if (!k->bar_keys || show[i])
 			continue;
-		int w1 = wd_width(keys[i]) + 1 + wd_width(k->bar_label) + 2;
+		int w1 = entry_width(keys[i], k->bar_label, form);
 		if (need + w1 > left.w)
 			break;
 		show[i] = true;
@@ -65,8 +85,9 @@ void w_keybar_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 		if (!show[i])
 			continue;
 		x = wd_put(w, &left, 0, x, key, keys[i]);
-		x = wd_put(w, &left, 0, x + 1, hd, keys_def((enum key_action)i)->bar_label);
-		x += 2;
+		if (form < 2)
+			x = wd_put(w, &left, 0, x + 1, hd, keys_def((enum key_action)i)->bar_label);
+		x += form == 0 ? 2 : 1;
 	}
 	wd_put_right(w, r, 0, r->w, hd, right);
 }

@@ -20,7 +20,7 @@ struct seg {
 	int prio;
 };
 
-#define MAX_SEGS 10
+#define MAX_SEGS 14
 
 static int seg_width(const struct seg *s, int form)
 {
@@ -95,13 +95,31 @@ void w_load_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 	char num[16];
 	wd_fmt_count(num, sizeof num, errs);
 	snprintf(s->value, sizeof s->value, "%s (%.1f%%)", num, ended ? 100.0 * (double)errs / (double)ended : 0.0);
-	double win = stats_window_seconds(st, d->now);
-	s = push(segs, &n, "", "", " req/s", " req/s", THEME_R_VALUE, 5);
+	/* The window's rates, then the whole run's: the same figures as the
+	 * summary printed at the end (its measured seconds, its counts), so
+	 * the final screen says what the run did, not what its last window
+	 * did. Once done (while running the line has no room for both), both
+	 * stand still at the end. */
+	bool done = e->state == ENGINE_DONE && e->t_end;
+	int64_t at = done ? e->t_end : d->now;
+	double win = stats_window_seconds(st, at);
+	const char *wl = done ? "window " : "", *ws = done ? "win " : "";
+	s = push(segs, &n, wl, ws, " req/s", " req/s", THEME_R_VALUE, 5);
 	rate_value(s->value, sizeof s->value, (double)st->win_c.completed, win, d);
-	s = push(segs, &n, "", "", " out tok/s", " out t/s", THEME_R_VALUE, 7);
+	s = push(segs, &n, wl, ws, " out tok/s", " out t/s", THEME_R_VALUE, 7);
 	rate_value(s->value, sizeof s->value, stats_live_tokens(st, &st->win_c), win, d);
-	s = push(segs, &n, "", "", " total tok/s", " tot t/s", THEME_R_VALUE, 4);
+	s = push(segs, &n, "", "", " total tok/s", " tot t/s", THEME_R_VALUE, done ? 2 : 4);
 	rate_value(s->value, sizeof s->value, stats_live_tokens(st, &st->win_c) + (double)st->win_c.input_tokens, win, d);
+	if (done) {
+		double run = e->t_start ? plan_measured_seconds(e->plan, e->t_start, at) : 0.0;
+		s = push(segs, &n, "run ", "run ", " req/s", " req/s", THEME_R_VALUE, 11);
+		if (run > 0)
+			snprintf(s->value, sizeof s->value, "%.2f", (double)st->run_c.completed / run);
+		else
+			snprintf(s->value, sizeof s->value, "%s", wd_dash(d));
+		s = push(segs, &n, "run ", "run ", " out tok/s", " out t/s", THEME_R_VALUE, 10);
+		rate_value(s->value, sizeof s->value, (double)st->run_c.output_tokens, run, d);
+	}
 	if (plan_slo(e->plan)) {
 		/* Requests meeting every --slo, per second over the window. */
 		s = push(segs, &n, "goodput ", "good ", " req/s", "/s", THEME_R_GOOD, 6);

@@ -238,6 +238,49 @@ void wd_truncate(char *s, int maxw, bool ascii)
 	memmove(s + keep, ell, strlen(ell) + 1);
 }
 
+void wd_truncate_mid(char *s, size_t cap, int maxw, bool ascii)
+{
+	if (maxw <= 2 || wd_width(s) <= maxw) {
+		wd_truncate(s, maxw, ascii);
+		return;
+	}
+	/* The tail's characters, from the end, while they fit in half. */
+	int tailw = (maxw - 1) / 2, headw = maxw - 1 - tailw;
+	mbstate_t st;
+	memset(&st, 0, sizeof st);
+	const char *p = s, *tail = s + strlen(s);
+	int w = 0, total = wd_width(s);
+	/* Walk from the start: the head ends where headw is reached, the
+	 * tail starts where what is left is at most tailw wide. */
+	const char *head_end = NULL;
+	while (*p) {
+		wchar_t wc;
+		size_t n = next_char(p, &wc, &st);
+		int cw = wcwidth(wc);
+		cw = cw < 0 ? 1 : cw;
+		if (!head_end && w + cw > headw)
+			head_end = p;
+		if (total - w <= tailw) {
+			tail = p;
+			break;
+		}
+		w += cw;
+		p += n;
+	}
+	if (!head_end)
+		head_end = p;
+	const char *ell = ascii ? "~" : "\xe2\x80\xa6";
+	size_t keep = (size_t)(head_end - s), el = strlen(ell), tl = strlen(tail);
+	/* The middle dropped is at least one byte: "~" always fits in its
+	 * place, the 3-byte ellipsis when cap has the room. */
+	if (keep + el + tl + 1 > cap) {
+		ell = "~";
+		el = 1;
+	}
+	memmove(s + keep + el, tail, tl + 1);
+	memcpy(s + keep, ell, el);
+}
+
 int wd_put(WINDOW *w, const struct rect *r, int y, int x, unsigned long attr, const char *s)
 {
 	if (y < 0 || y >= r->h || x >= r->w || !s)
