@@ -27,6 +27,7 @@
 #include "infertop/trace_replay.h"
 #include "infertop/units.h"
 #include "infertop/url.h"
+#include "infertop/vllm_args.h"
 
 /* Every option is one row of opts[] below: getopt's long options, the
  * short-option string, the --help text and the dispatch all come from it.
@@ -633,6 +634,17 @@ static int show_help(struct config *cfg, const struct cli_opt *o, const char *ar
 	return 1;
 }
 
+/* --from-vllm-args is spliced into argv before getopt runs
+ * (cli_expand_vllm): nothing is left for getopt to hand here. */
+static int set_from_vllm(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)cfg;
+	(void)o;
+	(void)arg;
+	(void)name;
+	return 0;
+}
+
 static int show_version(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
 	(void)cfg, (void)o, (void)arg, (void)name;
@@ -658,6 +670,8 @@ static const struct cli_opt opts[] = {
 	{ "new-connection", 0, NULL, G_TARGET, set_true, F(new_connection), .help = "open a new connection for every request" },
 	{ "http-client", 0, "KIND", G_TARGET, set_http_client, F(http_client), .values = http_client_value,
 	  .help = "how requests go out: %s" },
+	{ "from-vllm-args", 0, "'ARGS'", G_TARGET, set_from_vllm,
+	  .help = "read vLLM benchmark_serving arguments ('--model X --request-rate 4 ...')" },
 	{ "demo", 0, NULL, G_TARGET, set_true, F(demo), .help = "start the built-in simulator and run against it" },
 	{ "sim-arg", 0, "ARG", G_TARGET, add_sim_arg, .help = "pass ARG to the --demo simulator (repeatable)" },
 
@@ -1004,7 +1018,121 @@ static int cli_check_long_names(int argc, char **argv)
 	return 0;
 }
 
+/* --from-vllm-args 'ARGS' (or =ARGS): its words become infertop options
+ * in its place (vllm_args.h), the target last as the URL, so options
+ * written after it win. *nargv holds argv's words and the new ones in
+ * *owned (freed by the caller); the keys ignored go to *ignored. */
+static int cli_expand_vllm(int argc, char **argv, int *nargc, char ***nargv, char ***owned, size_t *nowned,
+			   cJSON **ignored)
+{
+	char **v = malloc(((size_t)argc + 1) * sizeof *v);
+	if (!v)
+		return -1;
+	size_t cap = (size_t)argc + 1;
+	int n = 0;
+	bool rest = false;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		const char *line = NULL;
+		if (i > 0 && !rest && strcmp(a, "--") == 0)
+			rest = true;
+		if (i > 0 && !rest && strcmp(a, "--from-vllm-args") == 0) {
+			if (i + 1 >= argc) {
+				cli_fail("from-vllm-args", 14);
+				fprintf(cli_errf(), "infertop: --from-vllm-args needs a value\n");
+				goto fail;
+			}
+			line = argv[++i];
+		} else if (i > 0 && !rest && strncmp(a, "--from-vllm-args=", 17) == 0) {
+			line = a + 17;
+		}
+		if (!line) {
+			v[n++] = argv[i];
+			continue;
+		}
+		struct vllm_args va;
+		char field[VLLM_FIELD_MAX], err[1024];
+		if (vllm_args_from_line(line, &va, field, err, sizeof err) != 0) {
+			cli_fail("from-vllm-args", 14);
+			fprintf(cli_errf(), "infertop: --from-vllm-args: %s%s%s\n", field[0] ? field : "",
+				field[0] ? ": " : "", err);
+			goto fail;
+		}
+		cap += (size_t)va.argc + 1;
+		char **nv = realloc(v, cap * sizeof *v);
+		char **no = realloc(*owned, (*nowned + (size_t)va.argc + 1) * sizeof *no);
+		if (nv)
+			v = nv;
+		if (no)
+			*owned = no;
+		if (!nv || !no) {
+			vllm_args_free(&va);
+			goto fail;
+		}
+		for (int k = 0; k < va.argc; k++) {
+			v[n++] = (*owned)[(*nowned)++] = va.argv[k];
+			va.argv[k] = NULL;
+		}
+		/* The target goes to the end, where a URL is looked for. */
+		(*owned)[(*nowned)++] = va.url;
+		va.url = NULL;
+		for (cJSON *it = va.ignored ? va.ignored->child : NULL; it; it = it->next) {
+			if (!*ignored && !(*ignored = cJSON_CreateObject()))
+				break;
+			cJSON_DeleteItemFromObjectCaseSensitive(*ignored, it->string);
+			cJSON_AddStringToObject(*ignored, it->string, it->valuestring);
+			fprintf(cli_errf(), "infertop: --from-vllm-args: %s ignored: %s\n", it->string, it->valuestring);
+		}
+		vllm_args_free(&va);
+	}
+	/* The URLs, after everything (one is allowed: cli_parse_words
+	 * says so when there are more). */
+	for (size_t k = 0; k < *nowned; k++)
+		if ((*owned)[k] && strncmp((*owned)[k], "--", 2) != 0)
+			v[n++] = (*owned)[k];
+	v[n] = NULL;
+	*nargc = n;
+	*nargv = v;
+	return 0;
+fail:
+	free(v);
+	return -1;
+}
+
+static enum cli_result cli_parse_words(struct config *cfg, int argc, char **argv);
+
 enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
+{
+	int nargc = argc;
+	char **nargv = NULL, **owned = NULL;
+	size_t nowned = 0;
+	cJSON *ignored = NULL;
+	bool any = false;
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		any |= strncmp(argv[i], "--from-vllm-args", 16) == 0;
+	cli_failed[0] = '\0';
+	if (any && cli_expand_vllm(argc, argv, &nargc, &nargv, &owned, &nowned, &ignored) != 0) {
+		cli_defaults(cfg);
+		for (size_t k = 0; k < nowned; k++)
+			free(owned[k]);
+		free(owned);
+		cJSON_Delete(ignored);
+		return CLI_EXIT_USAGE;
+	}
+	enum cli_result r = cli_parse_words(cfg, nargc, nargv ? nargv : argv);
+	if (r == CLI_RUN && ignored) {
+		free(cfg->vllm_ignored);
+		cfg->vllm_ignored = cJSON_PrintUnformatted(ignored);
+	}
+	for (size_t k = 0; k < nowned; k++)
+		free(owned[k]);
+	free(owned);
+	free(nargv);
+	cJSON_Delete(ignored);
+	return r;
+}
+
+static enum cli_result cli_parse_words(struct config *cfg, int argc, char **argv)
 {
 	cli_defaults(cfg);
 	build_getopt_tables();
@@ -1262,6 +1390,7 @@ void cli_free(struct config *cfg)
 	free(cfg->url);
 	free(cfg->model);
 	free(cfg->extra_body);
+	free(cfg->vllm_ignored);
 	free(cfg->api_key_env);
 	free(cfg->output_path);
 	free(cfg->metrics_url);
