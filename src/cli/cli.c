@@ -458,6 +458,144 @@ static int set_extra_body(struct config *cfg, const struct cli_opt *o, const cha
 	return set_str(&cfg->extra_body, arg);
 }
 
+/* ---- --metadata, --metadata-json: the run's tags, kept as one JSON
+ * object (later keys win) and saved in the result. ---- */
+
+#define META_KEY_MAX 64
+#define META_VALUE_MAX 1024
+#define META_TEXT_MAX 8192
+
+static int meta_fail(const char *name, const char *what)
+{
+	fprintf(cli_errf(), "infertop: invalid value for %s: %s\n", name, what);
+	return -1;
+}
+
+static int meta_check_key(const char *k, size_t len, const char *name)
+{
+	if (len == 0)
+		return meta_fail(name, "the KEY is empty (expected KEY=VALUE)");
+	if (len > META_KEY_MAX)
+		return meta_fail(name, "a KEY is longer than 64 bytes");
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)k[i] < 0x20)
+			return meta_fail(name, "control characters in a KEY");
+	return 0;
+}
+
+/* Sets each key of add on cfg->metadata (later wins). */
+static int meta_merge(struct config *cfg, cJSON *add, const char *name)
+{
+	cJSON *all = cfg->metadata ? cJSON_Parse(cfg->metadata) : cJSON_CreateObject();
+	if (!all) {
+		cJSON_Delete(add);
+		return meta_fail(name, "out of memory");
+	}
+	while (add->child) {
+		cJSON *it = cJSON_DetachItemViaPointer(add, add->child);
+		cJSON_DeleteItemFromObjectCaseSensitive(all, it->string);
+		cJSON_AddItemToObject(all, it->string, it);
+	}
+	cJSON_Delete(add);
+	char *text = cJSON_PrintUnformatted(all);
+	cJSON_Delete(all);
+	if (!text)
+		return meta_fail(name, "out of memory");
+	if (strlen(text) > META_TEXT_MAX) {
+		free(text);
+		return meta_fail(name, "the metadata are over 8 KiB in all");
+	}
+	free(cfg->metadata);
+	cfg->metadata = text;
+	return 0;
+}
+
+static int add_metadata(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)o;
+	const char *eq = strchr(arg, '=');
+	if (!eq)
+		return meta_fail(name, "expected KEY=VALUE (no '=')");
+	if (meta_check_key(arg, (size_t)(eq - arg), name) != 0)
+		return -1;
+	if (strlen(eq + 1) > META_VALUE_MAX)
+		return meta_fail(name, "a VALUE is longer than 1024 bytes");
+	char key[META_KEY_MAX + 1];
+	snprintf(key, sizeof key, "%.*s", (int)(eq - arg), arg);
+	cJSON *add = cJSON_CreateObject();
+	if (!add || !cJSON_AddStringToObject(add, key, eq + 1)) {
+		cJSON_Delete(add);
+		return meta_fail(name, "out of memory");
+	}
+	return meta_merge(cfg, add, name);
+}
+
+static int set_metadata_json(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)o;
+	if (strlen(arg) > META_TEXT_MAX)
+		return meta_fail(name, "the metadata are over 8 KiB in all");
+	cJSON *j = cJSON_Parse(arg);
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		return meta_fail(name, "expected a JSON object, e.g. '{\"team\":\"infra\",\"tp\":2}'");
+	}
+	for (const cJSON *it = j->child; it; it = it->next)
+		if (meta_check_key(it->string, strlen(it->string), name) != 0) {
+			cJSON_Delete(j);
+			return -1;
+		}
+	return meta_merge(cfg, j, name);
+}
+
+/* Tags are user data, but a key pasted into one must not reach the
+ * result: scrubbed with the run's secrets (the API key, the URL's
+ * password and query values), as every echoed text is. */
+static void meta_scrub_value(cJSON *v, const char *const *secrets)
+{
+	for (cJSON *c = v->child; c; c = c->next)
+		meta_scrub_value(c, secrets);
+	if (cJSON_IsString(v) && v->valuestring)
+		redact_secrets(v->valuestring, secrets);
+}
+
+static int meta_scrub(struct config *cfg)
+{
+	if (!cfg->metadata)
+		return 0;
+	cJSON *all = cJSON_Parse(cfg->metadata);
+	char **url_s = url_secrets(cfg->url);
+	if (!all || !url_s) {
+		cJSON_Delete(all);
+		url_secrets_free(url_s);
+		return -1;
+	}
+	size_t n = 0;
+	while (url_s[n])
+		n++;
+	const char **secrets = calloc(n + 2, sizeof *secrets);
+	const char *key = cfg->api_key_env ? getenv(cfg->api_key_env) : NULL;
+	int rc = -1;
+	if (secrets) {
+		size_t k = 0;
+		if (key && *key)
+			secrets[k++] = key;
+		for (size_t i = 0; i < n; i++)
+			secrets[k++] = url_s[i];
+		meta_scrub_value(all, secrets);
+		char *text = cJSON_PrintUnformatted(all);
+		if (text) {
+			free(cfg->metadata);
+			cfg->metadata = text;
+			rc = 0;
+		}
+	}
+	free(secrets);
+	url_secrets_free(url_s);
+	cJSON_Delete(all);
+	return rc;
+}
+
 static int add_header(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
 	(void)o;
@@ -671,7 +809,7 @@ static const struct cli_opt opts[] = {
 	{ "http-client", 0, "KIND", G_TARGET, set_http_client, F(http_client), .values = http_client_value,
 	  .help = "how requests go out: %s" },
 	{ "from-vllm-args", 0, "'ARGS'", G_TARGET, set_from_vllm,
-	  .help = "read vLLM benchmark_serving arguments ('--model X --request-rate 4 ...')" },
+	  .help = "take a vLLM benchmark_serving command line's arguments (quoted)" },
 	{ "demo", 0, NULL, G_TARGET, set_true, F(demo), .help = "start the built-in simulator and run against it" },
 	{ "sim-arg", 0, "ARG", G_TARGET, add_sim_arg, .help = "pass ARG to the --demo simulator (repeatable)" },
 
@@ -752,6 +890,9 @@ static const struct cli_opt opts[] = {
 	{ "watch-metric", 0, "EXPR", G_METRICS, add_watch_metric,
 	  .help = "also show a metric: name or name{label=\"v\",...} (repeatable)" },
 
+	{ "metadata", 0, "KEY=VALUE", G_OUTPUT, add_metadata, .help = "tag saved in the result (repeatable)" },
+	{ "metadata-json", 0, "JSON", G_OUTPUT, set_metadata_json,
+	  .help = "tags as a JSON object, merged with --metadata (later wins)" },
 	{ "no-tui", 0, NULL, G_OUTPUT, set_true, F(no_tui), .help = "headless: progress lines on stderr, summary on stdout" },
 	{ "interval", 0, "TIME", G_OUTPUT, set_duration, F(interval_ns), 100 * NS_MS, 0, "expected a duration >= 100ms",
 	  .help = "headless progress line period (default 5s)" },
@@ -1122,6 +1263,7 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 	enum cli_result r = cli_parse_words(cfg, nargc, nargv ? nargv : argv);
 	if (r == CLI_RUN && ignored) {
 		free(cfg->vllm_ignored);
+	free(cfg->metadata);
 		cfg->vllm_ignored = cJSON_PrintUnformatted(ignored);
 	}
 	for (size_t k = 0; k < nowned; k++)
@@ -1241,6 +1383,10 @@ static enum cli_result cli_parse_words(struct config *cfg, int argc, char **argv
 		cfg->seed = dataset_slice_seed(cfg->seed, cfg->slice_index);
 	if (!cfg->api_key_env && set_str(&cfg->api_key_env, "OPENAI_API_KEY") != 0)
 		return CLI_EXIT_USAGE;
+	if (meta_scrub(cfg) != 0) {
+		fprintf(cli_errf(), "infertop: out of memory\n");
+		return CLI_EXIT_USAGE;
+	}
 	if (!cfg->server && set_str(&cfg->server, "auto") != 0)
 		return CLI_EXIT_USAGE;
 	if (!cfg->dataset && set_str(&cfg->dataset, "synthetic") != 0)
