@@ -1263,7 +1263,6 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 	enum cli_result r = cli_parse_words(cfg, nargc, nargv ? nargv : argv);
 	if (r == CLI_RUN && ignored) {
 		free(cfg->vllm_ignored);
-	free(cfg->metadata);
 		cfg->vllm_ignored = cJSON_PrintUnformatted(ignored);
 	}
 	for (size_t k = 0; k < nowned; k++)
@@ -1537,6 +1536,7 @@ void cli_free(struct config *cfg)
 	free(cfg->model);
 	free(cfg->extra_body);
 	free(cfg->vllm_ignored);
+	free(cfg->metadata);
 	free(cfg->api_key_env);
 	free(cfg->output_path);
 	free(cfg->metrics_url);
