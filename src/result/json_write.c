@@ -1465,6 +1465,9 @@ static cJSON *report_doc(const char *file, const struct snapshot *s)
 		cJSON_AddStringToObject(run, "snapshot_reason", snapshot_reason_name(s->reason));
 		cJSON_AddNumberToObject(run, "runs", s->nruns);
 	}
+	result_json_metadata(o, s);
+	if (s->vllm_ignored)
+		cJSON_AddItemToObject(o, "vllm_ignored", dup_or_null(s->vllm_ignored));
 	cJSON *sum = cJSON_AddObjectToObject(o, "summary");
 	if (sum) {
 		cJSON_AddNumberToObject(sum, "completed", (double)s->run_c.completed);
