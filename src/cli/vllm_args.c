@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "infertop/vllm_args.h"
+#include "infertop/redact.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -701,7 +702,9 @@ int vllm_args_from_line(const char *line, struct vllm_args *out, char field[VLLM
 	w = next_word(&p, &bad);
 	while (w) {
 		if (strncmp(w, "--", 2) != 0 || !w[2]) {
-			refuse(field, "", err, errcap, "unexpected word '%s' (vLLM's arguments start with --)", w);
+			/* A key pasted in the wrong place is not repeated. */
+			refuse(field, "", err, errcap, "unexpected word '%s' (vLLM's arguments start with --)",
+			       redact_looks_secret(w) ? "(not shown: it looks like a secret)" : w);
 			goto done;
 		}
 		char *eq = strchr(w, '=');

@@ -125,6 +125,15 @@ static int build_native(const cJSON *root, runspec_kind_fn kind, struct runspec 
 				return refuse(field, "", err, "out of memory", NULL);
 			continue;
 		}
+		if (strcmp(name, "metadata") == 0 && cJSON_IsObject(it)) {
+			/* Tags as an object: --metadata-json, checked by cli. */
+			char *text = cJSON_PrintUnformatted(it);
+			int rc = text ? push(rs, "--metadata-json=", text) : -1;
+			free(text);
+			if (rc != 0)
+				return refuse(field, "", err, "out of memory", NULL);
+			continue;
+		}
 		if (cJSON_IsArray(it)) {
 			for (const cJSON *e = it->child; e; e = e->next)
 				if (push_value(rs, name, e, field, err) != 0)
