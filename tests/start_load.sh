@@ -100,6 +100,11 @@ check "--from-vllm-args runs the vLLM command line (rc $rc, $(head -c 300 "$tmp/
 	-o "$tmp/cli2.json" >/dev/null 2>&1
 [ "$(jq -c .completed "$tmp/cli2.json")" = 2 ]
 check "an option written after --from-vllm-args wins" $?
+# A URL written out wins over vLLM's host and port.
+"$INFERTOP_BIN" --from-vllm-args "--host 10.255.255.1 --port 1 --num-prompts 2" -c 1 --no-tui -q \
+	-o "$tmp/cli3.json" "http://127.0.0.1:$simport" >/dev/null 2>&1
+[ "$(jq -c .completed "$tmp/cli3.json")" = 2 ]
+check "a URL on the command line wins over vLLM's host and port" $?
 "$INFERTOP_BIN" --from-vllm-args "--model m --frobnicate 1 --request-rate 2 --num_promts 5" --no-tui \
 	>/dev/null 2>"$tmp/bad.err"
 rc=$?

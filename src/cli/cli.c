@@ -1195,8 +1195,10 @@ static int cli_expand_vllm(int argc, char **argv, int *nargc, char ***nargv, cha
 		char field[VLLM_FIELD_MAX], err[1024];
 		if (vllm_args_from_line(line, &va, field, err, sizeof err) != 0) {
 			cli_fail("from-vllm-args", 14);
-			fprintf(cli_errf(), "infertop: --from-vllm-args: %s%s%s\n", field[0] ? field : "",
-				field[0] ? ": " : "", err);
+			/* The key, unless the message names it already. */
+			bool named = !field[0] || strstr(err, field);
+			fprintf(cli_errf(), "infertop: --from-vllm-args: %s%s%s\n", named ? "" : field, named ? "" : ": ",
+				err);
 			goto fail;
 		}
 		cap += (size_t)va.argc + 1;
@@ -1226,9 +1228,19 @@ static int cli_expand_vllm(int argc, char **argv, int *nargc, char ***nargv, cha
 		}
 		vllm_args_free(&va);
 	}
-	/* The URLs, after everything (one is allowed: cli_parse_words
-	 * says so when there are more). */
-	for (size_t k = 0; k < *nowned; k++)
+	/* The target after everything, unless the command line names one:
+	 * a URL written out wins over vLLM's host and port. */
+	bool user_url = false;
+	for (int i = 1; i < argc && !user_url; i++) {
+		char nm[64], e[160];
+		const char *val;
+		if (strcmp(argv[i], "--") == 0) {
+			user_url = i + 1 < argc;
+			break;
+		}
+		user_url = cli_argv_next(argc, argv, &i, nm, sizeof nm, &val, e, sizeof e) == 0;
+	}
+	for (size_t k = 0; k < *nowned && !user_url; k++)
 		if ((*owned)[k] && strncmp((*owned)[k], "--", 2) != 0)
 			v[n++] = (*owned)[k];
 	v[n] = NULL;
