@@ -213,12 +213,41 @@ static void test_through_cli(void **state)
 	vllm_args_free(&a);
 }
 
+/* The table: each key once, known; an ignored key has its reason and no
+ * option, a mapped one its option and no reason; every ignored key given
+ * alone is reported, with that reason. */
+static void test_table(void **state)
+{
+	(void)state;
+	const char *key, *option, *why;
+	int n = 0;
+	for (int i = 0; vllm_args_row(i, &key, &option, &why) == 0; i++, n++) {
+		assert_true(vllm_args_known(key));
+		const char *k2, *o2, *w2;
+		for (int j = 0; j < i; j++) {
+			assert_int_equal(vllm_args_row(j, &k2, &o2, &w2), 0);
+			assert_string_not_equal(key, k2);
+		}
+		assert_true(why ? !*option && *why : *option != '\0');
+		if (!why)
+			continue;
+		char body[128], ign[512], want[400];
+		snprintf(body, sizeof body, "{\"%s\":\"x\"}", key);
+		from_json(body, ign, sizeof ign);
+		snprintf(want, sizeof want, "{\"%s\":\"%s\"}", key, why);
+		assert_string_equal(ign, want);
+	}
+	assert_true(n > 40);
+	assert_int_equal(vllm_args_row(n, &key, &option, &why), -1);
+	assert_false(vllm_args_known("concurrency"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mapped),      cmocka_unit_test(test_ignored),
 		cmocka_unit_test(test_refused),     cmocka_unit_test(test_line),
-		cmocka_unit_test(test_through_cli),
+		cmocka_unit_test(test_through_cli), cmocka_unit_test(test_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
