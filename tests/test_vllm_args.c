@@ -103,6 +103,22 @@ static void test_mapped(void **state)
 	assert_string_equal(from_json("{\"num_prompts\":100,\"max_concurrency\":8,\"burstiness\":2}", ign, sizeof ign),
 			    "--requests=100 --concurrency=8 http://localhost:8000");
 	assert_string_equal(ign, "{\"burstiness\":\"applies to a finite request_rate only\"}");
+	/* vllm bench serve's keys: general lengths, extra_body under the
+	 * sampling keys, chat_template_kwargs, headers, insecure. */
+	assert_string_equal(from_json("{\"input_len\":30,\"output_len\":5,\"random_input_len\":99,"
+				      "\"extra_body\":{\"top_k\":1,\"a\":true},\"top_k\":3,"
+				      "\"chat_template_kwargs\":{\"thinking\":false},\"header\":[\"X-A=b=c\"],"
+				      "\"insecure\":true,\"ramp_up_strategy\":\"linear\"}",
+				      ign, sizeof ign),
+			    "--input-tokens=30 --output-tokens=5 --extra-body={\"a\":true,"
+			    "\"chat_template_kwargs\":{\"thinking\":false},\"top_k\":3} --insecure --header=X-A: b=c "
+			    "http://localhost:8000");
+	assert_non_null(strstr(ign, "ramp_up_strategy"));
+	assert_string_equal(from_json("{\"dataset_name\":\"sharegpt\",\"dataset_path\":\"f\",\"input_len\":3,"
+				      "\"output_len\":4}",
+				      ign, sizeof ign),
+			    "--dataset=sharegpt:f --output-tokens=4 http://localhost:8000");
+	assert_string_equal(ign, "{\"input_len\":\"applies to dataset_name random\"}");
 	/* metadata as an object. */
 	assert_string_equal(from_json("{\"metadata\":{\"a\":\"1\"}}", NULL, 0),
 			    "--metadata-json={\"a\":\"1\"} http://localhost:8000");
@@ -185,7 +201,8 @@ static void test_through_cli(void **state)
 					     "--port 8001 --model m --num-prompts 50 --request-rate 3 "
 					     "--max-concurrency 4 --burstiness 0.7 --seed 3 --temperature 0 "
 					     "--top-k 5 --goodput ttft:100 --random-input-len 64 --random-output-len 8 "
-					     "--lora-modules l1 l2",
+					     "--lora-modules l1 l2 --header X-A=1 --insecure --output-len 3 "
+					     "--extra-body '{\"a\":1}' --frequency-penalty 0.5",
 					     &a, field, err, sizeof err),
 			 0);
 	char *argv[64];
@@ -209,6 +226,11 @@ static void test_through_cli(void **state)
 	assert_string_equal(cfg.models, "l1,l2");
 	assert_string_equal(cfg.slo, "ttft=100ms");
 	assert_string_equal(cfg.url, "http://127.0.0.1:8001");
+	assert_int_equal(cfg.nheaders, 1);
+	assert_string_equal(cfg.headers[0], "X-A: 1");
+	assert_true(cfg.insecure);
+	assert_int_equal(cfg.output_tokens, 3);
+	assert_string_equal(cfg.extra_body, "{\"a\":1,\"top_k\":5,\"frequency_penalty\":0.5}");
 	cli_free(&cfg);
 	vllm_args_free(&a);
 }

@@ -52,6 +52,15 @@ static const struct vllm_row rows[] = {
 	{ "top_p", VS_VALUE, "--extra-body", NULL },
 	{ "top_k", VS_VALUE, "--extra-body", NULL },
 	{ "min_p", VS_VALUE, "--extra-body", NULL },
+	{ "frequency_penalty", VS_VALUE, "--extra-body", NULL },
+	{ "presence_penalty", VS_VALUE, "--extra-body", NULL },
+	{ "repetition_penalty", VS_VALUE, "--extra-body", NULL },
+	{ "extra_body", VS_VALUE, "--extra-body", NULL },
+	{ "chat_template_kwargs", VS_VALUE, "--extra-body", NULL },
+	{ "header", VS_LIST, "--header", NULL },
+	{ "insecure", VS_FLAG, "--insecure", NULL },
+	{ "input_len", VS_VALUE, "--input-tokens (dataset_name random)", NULL },
+	{ "output_len", VS_VALUE, "--output-tokens (random, sharegpt)", NULL },
 	{ "sonnet_input_len", VS_VALUE, "--input-tokens", NULL },
 	{ "sonnet_output_len", VS_VALUE, "--output-tokens", NULL },
 	{ "sonnet_prefix_len", VS_VALUE, "--prefix-tokens", NULL },
@@ -76,6 +85,17 @@ static const struct vllm_row rows[] = {
 	{ "hf_subset", VS_VALUE, "", HF_ONLY },
 	{ "hf_split", VS_VALUE, "", HF_ONLY },
 	{ "hf_output_len", VS_VALUE, "", HF_ONLY },
+	{ "skip_tokenizer_init", VS_FLAG, "", NO_TOKENIZER },
+	{ "request_id_prefix", VS_VALUE, "", "infertop sends no request ids of its own" },
+	{ "ready_check_timeout_sec", VS_VALUE, "", "infertop checks GET /v1/models before every run" },
+	{ "lora_assignment", VS_VALUE, "", "infertop spreads requests over --models evenly (--traffic-split)" },
+	{ "ramp_up_strategy", VS_VALUE, "", "no rate ramp from vLLM's arguments: use infertop's --stages" },
+	{ "ramp_up_start_rps", VS_VALUE, "", "no rate ramp from vLLM's arguments: use infertop's --stages" },
+	{ "ramp_up_end_rps", VS_VALUE, "", "no rate ramp from vLLM's arguments: use infertop's --stages" },
+	{ "self_timed", VS_FLAG, "", "applies to dataset_name timed_trace (infertop's --trace replays traces)" },
+	{ "plot_timeline", VS_FLAG, "", "infertop report and the dashboard draw the run" },
+	{ "timeline_itl_thresholds", VS_VALUE, "", "infertop report and the dashboard draw the run" },
+	{ "plot_dataset_stats", VS_FLAG, "", "infertop report and the dashboard draw the run" },
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
@@ -441,6 +461,11 @@ oom:
 	return refuse(field, "", err, errcap, "out of memory", NULL);
 }
 
+static bool sonnet_keys(const char *const keys[3])
+{
+	return keys[1] && strcmp(keys[1], "sonnet_output_len") == 0;
+}
+
 static const char *const len_keys[] = {
 	"random_input_len", "random_output_len", "random_prefix_len", "random_range_ratio", "sonnet_input_len",
 	"sonnet_output_len", "sonnet_prefix_len", "sharegpt_output_len",
@@ -479,14 +504,19 @@ static int dataset(const cJSON *o, struct vllm_args *a, char field[VLLM_FIELD_MA
 	const cJSON *rr = random ? item(o, "random_range_ratio") : NULL;
 	if (rr && (get_double(rr, &ratio) != 0 || ratio < 0 || ratio >= 1))
 		return refuse(field, "random_range_ratio", err, errcap, "expected a number from 0 to below 1", NULL);
+	/* vLLM's general input_len and output_len stand for the random
+	 * dataset's lengths (output_len for sharegpt's too). */
+	const char *general[3] = {random ? "input_len" : NULL, keys[1] && !sonnet_keys(keys) ? "output_len" : NULL,
+				  NULL};
 	const char *opts[3] = {"--input-tokens=", "--output-tokens=", "--prefix-tokens="};
 	for (int i = 0; i < 3; i++) {
 		long l;
-		const cJSON *v;
-		if (!keys[i] || !(v = item(o, keys[i])))
+		const cJSON *v = general[i] ? item(o, general[i]) : NULL;
+		const char *k = v ? general[i] : keys[i];
+		if (!v && (!keys[i] || !(v = item(o, keys[i]))))
 			continue;
 		if (get_long(v, i == 2 ? 0 : 1, 10000000, &l) != 0)
-			return refuse(field, keys[i], err, errcap, "expected a whole number of tokens", NULL);
+			return refuse(field, k, err, errcap, "expected a whole number of tokens", NULL);
 		char text[64];
 		long lo = lround((double)l * (1 - ratio)), hi = lround((double)l * (1 + ratio));
 		if (i < 2 && ratio > 0 && hi > lo)
@@ -503,6 +533,12 @@ static int dataset(const cJSON *o, struct vllm_args *a, char field[VLLM_FIELD_MA
 			    (keys[2] && strcmp(len_keys[i], keys[2]) == 0);
 		if (!used && item(o, len_keys[i]) &&
 		    ignore(a, len_keys[i], "applies to another dataset_name than this run's") != 0)
+			goto oom;
+	}
+	for (int i = 0; i < 2; i++) {
+		const char *g = i ? "output_len" : "input_len";
+		if (!general[i] && item(o, g) &&
+		    ignore(a, g, i ? "applies to the random and sharegpt datasets" : "applies to dataset_name random") != 0)
 			goto oom;
 	}
 	return 0;
@@ -566,8 +602,33 @@ static int request_keys(const cJSON *o, struct vllm_args *a, char field[VLLM_FIE
 		if (push(a, "--temperature=", num) != 0)
 			goto oom;
 	}
-	static const char *const body_keys[] = {"logprobs", "top_p", "top_k", "min_p"};
+	static const char *const body_keys[] = {"logprobs",          "top_p",           "top_k",
+						"min_p",             "frequency_penalty", "presence_penalty",
+						"repetition_penalty"};
 	cJSON *body = NULL;
+	/* extra_body: an object (a JSON string on a command line); the
+	 * sampling keys go over it, as vLLM merges them. */
+	if ((v = item(o, "extra_body"))) {
+		body = cJSON_IsObject(v)   ? cJSON_Duplicate(v, true)
+		       : cJSON_IsString(v) ? cJSON_Parse(v->valuestring)
+					   : NULL;
+		if (!cJSON_IsObject(body)) {
+			cJSON_Delete(body);
+			return refuse(field, "extra_body", err, errcap, "expected a JSON object", NULL);
+		}
+	}
+	if ((v = item(o, "chat_template_kwargs"))) {
+		cJSON *k = cJSON_IsObject(v)   ? cJSON_Duplicate(v, true)
+			   : cJSON_IsString(v) ? cJSON_Parse(v->valuestring)
+					       : NULL;
+		if (!cJSON_IsObject(k) || (!body && !(body = cJSON_CreateObject()))) {
+			cJSON_Delete(k);
+			cJSON_Delete(body);
+			return refuse(field, "chat_template_kwargs", err, errcap, "expected a JSON object", NULL);
+		}
+		cJSON_DeleteItemFromObjectCaseSensitive(body, "chat_template_kwargs");
+		cJSON_AddItemToObject(body, "chat_template_kwargs", k);
+	}
 	for (size_t i = 0; i < sizeof body_keys / sizeof body_keys[0]; i++) {
 		if (!(v = item(o, body_keys[i])))
 			continue;
@@ -577,6 +638,7 @@ static int request_keys(const cJSON *o, struct vllm_args *a, char field[VLLM_FIE
 		}
 		if (!body && !(body = cJSON_CreateObject()))
 			goto oom;
+		cJSON_DeleteItemFromObjectCaseSensitive(body, body_keys[i]);
 		cJSON_AddNumberToObject(body, body_keys[i], d);
 	}
 	if (body) {
@@ -586,6 +648,32 @@ static int request_keys(const cJSON *o, struct vllm_args *a, char field[VLLM_FIE
 		free(text);
 		if (rc != 0)
 			goto oom;
+	}
+	if ((v = item(o, "insecure"))) {
+		if (get_flag(v, &flag) != 0)
+			return refuse(field, "insecure", err, errcap, "expected true or false", NULL);
+		if (flag && push(a, "--insecure", NULL) != 0)
+			goto oom;
+	}
+	/* header: KEY=VALUE strings, as infertop's "Name: value". */
+	if ((v = item(o, "header"))) {
+		const cJSON *one = cJSON_IsArray(v) ? v->child : v;
+		for (; one; one = cJSON_IsArray(v) ? one->next : NULL) {
+			const char *eq = cJSON_IsString(one) ? strchr(one->valuestring, '=') : NULL;
+			if (!eq || eq == one->valuestring)
+				return refuse(field, "header", err, errcap, "expected KEY=VALUE strings", NULL);
+			size_t n = strlen(one->valuestring) + 2;
+			char *h = malloc(n);
+			if (!h)
+				goto oom;
+			snprintf(h, n, "%.*s: %s", (int)(eq - one->valuestring), one->valuestring, eq + 1);
+			int rc = push(a, "--header=", h);
+			free(h);
+			if (rc != 0)
+				goto oom;
+			if (!cJSON_IsArray(v))
+				break;
+		}
 	}
 	if ((v = item(o, "goodput"))) {
 		char slo[256];
