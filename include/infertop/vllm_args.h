@@ -13,7 +13,8 @@
  *
  * Keys that do not apply are accepted and listed (the answer, the
  * result's warnings); only unknown keys are refused, naming them and the
- * accepted ones. Pure: no I/O. Unit-tested in tests/test_vllm_args.c.
+ * accepted ones. Pure: no I/O. Unit-tested in tests/test_vllm_args.c,
+ * fuzzed (tests/fuzz/fuzz_runspec.c), run in tests/start_load.sh.
  */
 
 #include <stdbool.h>
