@@ -129,6 +129,31 @@ static void test_start_load(void **state)
 	assert_string_equal(ok("{\"host\":\"::1\",\"port\":1}", NULL), "-- http://[::1]:1");
 }
 
+static enum cli_result parse(const char *body, struct config *cfg, char *err, char *field);
+
+/* Tags in infertop's own form: an object, or KEY=VALUE strings. */
+static void test_native_metadata(void **state)
+{
+	(void)state;
+	struct config cfg;
+	char err[256], field[RUNSPEC_FIELD_MAX];
+	assert_int_equal(parse("{\"url\":\"http://h:9\",\"metadata\":{\"team\":\"infra\",\"tp\":2}}", &cfg, err, field),
+			 CLI_RUN);
+	assert_string_equal(cfg.metadata, "{\"team\":\"infra\",\"tp\":2}");
+	cli_free(&cfg);
+	assert_int_equal(parse("{\"metadata\":[\"a=1\",\"b=2\"]}", &cfg, err, field), CLI_RUN);
+	assert_string_equal(cfg.metadata, "{\"a\":\"1\",\"b\":\"2\"}");
+	cli_free(&cfg);
+	assert_int_equal(parse("{\"metadata\":\"noequals\"}", &cfg, err, field), CLI_EXIT_USAGE);
+	assert_string_equal(field, "metadata");
+	cli_free(&cfg);
+	/* In the /start-load payload too. */
+	assert_int_equal(parse("{\"host\":\"h\",\"metadata\":{\"x\":\"y\"},\"label\":\"l\"}", &cfg, err, field),
+			 CLI_RUN);
+	assert_string_equal(cfg.metadata, "{\"x\":\"y\",\"label\":\"l\"}");
+	cli_free(&cfg);
+}
+
 static void test_start_load_refused(void **state)
 {
 	(void)state;
@@ -207,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_native_refused),
 		cmocka_unit_test(test_start_load),
 		cmocka_unit_test(test_start_load_refused),
+		cmocka_unit_test(test_native_metadata),
 		cmocka_unit_test(test_with_cli),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

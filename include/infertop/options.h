@@ -45,6 +45,8 @@ struct config {
 	bool have_temperature;
 	double temperature;
 	char *extra_body;       /* JSON object text, validated */
+	char *metadata;         /* --metadata/--metadata-json: a JSON object's text, scrubbed; NULL: none */
+	char *vllm_ignored;     /* vLLM arguments given that do not apply: {"key":"why"} text; NULL: none */
 	char **headers;         /* "Name: value", NULL-terminated */
 	size_t nheaders;
 	char *api_key_env;      /* env var holding the key; default OPENAI_API_KEY */

@@ -81,6 +81,8 @@ struct result_compare {
 	/* Options that differ: {"name": {"a": value, "b": value}}; owned,
 	 * NULL when none differ (or out of memory). */
 	struct cJSON *options_diff;
+	/* --metadata tags that differ, the same shape; NULL when none do. */
+	struct cJSON *metadata_diff;
 };
 /* src/result/compare.c: the rows of a against b, and the options that
  * differ. */
@@ -120,11 +122,18 @@ void result_json_plan(struct cJSON *o, const struct snapshot *s);
 /* The options that differ, one "PREFIXname: A -> B" line each, into buf;
  * returns how many (0: the same). */
 int result_text_options_diff(char *buf, size_t cap, const struct result_compare *c, const char *prefix);
+/* The same for the --metadata tags that differ. */
+int result_text_metadata_diff(char *buf, size_t cap, const struct result_compare *c, const char *prefix);
 /* Shared by the text and Markdown tables: "2026-01-31 12:00:00 UTC" ("-"
  * when unknown), s or "-", the load as set ("concurrency 8", "rate 20
  * req/s, cap 64 in flight"). */
 void result_text_utc(char *buf, size_t cap, double unix_s);
 const char *result_text_or_dash(const char *s);
+/* A --metadata value as text: a string as it is, anything else as JSON. */
+const char *result_text_meta_value(const struct cJSON *v, char *buf, size_t cap);
+/* The run's tags and the vLLM arguments it ignored, a line each (text
+ * report and summary); nothing when there are none. */
+void result_text_metadata(FILE *out, const struct snapshot *s);
 void result_text_load(char *buf, size_t cap, const struct snapshot *s);
 /* A change in percent as the tables show it: "+12.5%", "-" for NaN. */
 void result_text_pct(char *buf, size_t cap, double p);

@@ -10,11 +10,9 @@
  *     {"url":"http://h:8000","concurrency":64,"duration":"10m","no-tui":true}
  *     (a value: string or number; a flag: true or false; a repeatable
  *     option: an array)
- *   the vLLM helm chart's POST /start-load payload: host, port,
- *     num_prompts, request_rate, model, backend (openai, openai-chat),
- *     endpoint, dataset_name (random, sharegpt, sonnet), dataset_path,
- *     sonnet_input_len, sonnet_prefix_len, sonnet_output_len (and random_*,
- *     sharegpt_output_len, seed), told apart by its keys.
+ *   the vLLM helm chart's POST /start-load payload: vLLM's benchmark
+ *     arguments (host, port, num_prompts, request_rate, ...), told apart
+ *     by its keys and mapped by vllm_args.h's table.
  *
  * Pure: no I/O, nothing printed. A refusal names the field, which serve
  * sends as the 400's JSON. Unit-tested (tests/test_runspec.c) and fuzzed
@@ -24,8 +22,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct cJSON;
+
 #define RUNSPEC_BODY_MAX 4096
-#define RUNSPEC_ERR_MAX 160
+#define RUNSPEC_ERR_MAX 1024  /* an unknown /start-load key lists the accepted ones */
 #define RUNSPEC_FIELD_MAX 64
 
 /* What an option is: 1 takes a value, 0 a flag, -1 no such option
@@ -36,6 +36,7 @@ struct runspec {
 	int argc;
 	char **argv;        /* argv[0] "infertop", NULL-terminated, owned */
 	bool start_load;    /* the body was the /start-load form */
+	struct cJSON *ignored;  /* /start-load keys accepted and ignored: {"key":"why"}, or NULL */
 };
 
 /* Builds out from a body of len bytes (no NUL needed). 0, or -1 with the

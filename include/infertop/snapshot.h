@@ -186,6 +186,8 @@ struct snapshot {
 
 	/* Carried through as JSON, owned, NULL when absent. */
 	struct cJSON *options;      /* every option (header values never) */
+	struct cJSON *metadata;     /* --metadata tags: an object; NULL: none given */
+	struct cJSON *vllm_ignored; /* vLLM arguments given and ignored: {"key":"why"}; NULL: none */
 	struct cJSON *load_changes; /* [{t_s, mode, value}] */
 	struct cJSON *server;       /* server_to_json() */
 	struct cJSON *series;       /* time series */

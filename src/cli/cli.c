@@ -28,6 +28,7 @@
 #include "infertop/units.h"
 #include "infertop/upload.h"
 #include "infertop/url.h"
+#include "infertop/vllm_args.h"
 
 /* Every option is one row of opts[] below: getopt's long options, the
  * short-option string, the --help text and the dispatch all come from it.
@@ -458,6 +459,144 @@ static int set_extra_body(struct config *cfg, const struct cli_opt *o, const cha
 	return set_str(&cfg->extra_body, arg);
 }
 
+/* ---- --metadata, --metadata-json: the run's tags, kept as one JSON
+ * object (later keys win) and saved in the result. ---- */
+
+#define META_KEY_MAX 64
+#define META_VALUE_MAX 1024
+#define META_TEXT_MAX 8192
+
+static int meta_fail(const char *name, const char *what)
+{
+	fprintf(cli_errf(), "infertop: invalid value for %s: %s\n", name, what);
+	return -1;
+}
+
+static int meta_check_key(const char *k, size_t len, const char *name)
+{
+	if (len == 0)
+		return meta_fail(name, "the KEY is empty (expected KEY=VALUE)");
+	if (len > META_KEY_MAX)
+		return meta_fail(name, "a KEY is longer than 64 bytes");
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)k[i] < 0x20)
+			return meta_fail(name, "control characters in a KEY");
+	return 0;
+}
+
+/* Sets each key of add on cfg->metadata (later wins). */
+static int meta_merge(struct config *cfg, cJSON *add, const char *name)
+{
+	cJSON *all = cfg->metadata ? cJSON_Parse(cfg->metadata) : cJSON_CreateObject();
+	if (!all) {
+		cJSON_Delete(add);
+		return meta_fail(name, "out of memory");
+	}
+	while (add->child) {
+		cJSON *it = cJSON_DetachItemViaPointer(add, add->child);
+		cJSON_DeleteItemFromObjectCaseSensitive(all, it->string);
+		cJSON_AddItemToObject(all, it->string, it);
+	}
+	cJSON_Delete(add);
+	char *text = cJSON_PrintUnformatted(all);
+	cJSON_Delete(all);
+	if (!text)
+		return meta_fail(name, "out of memory");
+	if (strlen(text) > META_TEXT_MAX) {
+		free(text);
+		return meta_fail(name, "the metadata are over 8 KiB in all");
+	}
+	free(cfg->metadata);
+	cfg->metadata = text;
+	return 0;
+}
+
+static int add_metadata(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)o;
+	const char *eq = strchr(arg, '=');
+	if (!eq)
+		return meta_fail(name, "expected KEY=VALUE (no '=')");
+	if (meta_check_key(arg, (size_t)(eq - arg), name) != 0)
+		return -1;
+	if (strlen(eq + 1) > META_VALUE_MAX)
+		return meta_fail(name, "a VALUE is longer than 1024 bytes");
+	char key[META_KEY_MAX + 1];
+	snprintf(key, sizeof key, "%.*s", (int)(eq - arg), arg);
+	cJSON *add = cJSON_CreateObject();
+	if (!add || !cJSON_AddStringToObject(add, key, eq + 1)) {
+		cJSON_Delete(add);
+		return meta_fail(name, "out of memory");
+	}
+	return meta_merge(cfg, add, name);
+}
+
+static int set_metadata_json(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)o;
+	if (strlen(arg) > META_TEXT_MAX)
+		return meta_fail(name, "the metadata are over 8 KiB in all");
+	cJSON *j = cJSON_Parse(arg);
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		return meta_fail(name, "expected a JSON object, e.g. '{\"team\":\"infra\",\"tp\":2}'");
+	}
+	for (const cJSON *it = j->child; it; it = it->next)
+		if (meta_check_key(it->string, strlen(it->string), name) != 0) {
+			cJSON_Delete(j);
+			return -1;
+		}
+	return meta_merge(cfg, j, name);
+}
+
+/* Tags are user data, but a key pasted into one must not reach the
+ * result: scrubbed with the run's secrets (the API key, the URL's
+ * password and query values), as every echoed text is. */
+static void meta_scrub_value(cJSON *v, const char *const *secrets)
+{
+	for (cJSON *c = v->child; c; c = c->next)
+		meta_scrub_value(c, secrets);
+	if (cJSON_IsString(v) && v->valuestring)
+		redact_secrets(v->valuestring, secrets);
+}
+
+static int meta_scrub(struct config *cfg)
+{
+	if (!cfg->metadata)
+		return 0;
+	cJSON *all = cJSON_Parse(cfg->metadata);
+	char **url_s = url_secrets(cfg->url);
+	if (!all || !url_s) {
+		cJSON_Delete(all);
+		url_secrets_free(url_s);
+		return -1;
+	}
+	size_t n = 0;
+	while (url_s[n])
+		n++;
+	const char **secrets = calloc(n + 2, sizeof *secrets);
+	const char *key = cfg->api_key_env ? getenv(cfg->api_key_env) : NULL;
+	int rc = -1;
+	if (secrets) {
+		size_t k = 0;
+		if (key && *key)
+			secrets[k++] = key;
+		for (size_t i = 0; i < n; i++)
+			secrets[k++] = url_s[i];
+		meta_scrub_value(all, secrets);
+		char *text = cJSON_PrintUnformatted(all);
+		if (text) {
+			free(cfg->metadata);
+			cfg->metadata = text;
+			rc = 0;
+		}
+	}
+	free(secrets);
+	url_secrets_free(url_s);
+	cJSON_Delete(all);
+	return rc;
+}
+
 static int add_header(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
 	(void)o;
@@ -634,6 +773,17 @@ static int show_help(struct config *cfg, const struct cli_opt *o, const char *ar
 	return 1;
 }
 
+/* --from-vllm-args is spliced into argv before getopt runs
+ * (cli_expand_vllm): nothing is left for getopt to hand here. */
+static int set_from_vllm(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	(void)cfg;
+	(void)o;
+	(void)arg;
+	(void)name;
+	return 0;
+}
+
 static int show_version(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
 	(void)cfg, (void)o, (void)arg, (void)name;
@@ -659,6 +809,8 @@ static const struct cli_opt opts[] = {
 	{ "new-connection", 0, NULL, G_TARGET, set_true, F(new_connection), .help = "open a new connection for every request" },
 	{ "http-client", 0, "KIND", G_TARGET, set_http_client, F(http_client), .values = http_client_value,
 	  .help = "how requests go out: %s" },
+	{ "from-vllm-args", 0, "'ARGS'", G_TARGET, set_from_vllm,
+	  .help = "take a vLLM benchmark_serving command line's arguments (quoted)" },
 	{ "demo", 0, NULL, G_TARGET, set_true, F(demo), .help = "start the built-in simulator and run against it" },
 	{ "sim-arg", 0, "ARG", G_TARGET, add_sim_arg, .help = "pass ARG to the --demo simulator (repeatable)" },
 
@@ -739,6 +891,9 @@ static const struct cli_opt opts[] = {
 	{ "watch-metric", 0, "EXPR", G_METRICS, add_watch_metric,
 	  .help = "also show a metric: name or name{label=\"v\",...} (repeatable)" },
 
+	{ "metadata", 0, "KEY=VALUE", G_OUTPUT, add_metadata, .help = "tag saved in the result (repeatable)" },
+	{ "metadata-json", 0, "JSON", G_OUTPUT, set_metadata_json,
+	  .help = "tags as a JSON object, merged with --metadata (later wins)" },
 	{ "no-tui", 0, NULL, G_OUTPUT, set_true, F(no_tui), .help = "headless: progress lines on stderr, summary on stdout" },
 	{ "interval", 0, "TIME", G_OUTPUT, set_duration, F(interval_ns), 100 * NS_MS, 0, "expected a duration >= 100ms",
 	  .help = "headless progress line period (default 5s)" },
@@ -1012,7 +1167,133 @@ static int cli_check_long_names(int argc, char **argv)
 	return 0;
 }
 
+/* --from-vllm-args 'ARGS' (or =ARGS): its words become infertop options
+ * in its place (vllm_args.h), the target last as the URL, so options
+ * written after it win. *nargv holds argv's words and the new ones in
+ * *owned (freed by the caller); the keys ignored go to *ignored. */
+static int cli_expand_vllm(int argc, char **argv, int *nargc, char ***nargv, char ***owned, size_t *nowned,
+			   cJSON **ignored)
+{
+	char **v = malloc(((size_t)argc + 1) * sizeof *v);
+	if (!v)
+		return -1;
+	size_t cap = (size_t)argc + 1;
+	int n = 0;
+	bool rest = false;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		const char *line = NULL;
+		if (i > 0 && !rest && strcmp(a, "--") == 0)
+			rest = true;
+		if (i > 0 && !rest && strcmp(a, "--from-vllm-args") == 0) {
+			if (i + 1 >= argc) {
+				cli_fail("from-vllm-args", 14);
+				fprintf(cli_errf(), "infertop: --from-vllm-args needs a value\n");
+				goto fail;
+			}
+			line = argv[++i];
+		} else if (i > 0 && !rest && strncmp(a, "--from-vllm-args=", 17) == 0) {
+			line = a + 17;
+		}
+		if (!line) {
+			v[n++] = argv[i];
+			continue;
+		}
+		struct vllm_args va;
+		char field[VLLM_FIELD_MAX], err[1024];
+		if (vllm_args_from_line(line, &va, field, err, sizeof err) != 0) {
+			cli_fail("from-vllm-args", 14);
+			/* The key, unless the message names it already. */
+			bool named = !field[0] || strstr(err, field);
+			fprintf(cli_errf(), "infertop: --from-vllm-args: %s%s%s\n", named ? "" : field, named ? "" : ": ",
+				err);
+			goto fail;
+		}
+		cap += (size_t)va.argc + 1;
+		char **nv = realloc(v, cap * sizeof *v);
+		char **no = realloc(*owned, (*nowned + (size_t)va.argc + 1) * sizeof *no);
+		if (nv)
+			v = nv;
+		if (no)
+			*owned = no;
+		if (!nv || !no) {
+			vllm_args_free(&va);
+			goto fail;
+		}
+		for (int k = 0; k < va.argc; k++) {
+			v[n++] = (*owned)[(*nowned)++] = va.argv[k];
+			va.argv[k] = NULL;
+		}
+		/* The target goes to the end, where a URL is looked for. */
+		(*owned)[(*nowned)++] = va.url;
+		va.url = NULL;
+		for (cJSON *it = va.ignored ? va.ignored->child : NULL; it; it = it->next) {
+			if (!*ignored && !(*ignored = cJSON_CreateObject()))
+				break;
+			cJSON_DeleteItemFromObjectCaseSensitive(*ignored, it->string);
+			cJSON_AddStringToObject(*ignored, it->string, it->valuestring);
+			fprintf(cli_errf(), "infertop: --from-vllm-args: %s ignored: %s\n", it->string, it->valuestring);
+		}
+		vllm_args_free(&va);
+	}
+	/* The target after everything, unless the command line names one:
+	 * a URL written out wins over vLLM's host and port. */
+	bool user_url = false;
+	for (int i = 1; i < argc && !user_url; i++) {
+		char nm[64], e[160];
+		const char *val;
+		if (strcmp(argv[i], "--") == 0) {
+			user_url = i + 1 < argc;
+			break;
+		}
+		user_url = cli_argv_next(argc, argv, &i, nm, sizeof nm, &val, e, sizeof e) == 0;
+	}
+	for (size_t k = 0; k < *nowned && !user_url; k++)
+		if ((*owned)[k] && strncmp((*owned)[k], "--", 2) != 0)
+			v[n++] = (*owned)[k];
+	v[n] = NULL;
+	*nargc = n;
+	*nargv = v;
+	return 0;
+fail:
+	free(v);
+	return -1;
+}
+
+static enum cli_result cli_parse_words(struct config *cfg, int argc, char **argv);
+
 enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
+{
+	int nargc = argc;
+	char **nargv = NULL, **owned = NULL;
+	size_t nowned = 0;
+	cJSON *ignored = NULL;
+	bool any = false;
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		any |= strncmp(argv[i], "--from-vllm-args", 16) == 0;
+	cli_failed[0] = '\0';
+	if (any && cli_expand_vllm(argc, argv, &nargc, &nargv, &owned, &nowned, &ignored) != 0) {
+		cli_defaults(cfg);
+		for (size_t k = 0; k < nowned; k++)
+			free(owned[k]);
+		free(owned);
+		cJSON_Delete(ignored);
+		return CLI_EXIT_USAGE;
+	}
+	enum cli_result r = cli_parse_words(cfg, nargc, nargv ? nargv : argv);
+	if (r == CLI_RUN && ignored) {
+		free(cfg->vllm_ignored);
+		cfg->vllm_ignored = cJSON_PrintUnformatted(ignored);
+	}
+	for (size_t k = 0; k < nowned; k++)
+		free(owned[k]);
+	free(owned);
+	free(nargv);
+	cJSON_Delete(ignored);
+	return r;
+}
+
+static enum cli_result cli_parse_words(struct config *cfg, int argc, char **argv)
 {
 	cli_defaults(cfg);
 	build_getopt_tables();
@@ -1136,6 +1417,10 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 		cfg->seed = dataset_slice_seed(cfg->seed, cfg->slice_index);
 	if (!cfg->api_key_env && set_str(&cfg->api_key_env, "OPENAI_API_KEY") != 0)
 		return CLI_EXIT_USAGE;
+	if (meta_scrub(cfg) != 0) {
+		fprintf(cli_errf(), "infertop: out of memory\n");
+		return CLI_EXIT_USAGE;
+	}
 	if (!cfg->server && set_str(&cfg->server, "auto") != 0)
 		return CLI_EXIT_USAGE;
 	if (!cfg->dataset && set_str(&cfg->dataset, "synthetic") != 0)
@@ -1285,6 +1570,8 @@ void cli_free(struct config *cfg)
 	free(cfg->url);
 	free(cfg->model);
 	free(cfg->extra_body);
+	free(cfg->vllm_ignored);
+	free(cfg->metadata);
 	free(cfg->api_key_env);
 	free(cfg->output_path);
 	free(cfg->metrics_url);

@@ -58,8 +58,35 @@ static cJSON *options_diff(const cJSON *a, const cJSON *b)
 	return d;
 }
 
+/* The tags of the two runs that differ (absent on one side: null). */
+static cJSON *metadata_diff(const cJSON *a, const cJSON *b)
+{
+	cJSON *d = cJSON_CreateObject();
+	const cJSON *sides[2] = { a, b };
+	for (int s = 0; d && s < 2; s++) {
+		for (const cJSON *it = sides[s] ? sides[s]->child : NULL; it; it = it->next) {
+			const cJSON *va = cJSON_GetObjectItemCaseSensitive(a, it->string);
+			const cJSON *vb = cJSON_GetObjectItemCaseSensitive(b, it->string);
+			if ((va && vb && cJSON_Compare(va, vb, true)) || cJSON_GetObjectItemCaseSensitive(d, it->string))
+				continue;
+			cJSON *e = cJSON_AddObjectToObject(d, it->string);
+			if (!e)
+				break;
+			cJSON_AddItemToObject(e, "a", va ? cJSON_Duplicate(va, true) : cJSON_CreateNull());
+			cJSON_AddItemToObject(e, "b", vb ? cJSON_Duplicate(vb, true) : cJSON_CreateNull());
+		}
+	}
+	if (d && !d->child) {
+		cJSON_Delete(d);
+		d = NULL;
+	}
+	return d;
+}
+
 void result_compare_release(struct result_compare *c)
 {
+	cJSON_Delete(c->metadata_diff);
+	c->metadata_diff = NULL;
 	cJSON_Delete(c->options_diff);
 	c->options_diff = NULL;
 }
@@ -150,6 +177,7 @@ void result_compare_build(struct result_compare *c, const struct snapshot *a, co
 	c->file_b = file_b;
 	c->n = 0;
 	c->options_diff = options_diff(a->options, b->options);
+	c->metadata_diff = metadata_diff(a->metadata, b->metadata);
 	crow_add(c, "duration", "duration", "s", 0, a->duration, b->duration);
 	crow_add(c, "completed", "completed", "count", 0, (double)a->run_c.completed, (double)b->run_c.completed);
 	crow_add(c, "failed", "failed", "count", -1, (double)snapshot_failed(a), (double)snapshot_failed(b));

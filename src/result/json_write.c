@@ -628,6 +628,14 @@ void result_json_plan(cJSON *it, const struct snapshot *s)
 		add_models_array(p, it);
 }
 
+/* --metadata's tags, only when given: results without them keep their
+ * bytes. */
+static void result_json_metadata(cJSON *it, const struct snapshot *s)
+{
+	if (it && s->metadata)
+		cJSON_AddItemToObject(it, "metadata", dup_or_null(s->metadata));
+}
+
 cJSON *snapshot_to_json(const struct snapshot *s)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -662,6 +670,7 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 	put_num(run, "runs", s->nruns);
 
 	cJSON_AddItemToObject(it, "options", dup_or_null(s->options));
+	result_json_metadata(it, s);
 
 	cJSON *state = cJSON_AddObjectToObject(it, "state");
 	put_str(state, "status", s->status);
@@ -703,6 +712,8 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 			cJSON_AddStringToObject(u, "last_message", s->usage_mismatch_msg);
 		}
 		fleet_warning(w, s->fleet);
+		if (w && s->vllm_ignored)
+			cJSON_AddItemToObject(w, "vllm_ignored", dup_or_null(s->vllm_ignored));
 	}
 	put_u64(it, "output_chunks", s->run_c.chunks);
 	put_u64(it, "started", s->started);
@@ -1454,6 +1465,9 @@ static cJSON *report_doc(const char *file, const struct snapshot *s)
 		cJSON_AddStringToObject(run, "snapshot_reason", snapshot_reason_name(s->reason));
 		cJSON_AddNumberToObject(run, "runs", s->nruns);
 	}
+	result_json_metadata(o, s);
+	if (s->vllm_ignored)
+		cJSON_AddItemToObject(o, "vllm_ignored", dup_or_null(s->vllm_ignored));
 	cJSON *sum = cJSON_AddObjectToObject(o, "summary");
 	if (sum) {
 		cJSON_AddNumberToObject(sum, "completed", (double)s->run_c.completed);
@@ -1535,6 +1549,8 @@ static cJSON *compare_doc(const struct result_compare *c)
 	if (o)
 		cJSON_AddItemToObject(o, "options_differ",
 				      c->options_diff ? cJSON_Duplicate(c->options_diff, true) : cJSON_CreateObject());
+	if (o && c->metadata_diff)
+		cJSON_AddItemToObject(o, "metadata_differ", cJSON_Duplicate(c->metadata_diff, true));
 	return o;
 }
 

@@ -6,6 +6,7 @@
 #include "infertop/result.h"
 #include "infertop/snapshot.h"
 
+#include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <math.h>
 
@@ -110,6 +111,34 @@ static void md_cache_sessions(FILE *out, const struct snapshot *s)
 	}
 }
 
+/* --metadata's tags, and the vLLM arguments the run ignored. */
+static void md_metadata(FILE *out, const struct snapshot *s)
+{
+	char buf[1100];
+	if (s->metadata && s->metadata->child) {
+		fprintf(out, "## Metadata\n\n| key | value |\n|---|---|\n");
+		for (const cJSON *it = s->metadata->child; it; it = it->next) {
+			fprintf(out, "| ");
+			md_cell(out, it->string);
+			fprintf(out, " | ");
+			md_cell(out, result_text_meta_value(it, buf, sizeof buf));
+			fprintf(out, " |\n");
+		}
+		fputc('\n', out);
+	}
+	if (s->vllm_ignored && s->vllm_ignored->child) {
+		fprintf(out, "## vLLM arguments ignored\n\n| argument | why |\n|---|---|\n");
+		for (const cJSON *it = s->vllm_ignored->child; it; it = it->next) {
+			fprintf(out, "| ");
+			md_cell(out, it->string);
+			fprintf(out, " | ");
+			md_cell(out, result_text_meta_value(it, buf, sizeof buf));
+			fprintf(out, " |\n");
+		}
+		fputc('\n', out);
+	}
+}
+
 int result_md_report(FILE *out, const char *file, const struct snapshot *s)
 {
 	char start[40], load[96];
@@ -128,6 +157,7 @@ int result_md_report(FILE *out, const char *file, const struct snapshot *s)
 	fprintf(out, " |\n| load | %s |\n| stopped | ", load);
 	md_cell(out, result_text_or_dash(s->stop_reason));
 	fprintf(out, " |\n| runs merged | %u |\n\n", s->nruns);
+	md_metadata(out, s);
 	fprintf(out, "## Summary\n\n| | |\n|---|---:|\n");
 	fprintf(out, "| Successful requests | %" PRIu64 " |\n", s->run_c.completed);
 	fprintf(out, "| Failed requests | %" PRIu64 " |\n", snapshot_failed(s));
@@ -164,6 +194,8 @@ int result_md_compare(FILE *out, const struct result_compare *c)
 	if (result_text_options_diff(opts, sizeof opts, c, "- ")) {
 		fprintf(out, "Options that differ (A -> B):\n\n%s\n", opts);
 	}
+	if (result_text_metadata_diff(opts, sizeof opts, c, "- "))
+		fprintf(out, "Metadata that differ (A -> B):\n\n%s\n", opts);
 	fprintf(out, "| | unit | A | B | B - A | change | | key |\n|---|---|---:|---:|---:|---:|---|---|\n");
 	for (int i = 0; i < c->n; i++) {
 		const struct result_crow *r = &c->rows[i];

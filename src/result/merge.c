@@ -121,6 +121,48 @@ static int merge_trace(struct snapshot *dst, const struct snapshot *const *src, 
 	return 0;
 }
 
+/* --metadata tags: a key with the same value in every input is the
+ * merged result's; the others stay with their input, under its entry in
+ * merged_from ("metadata"), so nothing is lost and nothing is claimed
+ * for runs that did not say it. */
+static int merge_metadata(struct snapshot *dst, const struct snapshot *const *src, size_t n)
+{
+	bool any = false;
+	for (size_t i = 0; i < n; i++)
+		any |= src[i]->metadata && src[i]->metadata->child;
+	if (!any)
+		return 0;
+	cJSON *common = cJSON_CreateObject();
+	if (!common)
+		return -1;
+	for (const cJSON *it = src[0]->metadata ? src[0]->metadata->child : NULL; it; it = it->next) {
+		bool same = true;
+		for (size_t i = 1; same && i < n; i++) {
+			const cJSON *v = src[i]->metadata ? cJSON_GetObjectItemCaseSensitive(src[i]->metadata, it->string)
+							  : NULL;
+			same = v && cJSON_Compare(v, it, true);
+		}
+		if (same && !cJSON_AddItemToObject(common, it->string, cJSON_Duplicate(it, true)))
+			goto oom;
+	}
+	cJSON *entry = dst->sources ? dst->sources->child : NULL;
+	for (size_t i = 0; i < n && entry; i++, entry = entry->next) {
+		cJSON *own = NULL;
+		for (const cJSON *it = src[i]->metadata ? src[i]->metadata->child : NULL; it; it = it->next) {
+			if (cJSON_GetObjectItemCaseSensitive(common, it->string))
+				continue;
+			if ((!own && !(own = cJSON_AddObjectToObject(entry, "metadata"))) ||
+			    !cJSON_AddItemToObject(own, it->string, cJSON_Duplicate(it, true)))
+				goto oom;
+		}
+	}
+	dst->metadata = common;
+	return 0;
+oom:
+	cJSON_Delete(common);
+	return -1;
+}
+
 static int merge_into(struct snapshot *dst, struct snapshot_hists *keep, const struct snapshot *const *src,
 		      size_t n, char *err, size_t errcap)
 {
@@ -248,7 +290,7 @@ static int merge_into(struct snapshot *dst, struct snapshot_hists *keep, const s
 	if (!dst->have_slo)
 		memset(&dst->slo_run, 0, sizeof dst->slo_run);
 	dst->taken_unix = taken;
-	if (merge_trace(dst, src, n) != 0)
+	if (merge_trace(dst, src, n) != 0 || merge_metadata(dst, src, n) != 0)
 		goto oom;
 	return 0;
 oom:

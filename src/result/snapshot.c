@@ -348,6 +348,11 @@ int snapshot_from_view(struct snapshot *s, const struct run_view *v, int64_t now
 	}
 
 	s->options = options_object(v);
+	/* Text the options parser checked (and scrubbed, for the tags). */
+	if (v->cfg->metadata && !(s->metadata = cJSON_Parse(v->cfg->metadata)))
+		goto oom;
+	if (v->cfg->vllm_ignored && !(s->vllm_ignored = cJSON_Parse(v->cfg->vllm_ignored)))
+		goto oom;
 	s->load_changes = load_changes(v);
 	if (!s->options || !s->load_changes)
 		goto oom;

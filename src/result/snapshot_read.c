@@ -231,6 +231,19 @@ static cJSON *take(const cJSON *o, const char *k)
 	return cJSON_Duplicate(v, 1);
 }
 
+/* --metadata's tags (an object, else left out) and the vLLM arguments
+ * a run ignored. */
+static void snapshot_read_metadata(struct snapshot *s, const cJSON *it)
+{
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "metadata");
+	if (cJSON_IsObject(m))
+		s->metadata = cJSON_Duplicate(m, 1);
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(it, "warnings");
+	const cJSON *v = cJSON_IsObject(w) ? cJSON_GetObjectItemCaseSensitive(w, "vllm_ignored") : NULL;
+	if (cJSON_IsObject(v))
+		s->vllm_ignored = cJSON_Duplicate(v, 1);
+}
+
 static void get_counters(struct rd *r, const cJSON *o, struct stats_counters *c)
 {
 	c->completed = get_u64(r, o, "completed");
@@ -663,6 +676,7 @@ static int parse_into(struct snapshot *s, struct snapshot_hists *keep, const cha
 		s->http_codes[code] = get_u64(&r, codes, c->string);
 	}
 	s->options = take(it, "options");
+	snapshot_read_metadata(s, it);
 	s->server = take(it, "server");
 	s->series = take(it, "series");
 	s->request_log = take(it, "request_log");

@@ -304,6 +304,28 @@ static void fleet_text(FILE *out, const cJSON *fleet)
 	}
 }
 
+const char *result_text_meta_value(const cJSON *v, char *buf, size_t cap)
+{
+	if (cJSON_IsString(v))
+		return v->valuestring;
+	char *t = cJSON_PrintUnformatted(v);
+	snprintf(buf, cap, "%s", t ? t : "?");
+	free(t);
+	return buf;
+}
+
+void result_text_metadata(FILE *out, const struct snapshot *s)
+{
+	char buf[1100];
+	for (const cJSON *it = s->metadata ? s->metadata->child : NULL; it; it = it->next)
+		fprintf(out, "%s%s=%s", it == s->metadata->child ? "Metadata: " : ", ", it->string,
+			result_text_meta_value(it, buf, sizeof buf));
+	if (s->metadata && s->metadata->child)
+		fputc('\n', out);
+	for (const cJSON *it = s->vllm_ignored ? s->vllm_ignored->child : NULL; it; it = it->next)
+		fprintf(out, "Ignored vLLM argument %s: %s\n", it->string, result_text_meta_value(it, buf, sizeof buf));
+}
+
 void snapshot_print_summary(FILE *out, const struct snapshot *s)
 {
 	double dur = s->duration;
@@ -359,6 +381,7 @@ void snapshot_print_summary(FILE *out, const struct snapshot *s)
 		fprintf(out, "Connection retries: %" PRIu64 " (the server closed a kept-alive connection as they "
 			"went out; resent once, not failures)\n", s->connection_retries);
 	fleet_text(out, s->fleet);
+	result_text_metadata(out, s);
 	const cJSON *dropped = s->request_log ? cJSON_GetObjectItemCaseSensitive(s->request_log, "dropped") : NULL;
 	if (cJSON_IsNumber(dropped) && dropped->valuedouble > 0) {
 		const cJSON *why = cJSON_GetObjectItemCaseSensitive(s->request_log, "last_error");
@@ -651,13 +674,25 @@ void result_text_pct(char *buf, size_t cap, double p)
 
 /* One line per option that differs, "PREFIXname: A -> B"; values as
  * compact JSON, long ones cut. The count of lines (0: none differ). */
+static int diff_lines(char *buf, size_t cap, const cJSON *diff, const char *prefix);
+
 int result_text_options_diff(char *buf, size_t cap, const struct result_compare *c, const char *prefix)
+{
+	return diff_lines(buf, cap, c->options_diff, prefix);
+}
+
+int result_text_metadata_diff(char *buf, size_t cap, const struct result_compare *c, const char *prefix)
+{
+	return diff_lines(buf, cap, c->metadata_diff, prefix);
+}
+
+static int diff_lines(char *buf, size_t cap, const cJSON *diff, const char *prefix)
 {
 	size_t n = 0;
 	int lines = 0;
 	buf[0] = '\0';
 	const cJSON *e;
-	cJSON_ArrayForEach(e, c->options_diff)
+	cJSON_ArrayForEach(e, diff)
 	{
 		char *va = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(e, "a"));
 		char *vb = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(e, "b"));
@@ -681,6 +716,8 @@ int result_text_compare(FILE *out, const struct result_compare *c)
 		fprintf(out, "Options that differ (A -> B):\n%s\n", opts);
 	else
 		fprintf(out, "Options: the same\n\n");
+	if (result_text_metadata_diff(opts, sizeof opts, c, "  "))
+		fprintf(out, "Metadata that differ (A -> B):\n%s\n", opts);
 	fprintf(out, "%-26s %-6s %14s %14s %14s %9s %-6s  %s\n", "", "unit", "A", "B", "B - A", "change", "", "key");
 	for (int i = 0; i < c->n; i++) {
 		const struct result_crow *r = &c->rows[i];

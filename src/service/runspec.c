@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "infertop/runspec.h"
+#include "infertop/vllm_args.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -20,13 +21,6 @@ static const char *const serve_owned[] = {
 	"snapshot-dir", "api-key-env", "demo", "sim-arg", "listen-allow-host", "data-dir",
 	"linger", "expect", "expect-timeout",
 	"upload", "upload-endpoint", "upload-region",
-};
-
-/* The /start-load keys: one of them marks the form. */
-static const char *const sl_keys[] = {
-	"host", "port", "num_prompts", "request_rate", "backend", "endpoint", "dataset_name", "dataset_path",
-	"sonnet_input_len", "sonnet_prefix_len", "sonnet_output_len", "random_input_len", "random_output_len",
-	"random_prefix_len", "sharegpt_output_len", "seed", "model",
 };
 
 static int refuse(char field[RUNSPEC_FIELD_MAX], const char *name, char err[RUNSPEC_ERR_MAX], const char *fmt,
@@ -133,6 +127,15 @@ static int build_native(const cJSON *root, runspec_kind_fn kind, struct runspec 
 				return refuse(field, "", err, "out of memory", NULL);
 			continue;
 		}
+		if (strcmp(name, "metadata") == 0 && cJSON_IsObject(it)) {
+			/* Tags as an object: --metadata-json, checked by cli. */
+			char *text = cJSON_PrintUnformatted(it);
+			int rc = text ? push(rs, "--metadata-json=", text) : -1;
+			free(text);
+			if (rc != 0)
+				return refuse(field, "", err, "out of memory", NULL);
+			continue;
+		}
 		if (cJSON_IsArray(it)) {
 			for (const cJSON *e = it->child; e; e = e->next)
 				if (push_value(rs, name, e, field, err) != 0)
@@ -147,196 +150,33 @@ static int build_native(const cJSON *root, runspec_kind_fn kind, struct runspec 
 	return 0;
 }
 
-/* A whole number in [lo, hi] from a number or a numeric string (the
- * chart's values come from YAML and may arrive as either). */
-static int sl_long(const cJSON *v, long lo, long hi, long *out)
-{
-	double d;
-	if (cJSON_IsNumber(v)) {
-		d = v->valuedouble;
-	} else if (cJSON_IsString(v) && *v->valuestring) {
-		char *end;
-		d = strtod(v->valuestring, &end);
-		if (*end)
-			return -1;
-	} else {
-		return -1;
-	}
-	if (!isfinite(d) || d != floor(d) || d < (double)lo || d > (double)hi)
-		return -1;
-	*out = (long)d;
-	return 0;
-}
-
-static int push_long(struct runspec *rs, const char *opt, long v)
-{
-	char num[32];
-	snprintf(num, sizeof num, "%ld", v);
-	return push(rs, opt, num);
-}
-
-static const char *sl_string(const cJSON *root, const char *key, bool *bad)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-	if (!v || cJSON_IsNull(v))
-		return NULL;
-	if (!cJSON_IsString(v)) {
-		*bad = true;
-		return NULL;
-	}
-	return v->valuestring;
-}
-
 /* The helm chart's /start-load payload (vLLM's benchmark_serving
- * arguments), mapped onto the same options. */
+ * arguments): vllm_args.c's table maps it onto the same options. */
 static int build_start_load(const cJSON *root, struct runspec *rs, char field[RUNSPEC_FIELD_MAX],
 			    char err[RUNSPEC_ERR_MAX])
 {
-	for (const cJSON *it = root->child; it; it = it->next) {
-		bool known = false;
-		for (size_t i = 0; i < sizeof sl_keys / sizeof sl_keys[0]; i++)
-			known |= strcmp(it->string, sl_keys[i]) == 0;
-		if (!known)
-			return refuse(field, it->string, err, "unknown field of the /start-load payload", NULL);
-	}
-	bool bad = false;
-	const char *host = sl_string(root, "host", &bad);
-	if (bad)
-		return refuse(field, "host", err, "expected a string", NULL);
-	if (!host)
-		host = "localhost";
-	if (!*host || strlen(host) > 253 || strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-							"0123456789.-_:[]") != strlen(host))
-		return refuse(field, "host", err, "expected a host name or address", NULL);
-	long port = 8000;
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "port");
-	if (v && sl_long(v, 1, 65535, &port) != 0)
-		return refuse(field, "port", err, "expected a port from 1 to 65535", NULL);
-	char url[300];
-	bool v6 = strchr(host, ':') && host[0] != '[';
-	snprintf(url, sizeof url, "http://%s%s%s:%ld", v6 ? "[" : "", host, v6 ? "]" : "", port);
-
-	/* backend and endpoint both pick the API; when both are given they
-	 * must agree. */
-	int api = -1; /* 0 completions, 1 chat */
-	const char *backend = sl_string(root, "backend", &bad);
-	if (bad)
-		return refuse(field, "backend", err, "expected a string", NULL);
-	if (backend) {
-		if (strcmp(backend, "openai") == 0 || strcmp(backend, "vllm") == 0)
-			api = 0;
-		else if (strcmp(backend, "openai-chat") == 0)
-			api = 1;
-		else
-			return refuse(field, "backend", err, "expected openai or openai-chat", NULL);
-	}
-	const char *endpoint = sl_string(root, "endpoint", &bad);
-	if (bad)
-		return refuse(field, "endpoint", err, "expected a string", NULL);
-	if (endpoint) {
-		int e = strcmp(endpoint, "/v1/completions") == 0        ? 0
-			: strcmp(endpoint, "/v1/chat/completions") == 0 ? 1
-									: -1;
-		if (e < 0)
-			return refuse(field, "endpoint", err, "expected /v1/completions or /v1/chat/completions", NULL);
-		if (api >= 0 && e != api)
-			return refuse(field, "endpoint", err, "does not match the backend", NULL);
-		api = e;
-	}
-	if (api >= 0 && push(rs, "--api=", api ? "chat" : "completions") != 0)
-		goto oom;
-
-	const char *model = sl_string(root, "model", &bad);
-	if (bad)
-		return refuse(field, "model", err, "expected a string", NULL);
-	if (model && push(rs, "--model=", model) != 0)
-		goto oom;
-
-	long n = 0;
-	v = cJSON_GetObjectItemCaseSensitive(root, "num_prompts");
-	if (v && sl_long(v, 1, 1000000000L, &n) != 0)
-		return refuse(field, "num_prompts", err, "expected a whole number >= 1", NULL);
-	if (n && push_long(rs, "--requests=", n) != 0)
-		goto oom;
-
-	/* vLLM: a finite rate is Poisson arrivals; "inf" (the default) sends
-	 * every prompt at once, which a closed loop of num_prompts users is. */
-	v = cJSON_GetObjectItemCaseSensitive(root, "request_rate");
-	bool inf = !v || cJSON_IsNull(v) ||
-		   (cJSON_IsString(v) && (strcmp(v->valuestring, "inf") == 0 || strcmp(v->valuestring, "Infinity") == 0));
-	if (!inf) {
-		double r;
-		char *end = NULL;
-		if (cJSON_IsNumber(v))
-			r = v->valuedouble;
-		else if (cJSON_IsString(v) && *v->valuestring)
-			r = strtod(v->valuestring, &end);
-		else
-			return refuse(field, "request_rate", err, "expected a number of requests/s or \"inf\"", NULL);
-		if ((end && *end) || !isfinite(r) || r <= 0)
-			return refuse(field, "request_rate", err, "expected a number of requests/s > 0 or \"inf\"", NULL);
-		char num[64];
-		number_text(r, num, sizeof num);
-		if (push(rs, "--rate=", num) != 0)
-			goto oom;
-	} else if (n) {
-		if (push_long(rs, "--concurrency=", n < 1000000 ? n : 1000000) != 0)
-			goto oom;
-	}
-
-	const char *dname = sl_string(root, "dataset_name", &bad);
-	if (bad)
-		return refuse(field, "dataset_name", err, "expected a string", NULL);
-	const char *dpath = sl_string(root, "dataset_path", &bad);
-	if (bad)
-		return refuse(field, "dataset_path", err, "expected a string", NULL);
-	const char *in_key = "random_input_len", *out_key = "random_output_len", *pre_key = "random_prefix_len";
-	if (!dname || strcmp(dname, "random") == 0) {
-		/* synthetic, the default */
-	} else if (strcmp(dname, "sharegpt") == 0 || strcmp(dname, "sonnet") == 0) {
-		if (!dpath || !*dpath)
-			return refuse(field, "dataset_path", err, "the %s dataset needs a file", dname);
-		if (push(rs, strcmp(dname, "sonnet") == 0 ? "--dataset=sonnet:" : "--dataset=sharegpt:", dpath) != 0)
-			goto oom;
-		in_key = strcmp(dname, "sonnet") == 0 ? "sonnet_input_len" : NULL;
-		pre_key = strcmp(dname, "sonnet") == 0 ? "sonnet_prefix_len" : NULL;
-		out_key = strcmp(dname, "sonnet") == 0 ? "sonnet_output_len" : "sharegpt_output_len";
-	} else {
-		return refuse(field, "dataset_name", err, "expected random, sharegpt or sonnet", NULL);
-	}
-	const char *keys[3] = {in_key, out_key, pre_key};
-	const char *opts[3] = {"--input-tokens=", "--output-tokens=", "--prefix-tokens="};
-	for (int i = 0; i < 3; i++) {
-		long l;
-		if (!keys[i] || !(v = cJSON_GetObjectItemCaseSensitive(root, keys[i])))
-			continue;
-		if (sl_long(v, i == 2 ? 0 : 1, 10000000, &l) != 0)
-			return refuse(field, keys[i], err, "expected a whole number of tokens", NULL);
-		if (push_long(rs, opts[i], l) != 0)
-			goto oom;
-	}
-	if ((v = cJSON_GetObjectItemCaseSensitive(root, "seed"))) {
-		long l;
-		if (sl_long(v, 0, 0x7fffffffL, &l) != 0)
-			return refuse(field, "seed", err, "expected a whole number >= 0", NULL);
-		if (push_long(rs, "--seed=", l) != 0)
-			goto oom;
-	}
-	if (push(rs, "--", NULL) != 0 || push(rs, url, NULL) != 0)
-		goto oom;
-	return 0;
-oom:
-	return refuse(field, "", err, "out of memory", NULL);
+	struct vllm_args va;
+	if (vllm_args_from_json(root, &va, field, err, RUNSPEC_ERR_MAX) != 0)
+		return -1;
+	int rc = 0;
+	for (int i = 0; rc == 0 && i < va.argc; i++)
+		rc = push(rs, va.argv[i], NULL);
+	if (rc == 0)
+		rc = push(rs, "--", NULL) == 0 && push(rs, va.url, NULL) == 0 ? 0 : -1;
+	rs->ignored = va.ignored;
+	va.ignored = NULL;
+	vllm_args_free(&va);
+	return rc == 0 ? 0 : refuse(field, "", err, "out of memory", NULL);
 }
 
-/* The /start-load form has keys with underscores that no option has. */
-static bool is_start_load(const cJSON *root)
+/* The /start-load form: a key of vLLM's that no option has (underscores,
+ * host, port...). Those both have (model, seed, burstiness...) do not
+ * tell. */
+static bool is_start_load(const cJSON *root, runspec_kind_fn kind)
 {
 	for (const cJSON *it = root->child; it; it = it->next)
-		for (size_t i = 0; i < sizeof sl_keys / sizeof sl_keys[0]; i++)
-			if (strcmp(it->string, sl_keys[i]) == 0 && strcmp(it->string, "model") != 0 &&
-			    strcmp(it->string, "seed") != 0)
-				return true;
+		if (vllm_args_known(it->string) && kind(it->string) < 0)
+			return true;
 	return false;
 }
 
@@ -367,7 +207,7 @@ int runspec_build(const char *body, size_t len, runspec_kind_fn kind, struct run
 	} else if (push(out, "infertop", NULL) != 0) {
 		rc = refuse(field, "", err, "out of memory", NULL);
 	} else {
-		out->start_load = is_start_load(root);
+		out->start_load = is_start_load(root, kind);
 		rc = out->start_load ? build_start_load(root, out, field, err) : build_native(root, kind, out, field, err);
 	}
 	cJSON_Delete(root);
@@ -381,5 +221,6 @@ void runspec_free(struct runspec *rs)
 	for (int i = 0; rs->argv && i < rs->argc; i++)
 		free(rs->argv[i]);
 	free(rs->argv);
+	cJSON_Delete(rs->ignored);
 	memset(rs, 0, sizeof *rs);
 }

@@ -335,6 +335,11 @@ static unsigned serve_accept_run(struct serve *s, struct serve_run *r, char **js
 	snprintf(loc, sizeof loc, "/v1/runs/%s/result", r->id);
 	if (j)
 		cJSON_AddStringToObject(j, "result", loc);
+	cJSON *ign = r->cfg.vllm_ignored ? cJSON_Parse(r->cfg.vllm_ignored) : NULL;
+	if (j && ign)
+		cJSON_AddItemToObject(j, "ignored", ign);
+	else
+		cJSON_Delete(ign);
 	*json = answer(j);
 	return 201;
 }
@@ -478,7 +483,7 @@ static unsigned serve_post_run(struct serve *s, const char *body, size_t len, ch
 		return serve_busy(s, json);
 	if (s->quitting)
 		return status_json(json, 503, "failed", "infertop serve is ending", NULL);
-	char field[RUNSPEC_FIELD_MAX], err[512];
+	char field[RUNSPEC_FIELD_MAX], err[RUNSPEC_ERR_MAX];
 	struct runspec rs;
 	if (runspec_build(body, len, cli_option_kind, &rs, field, err) != 0)
 		return status_json(json, 400, "invalid", err, field);
@@ -497,6 +502,10 @@ static unsigned serve_post_run(struct serve *s, const char *body, size_t len, ch
 	}
 	enum cli_result cr = cli_parse_capture(&r->cfg, rs.argc, rs.argv, err, sizeof err, cfield, sizeof cfield);
 	bool start_load = rs.start_load;
+	/* vLLM keys that do not apply: in the answer and the result's
+	 * warnings (cli_free frees it with the options). */
+	if (cr == CLI_RUN && rs.ignored && !(r->cfg.vllm_ignored = cJSON_PrintUnformatted(rs.ignored)))
+		cr = CLI_EXIT_USAGE, snprintf(err, sizeof err, "out of memory"), cfield[0] = '\0';
 	runspec_free(&rs);
 	if (cr != CLI_RUN) {
 		serve_free_run(r);

@@ -1,7 +1,9 @@
 /* Run specs (infertop serve) under arbitrary bytes: never a crash, an
  * out-of-bounds read or a leak; a refusal always has a message and a
  * printable field; an accepted spec is an argv whose options are all
- * "--NAME[=VALUE]" up to a "--" before the target. Aborts on a violation. */
+ * "--NAME[=VALUE]" up to a "--" before the target. The same bytes as a
+ * vLLM command line (--from-vllm-args): options only, and a target.
+ * Aborts on a violation. */
 #include "config.h"
 
 #include <stdint.h>
@@ -9,6 +11,7 @@
 #include <string.h>
 
 #include "infertop/runspec.h"
+#include "infertop/vllm_args.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -21,8 +24,32 @@ static int kind(const char *name)
 	return -1;
 }
 
+static void fuzz_line(const uint8_t *data, size_t size)
+{
+	char *line = malloc(size + 1);
+	if (!line)
+		return;
+	memcpy(line, data, size);
+	line[size] = '\0';
+	struct vllm_args va;
+	char field[VLLM_FIELD_MAX], err[1024];
+	if (vllm_args_from_line(line, &va, field, err, sizeof err) != 0) {
+		if (err[0] == '\0' || va.argv || va.url)
+			abort();
+	} else {
+		if (!va.url || (va.argc && !va.argv) || (va.argv && va.argv[va.argc]))
+			abort();
+		for (int i = 0; i < va.argc; i++)
+			if (strncmp(va.argv[i], "--", 2) != 0)
+				abort();
+		vllm_args_free(&va);
+	}
+	free(line);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	fuzz_line(data, size);
 	struct runspec rs;
 	char field[RUNSPEC_FIELD_MAX], err[RUNSPEC_ERR_MAX];
 	if (runspec_build((const char *)data, size, kind, &rs, field, err) != 0) {
