@@ -463,6 +463,8 @@ static const char *const options_not_in_results[] = {
 	"targets", "targets-file", "discover", "token-env", "expect", "expect-timeout", /* infertop fleet's */
 	"workers",              /* how the load was made: the merged result is one run */
 	"upload", "upload-endpoint", "upload-region", /* where the files go afterwards */
+	"from-vllm-args",       /* expanded into the options it maps to, which are written */
+	"metadata", "metadata-json", /* the result's "metadata" object has them */
 	/* Never written, though they shape the requests: writing them now
 	 * would change every result's bytes (kept identical through issue
 	 * 24's restructuring); left for a change of the schema of its own. */
