@@ -9,7 +9,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "infertop/clock.h"
 #include "infertop/engine.h"
+#include "infertop/html.h"
 #include "infertop/plan.h"
 #include "infertop/snapshot.h"
 #include "infertop/stats.h"
@@ -86,6 +88,11 @@ static int check_result_dirs(const struct config *cfg, char *err, size_t errcap)
 	char why[1400];
 	if (cfg->output_path && snapshot_output_check(cfg->output_path, why, sizeof why) != 0) {
 		snprintf(err, errcap, "%s", why);
+		return -1;
+	}
+	if (cfg->html_path && snapshot_output_check(cfg->html_path, why, sizeof why) != 0) {
+		/* The check names the file as -o's: say --html. */
+		snprintf(err, errcap, "--html %s", strncmp(why, "-o ", 3) == 0 ? why + 3 : why);
 		return -1;
 	}
 	if (cfg->snapshot_every_ns > 0 && !cfg->snapshot_dir && snapshot_dir_check(".", why, sizeof why) != 0) {
@@ -191,6 +198,26 @@ int session_probe(struct session *s, session_probed_fn fn, void *ud)
 	return 0;
 }
 
+/* --html: the page of the result just written, from the same view. */
+static int session_write_html(const struct session *s, const struct run_view *v)
+{
+	struct snapshot snap;
+	char err[1400];
+	if (snapshot_from_view(&snap, v, clock_now_ns(), SNAPSHOT_FINAL) != 0) {
+		fprintf(stderr, "infertop: --html: out of memory building the report\n");
+		return -1;
+	}
+	const char *name = s->result_path[0] ? s->result_path : "run";
+	const char *base = strrchr(name, '/');
+	int rc = html_write_file(&snap, base ? base + 1 : name, s->cfg->html_path, err, sizeof err);
+	snapshot_release(&snap);
+	if (rc != 0)
+		fprintf(stderr, "infertop: --html: %s\n", err);
+	else if (!s->cfg->quiet)
+		fprintf(stderr, "infertop: HTML report written to %s\n", s->cfg->html_path);
+	return rc;
+}
+
 /* The run is over: the result is written at once, not when somebody gets
  * round to leaving a dashboard or asking for it. */
 static void session_on_done(struct engine *e, void *ud)
@@ -200,6 +227,8 @@ static void session_on_done(struct engine *e, void *ud)
 	engine_view(e, &v);
 	s->write_failed = snapshot_write_final_at(&v, engine_snapshot_writer(e), stderr, s->result_path,
 						  sizeof s->result_path) != 0;
+	if (s->cfg->html_path)
+		s->write_failed |= session_write_html(s, &v) != 0;
 	s->phase = SESSION_WRITTEN;
 	if (s->written)
 		s->written(s, s->written_ud);
