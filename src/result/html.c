@@ -76,6 +76,20 @@ static int page_close(FILE *out)
 	return ferror(out) ? -1 : 0;
 }
 
+/* A number of a JSON item: a file read back holds numbers, a live
+ * snapshot raw number text (snapshot_json_number); NaN when neither. */
+static double jnum(const cJSON *j)
+{
+	if (cJSON_IsNumber(j))
+		return j->valuedouble;
+	if (cJSON_IsRaw(j) && j->valuestring) {
+		char *end;
+		double d = strtod(j->valuestring, &end);
+		return end != j->valuestring ? d : NAN;
+	}
+	return NAN;
+}
+
 /* ---- tables ---- */
 
 static void kv_text(FILE *out, const char *k, const char *v)
@@ -112,8 +126,8 @@ static void json_cell(FILE *out, const cJSON *v)
 	char b[64];
 	if (cJSON_IsString(v))
 		esc(out, v->valuestring);
-	else if (cJSON_IsNumber(v)) {
-		snprintf(b, sizeof b, "%.6g", v->valuedouble);
+	else if (cJSON_IsNumber(v) || cJSON_IsRaw(v)) {
+		snprintf(b, sizeof b, "%.6g", jnum(v));
 		fputs(b, out);
 	} else if (cJSON_IsBool(v))
 		fputs(cJSON_IsTrue(v) ? "true" : "false", out);
@@ -324,8 +338,8 @@ static size_t series_get(const cJSON *ser, const char *key, double **xo, double 
 		lv[i] = cJSON_GetArrayItem(levels, i);
 		const cJSON *r = cJSON_GetObjectItemCaseSensitive(lv[i], "resolution_s");
 		const cJSON *st = cJSON_GetObjectItemCaseSensitive(lv[i], "start_s");
-		res[i] = cJSON_IsNumber(r) && r->valuedouble > 0 ? r->valuedouble : 1;
-		start[i] = cJSON_IsNumber(st) ? st->valuedouble : 0;
+		res[i] = jnum(r) > 0 ? jnum(r) : 1;
+		start[i] = isfinite(jnum(st)) ? jnum(st) : 0;
 		total += (size_t)cJSON_GetArraySize(
 			cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(lv[i], "values"), key));
 	}
@@ -364,7 +378,7 @@ static size_t series_get(const cJSON *ser, const char *key, double **xo, double 
 			if (t >= until || n >= total)
 				break;
 			x[n] = t;
-			v[n++] = cJSON_IsNumber(it) ? it->valuedouble : NAN;
+			v[n++] = jnum(it);
 		}
 	}
 	*xo = x;
@@ -415,12 +429,12 @@ static void marks_of(const struct snapshot *s, struct marks *mk)
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(it, "t_s"),
 			    *mo = cJSON_GetObjectItemCaseSensitive(it, "mode"),
 			    *v = cJSON_GetObjectItemCaseSensitive(it, "value");
-		if (!cJSON_IsNumber(t) || t->valuedouble <= 0)
+		if (!(jnum(t) > 0))
 			continue;
 		bool rate = cJSON_IsString(mo) && strcmp(mo->valuestring, "rate") == 0;
 		snprintf(mk->label[mk->n], sizeof mk->label[0], rate ? "%g req/s" : "c=%g",
-			 cJSON_IsNumber(v) ? v->valuedouble : NAN);
-		mk->m[mk->n] = (struct svg_mark){ t->valuedouble, mk->label[mk->n], NAN };
+			 jnum(v));
+		mk->m[mk->n] = (struct svg_mark){ jnum(t), mk->label[mk->n], NAN };
 		mk->n++;
 	}
 	for (size_t i = 0; i < s->plan.nsteps && mk->n < 64; i++) {
@@ -465,7 +479,8 @@ static int series_section(FILE *out, const struct snapshot *const *runs, const c
 	struct drawn_series *d = malloc(6 * sizeof *d);
 	if (!d)
 		return -1;
-	fputs("<h2>Over time</h2>\n<div class=\"grid\">\n", out);
+	fputs("<h2>Over time</h2>\n", out);
+	bool opened = false;
 	char lname[6][96];
 	for (size_t c = 0; c < sizeof series_specs / sizeof series_specs[0]; c++) {
 		const struct series_spec *sp = &series_specs[c];
@@ -483,15 +498,22 @@ static int series_section(FILE *out, const struct snapshot *const *runs, const c
 				lines[nl] = (struct svg_line){ lname[nl], d[nl].p, d[nl].n, true, false };
 				nl++;
 			}
-		/* The server's series are there only when it was scraped. */
-		if (!known && c >= 6)
+		/* A series with no point (the server's when it was not
+		 * scraped, any in a run under a second) is left out. */
+		if (!known)
 			continue;
+		if (!opened)
+			fputs("<div class=\"grid\">\n", out);
+		opened = true;
 		struct svg_chart ch = { sp->title, NULL, sp->unit, SVG_X_TIME, 0 };
 		svg_line_chart(out, &ch, lines, nl, mk ? mk->m : NULL, mk ? mk->n : 0);
 	}
-	fputs("</div>\n<p class=\"note\">Each line is the mean over its slice of time; the shaded band spans the "
-	      "slice's minimum to maximum. Dashed lines: load changes and plan steps.</p>\n",
-	      out);
+	if (opened)
+		fputs("</div>\n<p class=\"note\">Each line is the mean over its slice of time; the shaded band spans "
+		      "the slice's minimum to maximum. Dashed lines: load changes and plan steps.</p>\n",
+		      out);
+	else
+		fputs("<p class=\"note\">No time series: the run was shorter than its first second.</p>\n", out);
 	free(d);
 	return 0;
 }
@@ -573,8 +595,8 @@ static void bucket_cell(FILE *out, const cJSON *m, const char *key)
 {
 	const cJSON *b = cJSON_GetObjectItemCaseSensitive(m, key);
 	const cJSON *lo = cJSON_GetArrayItem(b, 0), *hi = cJSON_GetArrayItem(b, 1);
-	if (cJSON_IsNumber(lo) && cJSON_IsNumber(hi))
-		fprintf(out, "<td>%g &ndash; %g</td>", lo->valuedouble, hi->valuedouble);
+	if (isfinite(jnum(lo)) && isfinite(jnum(hi)))
+		fprintf(out, "<td>%g &ndash; %g</td>", jnum(lo), jnum(hi));
 	else
 		fputs("<td>-</td>", out);
 }
