@@ -215,7 +215,8 @@ static void header(FILE *out, const struct snapshot *s)
 	kv_text(out, "started", b);
 	result_text_utc(b, sizeof b, s->taken_unix);
 	kv_text(out, "taken", b);
-	kv_num(out, "duration (s)", "%.2f", s->duration);
+	snprintf(b, sizeof b, "%.2f s measured", s->duration);
+	kv_text(out, "duration", b);
 	kv_text(out, "stopped", s->stop_reason);
 	kv_text(out, "status", s->status);
 	kv_text(out, "host", s->host);
@@ -437,11 +438,19 @@ static void marks_of(const struct snapshot *s, struct marks *mk)
 		mk->m[mk->n] = (struct svg_mark){ jnum(t), mk->label[mk->n], NAN };
 		mk->n++;
 	}
+	size_t changes = mk->n;
 	for (size_t i = 0; i < s->plan.nsteps && mk->n < 64; i++) {
 		const struct snapshot_step *st = &s->plan.steps[i];
-		snprintf(mk->label[mk->n], sizeof mk->label[0], "%s", st->label[0] ? st->label : "step");
-		mk->m[mk->n] = (struct svg_mark){ st->start_s, mk->label[mk->n], NAN };
-		mk->n++;
+		/* A step's start is a load change too: one marker, the step's
+		 * name on it. */
+		size_t at = mk->n;
+		for (size_t j = 0; j < changes; j++)
+			if (fabs(mk->m[j].x - st->start_s) < 1.0)
+				at = j;
+		snprintf(mk->label[at], sizeof mk->label[0], "%s", st->label[0] ? st->label : "step");
+		mk->m[at] = (struct svg_mark){ st->start_s, mk->label[at], NAN };
+		if (at == mk->n)
+			mk->n++;
 	}
 }
 

@@ -15,7 +15,7 @@
 #define H 220.0
 #define PL 52.0
 #define PR 12.0
-#define PT 12.0
+#define PT 22.0
 #define PB 30.0
 #define NCLASSES 6
 
@@ -169,12 +169,17 @@ static void axes(FILE *out, const struct svg_chart *c, const struct frame *f)
 		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", PL - 4, fy(f, y) + 4, b);
 	}
 	if (f->kind == SVG_X_LOG) {
+		/* Decades; 2 and 5 too when the axis spans under two. */
+		bool fine = f->x1 < f->x0 * 100;
 		for (double d = pow(10, floor(log10(f->x0))); d <= f->x1 * 1.0001; d *= 10) {
-			if (d < f->x0 * 0.9999)
-				continue;
-			svg_num(b, sizeof b, d);
-			fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", fx(f, d),
-				H - PB + 14, b);
+			for (int k = 1; k <= 5; k += k == 1 ? 1 : 3) {
+				double x = d * k;
+				if ((k > 1 && !fine) || x < f->x0 * 0.9999 || x > f->x1 * 1.0001)
+					continue;
+				svg_num(b, sizeof b, x);
+				fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+					fx(f, x), H - PB + 14, b);
+			}
 		}
 	} else {
 		double xs = c->x == SVG_X_TIME ? time_step(f->x1 - f->x0) : nice_step(f->x1 - f->x0, 5);
@@ -189,7 +194,7 @@ static void axes(FILE *out, const struct svg_chart *c, const struct frame *f)
 	}
 	fprintf(out, "<text class=\"u\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", W - PR, H - 2);
 	svg_escape(out, c->x == SVG_X_TIME ? "time since start" : c->x_unit);
-	fprintf(out, "</text>\n<text class=\"u\" x=\"%.1f\" y=\"%.1f\">", PL, PT - 2);
+	fprintf(out, "</text>\n<text class=\"u\" x=\"%.1f\" y=\"%.1f\">", PL - 4, PT - 10);
 	svg_escape(out, c->y_unit);
 	fputs("</text>\n", out);
 }
