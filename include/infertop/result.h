@@ -14,7 +14,7 @@
  *   src/result/csv.c         `report`/`compare --format csv`
  *   src/result/markdown.c    `report`/`compare --format markdown`
  *   src/result/html.c        `report`/`compare --format html`, --html: one
- *                            page, its charts drawn by svg.c (html.h)
+ *                            page, its charts drawn by svg.c (svg.h)
  *
  * The JSON reader (snapshot_read.c) and the writer name enum values with
  * the same tables (src/result/keys.c), each used both ways. The model's

@@ -1,14 +1,17 @@
 #include "config.h"
 
-/* The HTML renderer of the result layer (html.h): `report --format html`,
- * `compare --format html`, `--html FILE`. One page: the run's header, the
+/* The HTML renderer of the result layer: `report --format html`,
+ * `compare --format html`, `--html FILE` (session.c). One self-contained
+ * page, inline CSS and SVG (svg.h), nothing fetched, no script, so it opens
+ * offline and under `Content-Security-Policy: default-src 'none';
+ * style-src 'unsafe-inline'; img-src data:` (the page says so itself in a
+ * <meta>). On it: the run's header, the
  * summary and error tables (the figures readable without the charts), the
  * series over time with the load changes and plan steps marked, the
  * latency distributions with percentile markers, a sweep's latency
  * against throughput, sessions, the merged inputs. Every text from the
  * file or a server is escaped (svg_escape): a model name is untrusted. */
 
-#include "infertop/html.h"
 #include "infertop/result.h"
 #include "infertop/snapshot.h"
 #include "infertop/svg.h"
@@ -22,6 +25,10 @@
 #include "infertop/hist.h"
 
 #define esc svg_escape
+
+/* The points a time series is reduced to (min/max kept): a 24-hour run's
+ * page stays well under 2 MB. */
+#define HTML_SERIES_POINTS 480
 
 static const char page_css[] =
 	":root{color-scheme:light dark;--bg:#fff;--fg:#1f2328;--mute:#59636e;--grid:#d1d9e0;--c0:#0969da;"
@@ -957,28 +964,4 @@ int result_html_compare(FILE *out, const struct result_compare *c)
 		fputs("</div>\n", out);
 	}
 	return page_close(out);
-}
-
-/* ---- --html FILE ---- */
-
-int html_write_file(const struct snapshot *s, const char *file, const char *path, char *err, size_t errcap)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	if (!m) {
-		snprintf(err, errcap, "out of memory building the HTML report");
-		return -1;
-	}
-	int rc = result_html_report(m, file, s);
-	if (fclose(m) != 0 || rc != 0) {
-		free(buf);
-		snprintf(err, errcap, "out of memory building the HTML report");
-		return -1;
-	}
-	char p[4096];
-	snprintf(p, sizeof p, "%s", path);
-	rc = snapshot_write_atomic(p, sizeof p, false, buf, len, err, errcap);
-	free(buf);
-	return rc;
 }

@@ -11,7 +11,7 @@
 
 #include "infertop/clock.h"
 #include "infertop/engine.h"
-#include "infertop/html.h"
+#include "infertop/result.h"
 #include "infertop/plan.h"
 #include "infertop/snapshot.h"
 #include "infertop/stats.h"
@@ -198,7 +198,8 @@ int session_probe(struct session *s, session_probed_fn fn, void *ud)
 	return 0;
 }
 
-/* --html: the page of the result just written, from the same view. */
+/* --html: the page of the result just written, from the same view,
+ * written atomically as the result is. */
 static int session_write_html(const struct session *s, const struct run_view *v)
 {
 	struct snapshot snap;
@@ -209,12 +210,24 @@ static int session_write_html(const struct session *s, const struct run_view *v)
 	}
 	const char *name = s->result_path[0] ? s->result_path : "run";
 	const char *base = strrchr(name, '/');
-	int rc = html_write_file(&snap, base ? base + 1 : name, s->cfg->html_path, err, sizeof err);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	int rc = m ? result_html_report(m, base ? base + 1 : name, &snap) : -1;
+	if (m && fclose(m) != 0)
+		rc = -1;
 	snapshot_release(&snap);
+	char path[4096];
+	snprintf(path, sizeof path, "%s", s->cfg->html_path);
+	if (rc != 0)
+		snprintf(err, sizeof err, "out of memory building the report");
+	else
+		rc = snapshot_write_atomic(path, sizeof path, false, buf, len, err, sizeof err);
+	free(buf);
 	if (rc != 0)
 		fprintf(stderr, "infertop: --html: %s\n", err);
 	else if (!s->cfg->quiet)
-		fprintf(stderr, "infertop: HTML report written to %s\n", s->cfg->html_path);
+		fprintf(stderr, "infertop: HTML report written to %s\n", path);
 	return rc;
 }
 
