@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Opens HTML reports in headless Chromium under a strict CSP and checks them.
 
-Usage: html_check.py CHROMIUM OUTDIR PAGE.html[=RESULT.json] ...
+Usage: html_check.py CHROMIUM OUTDIR PAGE.html[=RESULT.json[,B.json]] ...
 
 Each page is served from a loopback HTTP server that sends
   Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; img-src data:
@@ -13,7 +13,8 @@ violations land there), any request but the page itself, a document wider
 than the viewport or an element sticking out of it (but inside a table's
 own horizontal scroller), an SVG chart with no data path or a data path
 with no point, a <script> element. With RESULT.json, every distribution's
-p50/p90/p99 marker must carry the result's figure (data-value). A
+p50/p90/p99 marker must carry the result's figure (data-value); with
+A.json,B.json (a comparison) the "A p99" and "B p99" markers. A
 screenshot of each viewport goes to OUTDIR/NAME-WIDTHxHEIGHT.png. Prints
 one "ok:"/"FAIL:" line per check; exits 1 when any failed.
 """
@@ -210,7 +211,23 @@ def main():
                           "; ".join(r["empty"][:5]))
                     check(tag + ": no script element", r["scripts"] == 0, "%d" % r["scripts"])
                     br.call("Target.closeTarget", targetId=tid)
-                if result:
+                if result and "," in result:
+                    # A comparison: each distribution's A p99 and B p99.
+                    res = []
+                    for fn in result.split(","):
+                        with open(fn) as f:
+                            res.append(json.load(f))
+                    ok, why = True, []
+                    for metric, key in VLLM.items():
+                        m = r["marks"].get(metric, {})
+                        for i, side in enumerate("AB"):
+                            want = res[i].get("p99_{}_ms".format(key))
+                            got = float(m.get(side + " p99", "nan"))
+                            if want is None or abs(got - want) > 1e-9 * max(1.0, abs(want)):
+                                ok = False
+                                why.append("%s %s p99: page %s, result %s" % (metric, side, m.get(side + " p99"), want))
+                    check(rel + ": the A and B p99 markers are the results' figures", ok, "; ".join(why[:4]))
+                elif result:
                     with open(result) as f:
                         res = json.load(f)
                     ok, why = True, []

@@ -50,11 +50,16 @@ wait $g1
 check "two generators side by side" $?
 run sweep --sweep c=1,2,4 --stage-duration 2s --slo ttft=10s
 check "a sweep" $?
+run sweep2 --sweep c=2,4 --stage-duration 2s
+check "a second sweep" $?
 "$INFERTOP_BIN" report "$tmp/sweep.json" --format html -o "$tmp/sweep.html" &&
 	"$INFERTOP_BIN" merge "$tmp/gen1.json" "$tmp/gen2.json" -o "$tmp/fleet.json" 2>"$tmp/merge.err" &&
 	"$INFERTOP_BIN" report "$tmp/fleet.json" --format html -o "$tmp/fleet.html" &&
-	"$INFERTOP_BIN" compare "$tmp/plain.json" "$tmp/other.json" --format html -o "$tmp/compare.html"
-check "pages of the sweep, the merge and the comparison" $?
+	"$INFERTOP_BIN" compare "$tmp/plain.json" "$tmp/other.json" --format html -o "$tmp/compare.html" &&
+	"$INFERTOP_BIN" compare "$tmp/sweep.json" "$tmp/sweep2.json" --format html -o "$tmp/compare-sweeps.html"
+check "pages of the sweep, the merge and the comparisons" $?
+grep -q 'Sweeps, A against B' "$tmp/compare-sweeps.html"
+check "two sweeps compared: their steps overlaid" $?
 grep -q 'knee\|Latency against throughput' "$tmp/sweep.html" && grep -q 'Merged inputs' "$tmp/fleet.html" &&
 	grep -q '<td class="better">better</td>\|<td class="worse">worse</td>' "$tmp/compare.html"
 check "the sweep's chart, the merge's inputs and the compare verdicts are there" $?
@@ -71,7 +76,8 @@ run evil -c 1 -d 2s --model "$evil"
 check "a hostile model name is escaped, in the header and in the server's errors" $?
 
 python3 "$checker" "$chromium" "$art" "$tmp/plain.html=$tmp/plain.json" "$tmp/plain-run.html=$tmp/plain.json" \
-	"$tmp/sweep.html=$tmp/sweep.json" "$tmp/fleet.html=$tmp/fleet.json" "$tmp/compare.html" "$tmp/evil.html"
+	"$tmp/sweep.html=$tmp/sweep.json" "$tmp/fleet.html=$tmp/fleet.json" "$tmp/compare.html=$tmp/plain.json,$tmp/other.json" \
+	"$tmp/compare-sweeps.html=$tmp/sweep.json,$tmp/sweep2.json" "$tmp/evil.html"
 check "every page in Chromium: CSP clean, fits 1280 and 390 wide, charts drawn, markers right" $?
 
 # 24 hours of series (the levels a run keeps: 1 s for the last hour, 10 s

@@ -539,12 +539,17 @@ static int series_section(FILE *out, const struct snapshot *const *runs, const c
 #define NBINS 48
 
 /* h's samples in NBINS bins of equal width on a log axis, in ms. */
-static size_t hist_bins(const struct hist *h, struct svg_bin *bins)
+/* h's samples in NBINS bins of equal width on a log axis from lo_us to
+ * hi_us (their min and max when 0), in ms. */
+static size_t hist_bins_in(const struct hist *h, double lo, double hi, struct svg_bin *bins)
 {
 	uint64_t n = hist_count(h);
 	if (!n)
 		return 0;
-	double lo = (double)hist_min(h), hi = (double)hist_max(h);
+	if (!(lo > 0))
+		lo = (double)hist_min(h);
+	if (!(hi > 0))
+		hi = (double)hist_max(h);
 	if (lo < 1)
 		lo = 1;
 	if (hi <= lo)
@@ -571,6 +576,11 @@ static size_t hist_bins(const struct hist *h, struct svg_bin *bins)
 		bins[k++] = (struct svg_bin){ (double)le[i] / 1000.0, (double)le[i + 1] / 1000.0, c };
 	}
 	return k;
+}
+
+static size_t hist_bins(const struct hist *h, struct svg_bin *bins)
+{
+	return hist_bins_in(h, 0, 0, bins);
 }
 
 static void dist_chart(FILE *out, const struct hist *h, const char *title, const char *unit)
@@ -896,6 +906,66 @@ int result_html_report(FILE *out, const char *file, const struct snapshot *s)
 
 /* ---- compare ---- */
 
+/* Each metric of A and B on one log axis, as the share of each run's
+ * requests per bin (runs of different sizes compare), with both p99s. */
+static void compare_dists(FILE *out, const struct snapshot *const *runs)
+{
+	fputs("<h2>Distributions, A against B</h2>\n<div class=\"grid\">\n", out);
+	for (int m = 0; m < STAT_NMETRICS; m++) {
+		const struct hist *h[2] = { runs[0]->run[m], runs[1]->run[m] };
+		if (!h[0] || !h[1] || !hist_count(h[0]) || !hist_count(h[1]))
+			continue;
+		double lo = fmin((double)hist_min(h[0]), (double)hist_min(h[1]));
+		double hi = fmax((double)hist_max(h[0]), (double)hist_max(h[1]));
+		struct svg_bin bins[NBINS];
+		struct svg_point p[2][NBINS];
+		struct svg_mark mk[2];
+		char lab[2][16];
+		size_t n = 0;
+		for (int r = 0; r < 2; r++) {
+			n = hist_bins_in(h[r], lo, hi, bins);
+			double total = (double)hist_count(h[r]);
+			for (size_t i = 0; i < n; i++)
+				p[r][i] = (struct svg_point){ sqrt(bins[i].lo * bins[i].hi),
+							      100.0 * (double)bins[i].count / total, NAN, NAN };
+			double p99 = (double)hist_percentile(h[r], 99) / 1000.0;
+			snprintf(lab[r], sizeof lab[r], "%s p99", r ? "B" : "A");
+			mk[r] = (struct svg_mark){ p99, lab[r], p99 };
+		}
+		struct svg_line l[2] = { { "A", p[0], n, false, false }, { "B", p[1], n, false, false } };
+		char title[64];
+		snprintf(title, sizeof title, "%s (ms, log scale)", stats_metric_name((enum stat_metric)m));
+		struct svg_chart ch = { title, "ms", "% of requests", SVG_X_LOG, 0 };
+		fprintf(out, "<div data-metric=\"%s\">", stats_metric_name((enum stat_metric)m));
+		svg_line_chart(out, &ch, l, 2, mk, 2);
+		fputs("</div>\n", out);
+	}
+	fputs("</div>\n", out);
+}
+
+/* Two sweeps: TTFT and E2E p99 against achieved throughput, A and B. */
+static void compare_sweeps(FILE *out, const struct snapshot *const *runs)
+{
+	if (runs[0]->plan.nsteps < 2 || runs[1]->plan.nsteps < 2)
+		return;
+	fputs("<h2>Sweeps, A against B</h2>\n<div class=\"grid\">\n", out);
+	for (int which = 0; which < 2; which++) {
+		struct svg_point p[2][64];
+		size_t n[2] = { 0, 0 };
+		for (int r = 0; r < 2; r++)
+			for (size_t i = 0; i < runs[r]->plan.nsteps && n[r] < 64; i++) {
+				const struct snapshot_step *st = &runs[r]->plan.steps[i];
+				double y = which == 0 ? st->ttft.p99_ms : st->e2e.p99_ms;
+				p[r][n[r]++] = (struct svg_point){ st->output_throughput, y, NAN, NAN };
+			}
+		struct svg_line l[2] = { { "A", p[0], n[0], false, true }, { "B", p[1], n[1], false, true } };
+		struct svg_chart ch = { which == 0 ? "TTFT p99 against throughput" : "E2E p99 against throughput",
+					"achieved output tok/s", "ms", SVG_X_LINEAR, 0 };
+		svg_line_chart(out, &ch, l, 2, NULL, 0);
+	}
+	fputs("</div>\n", out);
+}
+
 int result_html_compare(FILE *out, const struct result_compare *c)
 {
 	char title[2200];
@@ -949,19 +1019,8 @@ int result_html_compare(FILE *out, const struct result_compare *c)
 		const char *names[2] = { "A", "B" };
 		if (series_section(out, runs, names, 2, NULL) != 0)
 			return -1;
-		fputs("<h2>Distributions, A and B</h2>\n<div class=\"grid\">\n", out);
-		for (int m = 0; m < STAT_NMETRICS; m++) {
-			for (int r = 0; r < 2; r++) {
-				const struct hist *h = runs[r]->run[m];
-				if (!h || !hist_count(h))
-					continue;
-				char t[64];
-				snprintf(t, sizeof t, "%s: %s (ms, log scale)", names[r],
-					 stats_metric_name((enum stat_metric)m));
-				dist_chart(out, h, t, "ms");
-			}
-		}
-		fputs("</div>\n", out);
+		compare_dists(out, runs);
+		compare_sweeps(out, runs);
 	}
 	return page_close(out);
 }
