@@ -52,6 +52,11 @@ run sweep --sweep c=1,2,4 --stage-duration 2s --slo ttft=10s
 check "a sweep" $?
 run sweep2 --sweep c=2,4 --stage-duration 2s
 check "a second sweep" $?
+run sessions -c 4 -d 3s --sessions turns=4,think=100ms,system=256,user=32
+check "a run of sessions" $?
+"$INFERTOP_BIN" report "$tmp/sessions.json" --format html -o "$tmp/sessions.html" &&
+	grep -q 'aria-label="TTFT by turn of the session"' "$tmp/sessions.html" && grep -q 'Prefix cache' "$tmp/sessions.html"
+check "the sessions' page: TTFT by turn, the prefix cache" $?
 "$INFERTOP_BIN" report "$tmp/sweep.json" --format html -o "$tmp/sweep.html" &&
 	"$INFERTOP_BIN" merge "$tmp/gen1.json" "$tmp/gen2.json" -o "$tmp/fleet.json" 2>"$tmp/merge.err" &&
 	"$INFERTOP_BIN" report "$tmp/fleet.json" --format html -o "$tmp/fleet.html" &&
@@ -77,7 +82,8 @@ check "a hostile model name is escaped, in the header and in the server's errors
 
 python3 "$checker" "$chromium" "$art" "$tmp/plain.html=$tmp/plain.json" "$tmp/plain-run.html=$tmp/plain.json" \
 	"$tmp/sweep.html=$tmp/sweep.json" "$tmp/fleet.html=$tmp/fleet.json" "$tmp/compare.html=$tmp/plain.json,$tmp/other.json" \
-	"$tmp/compare-sweeps.html=$tmp/sweep.json,$tmp/sweep2.json" "$tmp/evil.html"
+	"$tmp/compare-sweeps.html=$tmp/sweep.json,$tmp/sweep2.json" "$tmp/sessions.html=$tmp/sessions.json" \
+	"$tmp/evil.html"
 check "every page in Chromium: CSP clean, fits 1280 and 390 wide, charts drawn, markers right" $?
 
 # 24 hours of series (the levels a run keeps: 1 s for the last hour, 10 s

@@ -627,6 +627,35 @@ static void bucket_cell(FILE *out, const cJSON *m, const char *key)
 		fputs("<td>-</td>", out);
 }
 
+/* The server's gauges over the run (min, mean, max of the scrapes): the
+ * figures behind its charts, readable without them. */
+static void server_gauges(FILE *out, const struct snapshot *s)
+{
+	const cJSON *run = cJSON_GetObjectItemCaseSensitive(s->server, "run");
+	if (!cJSON_IsObject(run) || !run->child)
+		return;
+	fputs("<h2>Server gauges over the run</h2>\n<div class=\"tw\"><table><thead><tr><th>gauge</th><th>min</th>"
+	      "<th>mean</th><th>max</th><th>scrapes</th></tr></thead><tbody>\n",
+	      out);
+	const cJSON *g;
+	cJSON_ArrayForEach(g, run)
+	{
+		if (!cJSON_IsObject(g))
+			continue;
+		fputs("<tr><td>", out);
+		esc(out, g->string);
+		fputs("</td>", out);
+		static const char *const k[] = { "min", "mean", "max", "samples" };
+		for (int i = 0; i < 4; i++) {
+			fputs("<td>", out);
+			json_cell(out, cJSON_GetObjectItemCaseSensitive(g, k[i]));
+			fputs("</td>", out);
+		}
+		fputs("</tr>\n", out);
+	}
+	fputs("</tbody></table></div>\n", out);
+}
+
 static void server_buckets(FILE *out, const struct snapshot *s)
 {
 	const cJSON *lat = cJSON_GetObjectItemCaseSensitive(s->server, "latency_run");
@@ -895,6 +924,7 @@ int result_html_report(FILE *out, const char *file, const struct snapshot *s)
 	if (rc != 0)
 		return -1;
 	dist_section(out, s);
+	server_gauges(out, s);
 	server_buckets(out, s);
 	if (sweep_section(out, s) != 0)
 		return -1;
@@ -1008,7 +1038,7 @@ int result_html_compare(FILE *out, const struct result_compare *c)
 		esc(out, r->name);
 		fputs("</td><td>", out);
 		esc(out, r->unit);
-		fprintf(out, "</td><td>%.*f</td><td>%.*f</td><td>%+.*f</td><td>%s</td><td class=\"%s\">%s</td><td>",
+		fprintf(out, "</td><td>%.*f</td><td>%.*f</td><td>%+.*f</td><td>%s</td><td class=\"%s\">%s</td><td class=\"t\">",
 			r->prec, r->a, r->prec, r->b, r->prec, r->b - r->a, pct, v, v);
 		esc(out, r->key);
 		fputs("</td></tr>\n", out);
