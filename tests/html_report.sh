@@ -87,7 +87,8 @@ python3 "$checker" "$chromium" "$art" "$tmp/plain.html=$tmp/plain.json" "$tmp/pl
 check "every page in Chromium: CSP clean, fits 1280 and 390 wide, charts drawn, markers right" $?
 
 # 24 hours of series (the levels a run keeps: 1 s for the last hour, 10 s
-# for the last day, 1 min for the whole) grafted into the plain result.
+# for the last day, 1 min for the whole) grafted into the plain result,
+# with a fleet's block.
 python3 - "$tmp/plain.json" "$tmp/long.json" <<'EOF'
 import json, math, sys
 d = json.load(open(sys.argv[1]))
@@ -102,6 +103,11 @@ for res, span in ((1, 3600), (10, 86400), (60, 86400)):
             for k in keys}
     levels.append({"resolution_s": res, "start_s": start, "points": n, "values": vals})
 ser["levels"] = levels
+# A fleet --start's block, one generator lost for a reason a generator
+# made up: the warning, the fleet table and the escaping.
+d["infertop"]["fleet"] = {"generators_planned": 3, "generators_merged": 2, "load": {"mode": "concurrency",
+    "planned": 12, "achieved": 8}, "generators_lost": [{"generator": "http://10.0.0.3:9464", "run_id": "ab12",
+    "last_seen_unix": 1700000000, "lost_after_s": 5.5, "why": "<b onmouseover=x>gone</b>"}]}
 json.dump(d, open(sys.argv[2], "w"))
 EOF
 "$INFERTOP_BIN" report "$tmp/long.json" --format html -o "$tmp/long.html"
@@ -110,8 +116,21 @@ maxn=$(grep -o 'data-n="[0-9]*"' "$tmp/long.html" | tr -dc '0-9\n' | sort -n | t
 echo "24-hour page: $size bytes, at most $maxn points a line"
 [ "$size" -lt 2000000 ] && [ "$maxn" -le 480 ] && [ "$maxn" -ge 400 ]
 check "a 24-hour run's page stays under 2 MB, its lines down-sampled" $?
+grep -q '1 generator(s) lost' "$tmp/long.html" && grep -q '&lt;b onmouseover=x&gt;gone&lt;/b&gt;' "$tmp/long.html" &&
+	! grep -q '<b onmouseover' "$tmp/long.html"
+check "a fleet's lost generator: warned, listed, its reason escaped" $?
 python3 "$checker" "$chromium" "$art" "$tmp/long.html" >"$tmp/long.check"
 check "the 24-hour page in Chromium" $?
+
+# Printed: A4 pages (the page's @page rule), as many as the sweep needs.
+HOME=$tmp timeout 90 "$chromium" --headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
+	--user-data-dir="$tmp/print-profile" --no-pdf-header-footer --print-to-pdf="$art/sweep.pdf" \
+	"file://$tmp/sweep.html" >/dev/null 2>&1
+pages=$(grep -a -c 'MediaBox \[0 0 59[45]\.[0-9]* 84[12]\.[0-9]*\]' "$art/sweep.pdf")
+others=$(grep -a 'MediaBox' "$art/sweep.pdf" | grep -a -v -c 'MediaBox \[0 0 59[45]\.[0-9]* 84[12]\.[0-9]*\]')
+echo "the sweep printed: $pages A4 pages, $others others"
+[ "$pages" -ge 2 ] && [ "$others" -eq 0 ]
+check "the sweep's page prints on A4" $?
 
 # The checker must see what it looks for.
 sed 's|</h1>|</h1><img src="http://127.0.0.1:9/x.png" alt=""><div style="width:3000px">wide</div>|' \
