@@ -213,7 +213,13 @@ static void marks_draw(FILE *out, const struct frame *f, const struct svg_mark *
 		fprintf(out, "<line class=\"mk\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" data-label=\"", x, PT, x,
 			H - PB);
 		svg_escape(out, m[i].label);
-		fprintf(out, "\" data-value=\"%.17g\"/>\n", isnan(m[i].value) ? m[i].x : m[i].value);
+		double val = isnan(m[i].value) ? m[i].x : m[i].value;
+		char vb[32];
+		svg_num(vb, sizeof vb, val);
+		/* A tooltip without script: the label and the figure. */
+		fprintf(out, "\" data-value=\"%.17g\"><title>", val);
+		svg_escape(out, m[i].label);
+		fprintf(out, " %s</title></line>\n", vb);
 		/* Labels only while they fit: staggered on three rows. */
 		if (m[i].label && shown <= 12) {
 			bool right = x > W - PR - 60;
@@ -329,7 +335,9 @@ void svg_line_chart(FILE *out, const struct svg_chart *c, const struct svg_line 
 				lone ? "h0" : "");
 			pen = true;
 		}
-		fputs("\"/>\n", out);
+		fputs("\"><title>", out);
+		svg_escape(out, ln->name);
+		fputs("</title></path>\n", out);
 		if (ln->dots) {
 			fprintf(out, "<path class=\"dots l%zu\" d=\"", cls);
 			for (size_t i = 0; i < ln->n; i++)
