@@ -11,8 +11,8 @@
 
 #include "infertop/clock.h"
 #include "infertop/engine.h"
-#include "infertop/result.h"
 #include "infertop/plan.h"
+#include "infertop/result.h"
 #include "infertop/snapshot.h"
 #include "infertop/stats.h"
 #include "infertop/view.h"
