@@ -465,6 +465,7 @@ static const char *const options_not_in_results[] = {
 	"upload", "upload-endpoint", "upload-region", /* where the files go afterwards */
 	"from-vllm-args",       /* expanded into the options it maps to, which are written */
 	"metadata", "metadata-json", /* the result's "metadata" object has them */
+	"html",                 /* where a page of the result went: nothing of how the run ran */
 	/* Never written, though they shape the requests: writing them now
 	 * would change every result's bytes (kept identical through issue
 	 * 24's restructuring); left for a change of the schema of its own. */

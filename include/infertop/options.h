@@ -60,6 +60,7 @@ struct config {
 	int64_t window_ns;      /* sliding window span */
 	int64_t grace_ns;       /* drain time after a stop */
 	char *output_path;      /* -o result JSON */
+	char *html_path;        /* --html: the report page at the end */
 	bool save_detailed;     /* -o also carries vLLM's per-request arrays */
 	bool save_texts;        /* ... and generated_texts */
 	bool no_config;         /* --no-config: the config file is not read */

@@ -13,6 +13,8 @@
  *                            matrix tables, the server lines
  *   src/result/csv.c         `report`/`compare --format csv`
  *   src/result/markdown.c    `report`/`compare --format markdown`
+ *   src/result/html.c        `report`/`compare --format html`, --html: one
+ *                            page, its charts drawn by svg.c (svg.h)
  *
  * The JSON reader (snapshot_read.c) and the writer name enum values with
  * the same tables (src/result/keys.c), each used both ways. The model's
@@ -76,6 +78,9 @@ struct result_crow {
 #define RESULT_MAX_CROWS (9 + 3 + STAT_NMETRICS * 5 + 3 + STATS_TURNS + 1)
 struct result_compare {
 	const char *file_a, *file_b;
+	/* The runs themselves (borrowed): the HTML page overlays their
+	 * series. */
+	const struct snapshot *a, *b;
 	int n;
 	struct result_crow rows[RESULT_MAX_CROWS];
 	/* Options that differ: {"name": {"a": value, "b": value}}; owned,
@@ -153,7 +158,8 @@ void result_text_plan(FILE *out, const struct snapshot *s);
 	X("text", NULL, NULL, result_text_report, result_text_compare)                                       \
 	X("json", NULL, NULL, result_json_report, result_json_compare)                                       \
 	X("csv", NULL, "the latency table, one row per scope and metric", result_csv_report, result_csv_compare) \
-	X("markdown", "md", NULL, result_md_report, result_md_compare)
+	X("markdown", "md", NULL, result_md_report, result_md_compare)                                       \
+	X("html", NULL, "one self-contained page with charts; use -o", result_html_report, result_html_compare)
 
 /* A renderer writes on out: 0, or -1 on out of memory. file is the name
  * the run was read from. */
@@ -165,5 +171,7 @@ int result_csv_report(FILE *out, const char *file, const struct snapshot *s);
 int result_csv_compare(FILE *out, const struct result_compare *c);
 int result_md_report(FILE *out, const char *file, const struct snapshot *s);
 int result_md_compare(FILE *out, const struct result_compare *c);
+int result_html_report(FILE *out, const char *file, const struct snapshot *s);
+int result_html_compare(FILE *out, const struct result_compare *c);
 
 #endif

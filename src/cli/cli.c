@@ -920,6 +920,8 @@ static const struct cli_opt opts[] = {
 	  .help = "exit 3 when more than this share (0-1) of requests failed" },
 	{ "output", 'o', "FILE", G_OUTPUT, set_string, F(output_path),
 	  .help = "write the result as JSON (vLLM-compatible keys)" },
+	{ "html", 0, "FILE", G_OUTPUT, set_string, F(html_path),
+	  .help = "also write the result as one self-contained HTML page with charts" },
 	{ "quiet", 'q', NULL, G_OUTPUT, set_true, F(quiet), .help = "no progress lines" },
 	{ "save-detailed", 0, NULL, G_OUTPUT, set_true, F(save_detailed),
 	  .help = "-o also carries vLLM's per-request arrays (input_lens, output_lens, ttfts, itls, errors)" },
@@ -1574,6 +1576,7 @@ void cli_free(struct config *cfg)
 	free(cfg->metadata);
 	free(cfg->api_key_env);
 	free(cfg->output_path);
+	free(cfg->html_path);
 	free(cfg->metrics_url);
 	free(cfg->server);
 	free(cfg->gpu_metrics_url);

@@ -174,6 +174,8 @@ void result_compare_build(struct result_compare *c, const struct snapshot *a, co
 			  const char *file_a, const char *file_b)
 {
 	c->file_a = file_a;
+	c->a = a;
+	c->b = b;
 	c->file_b = file_b;
 	c->n = 0;
 	c->options_diff = options_diff(a->options, b->options);

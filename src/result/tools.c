@@ -59,12 +59,13 @@ static const char *format_names(char *buf, size_t cap, enum names_as as)
 static void usage_report(FILE *out)
 {
 	char list[1024];
-	fprintf(out, "Usage: infertop report FILE.json [--format %s]\n", format_names(list, sizeof list, NAMES_ARG));
+	fprintf(out, "Usage: infertop report FILE.json [--format %s] [-o FILE]\n", format_names(list, sizeof list, NAMES_ARG));
 	fputs("Show a saved snapshot or result: the vLLM-style summary, latency tables for\n"
 	      "the whole run and the sliding window, throughput, errors, server metrics.\n"
 	      "\n",
 	      out);
 	help_option(out, "-f, --format FMT", format_names(list, sizeof list, NAMES_HELP_NOTES), 21);
+	help_option(out, "-o, --output FILE", "write there (atomically) instead of stdout", 21);
 	help_option(out, "-h, --help", "show this help", 21);
 }
 
@@ -80,7 +81,7 @@ static const char usage_merge[] =
 static void usage_compare(FILE *out)
 {
 	char list[1024];
-	fprintf(out, "Usage: infertop compare A.json B.json [--format %s] [--fail-if EXPR]\n",
+	fprintf(out, "Usage: infertop compare A.json B.json [--format %s] [-o FILE] [--fail-if EXPR]\n",
 		format_names(list, sizeof list, NAMES_ARG));
 	fputs("The options that differ between the runs, then a side-by-side table with\n"
 	      "deltas (B - A, and in percent of A): throughput, errors, and\n"
@@ -89,6 +90,7 @@ static void usage_compare(FILE *out)
 	      "\n",
 	      out);
 	help_option(out, "-f, --format FMT", format_names(list, sizeof list, NAMES_HELP), 21);
+	help_option(out, "-o, --output FILE", "write there (atomically) instead of stdout", 21);
 	fputs("      --fail-if EXPR exit 1 when a condition on B's change holds:\n"
 	      "                     KEY>N%, KEY<N% (change in percent of A), KEY>N (B - A),\n"
 	      "                     >= and <= too, joined by ','; e.g.\n"
@@ -137,6 +139,45 @@ static int rendered(int rc)
 	return 0;
 }
 
+/* Where a report or comparison goes: stdout, or with -o FILE a buffer
+ * written to FILE atomically once complete (no half page left behind). */
+struct sink {
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+
+static int sink_open(struct sink *k, const char *path)
+{
+	k->buf = NULL;
+	k->len = 0;
+	k->f = path ? open_memstream(&k->buf, &k->len) : stdout;
+	if (!k->f) {
+		fprintf(stderr, "infertop: out of memory\n");
+		return 1;
+	}
+	return 0;
+}
+
+/* rc: the render's status. Returns the exit status. */
+static int sink_close(struct sink *k, const char *path, const char *cmd, int rc)
+{
+	if (!path)
+		return fflush(stdout) != 0 ? 1 : rc;
+	if (fclose(k->f) != 0 && rc == 0)
+		rc = rendered(-1);
+	if (rc == 0) {
+		char p[4096], err[1400];
+		snprintf(p, sizeof p, "%s", path);
+		if (snapshot_write_atomic(p, sizeof p, false, k->buf, k->len, err, sizeof err) != 0) {
+			fprintf(stderr, "infertop %s: %s\n", cmd, err);
+			rc = 1;
+		}
+	}
+	free(k->buf);
+	return rc;
+}
+
 /* Options anywhere among the files (GNU getopt permutes argv); the files
  * end up in argv[optind..]. Returns -1 to go on, else an exit status. */
 static int parse_opts(int argc, char **argv, const struct format **fmt, const char **output, bool is_merge,
@@ -144,11 +185,13 @@ static int parse_opts(int argc, char **argv, const struct format **fmt, const ch
 {
 	static const struct option report_opts[] = {
 		{"format", required_argument, NULL, 'f'},
+		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	static const struct option compare_opts[] = {
 		{"format", required_argument, NULL, 'f'},
+		{"output", required_argument, NULL, 'o'},
 		{"fail-if", required_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -163,7 +206,7 @@ static int parse_opts(int argc, char **argv, const struct format **fmt, const ch
 	opterr = 0;
 	int c, f;
 	const struct option *table = is_merge ? merge_opts : fail_if ? compare_opts : report_opts;
-	while ((c = getopt_long(argc, argv, is_merge ? "o:h" : "f:h", table, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, is_merge ? "o:h" : "f:o:h", table, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			*fail_if = optarg;
@@ -214,10 +257,14 @@ static int cmd_report(int argc, char **argv)
 		fprintf(stderr, "infertop report: %s\n", err);
 		return 1;
 	}
-	rc = rendered(fmt->report(stdout, files[0], &s));
+	struct sink k;
+	if (sink_open(&k, out) != 0) {
+		snapshot_release(&s);
+		return 1;
+	}
+	rc = rendered(fmt->report(k.f, files[0], &s));
+	rc = sink_close(&k, out, "report", rc);
 	snapshot_release(&s);
-	if (fflush(stdout) != 0)
-		rc = 1;
 	return rc < 0 ? 0 : rc;
 }
 
@@ -416,9 +463,13 @@ static int cmd_compare(int argc, char **argv)
 		snapshot_release(&s[1]);
 		return 2;
 	}
-	rc = rendered(fmt->compare(stdout, c));
-	if (rc == 0 && fflush(stdout) == 0)
-		rc = check_gate(c, &gate);
+	struct sink k;
+	rc = sink_open(&k, out);
+	if (rc == 0) {
+		rc = sink_close(&k, out, "compare", rendered(fmt->compare(k.f, c)));
+		if (rc == 0)
+			rc = check_gate(c, &gate);
+	}
 	result_compare_release(c);
 	free(c);
 	snapshot_release(&s[0]);

@@ -9,9 +9,11 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "infertop/clock.h"
 #include "infertop/engine.h"
 #include "infertop/plan.h"
 #include "infertop/reqlog.h"
+#include "infertop/result.h"
 #include "infertop/snapshot.h"
 #include "infertop/stats.h"
 #include "infertop/upload.h"
@@ -89,6 +91,11 @@ static int check_result_dirs(const struct config *cfg, char *err, size_t errcap)
 	char why[1400];
 	if (cfg->output_path && snapshot_output_check(cfg->output_path, why, sizeof why) != 0) {
 		snprintf(err, errcap, "%s", why);
+		return -1;
+	}
+	if (cfg->html_path && snapshot_output_check(cfg->html_path, why, sizeof why) != 0) {
+		/* The check names the file as -o's: say --html. */
+		snprintf(err, errcap, "--html %s", strncmp(why, "-o ", 3) == 0 ? why + 3 : why);
 		return -1;
 	}
 	if (cfg->snapshot_every_ns > 0 && !cfg->snapshot_dir && snapshot_dir_check(".", why, sizeof why) != 0) {
@@ -207,6 +214,39 @@ int session_probe(struct session *s, session_probed_fn fn, void *ud)
 	return 0;
 }
 
+/* --html: the page of the result just written, from the same view,
+ * written atomically as the result is. */
+static int session_write_html(const struct session *s, const struct run_view *v)
+{
+	struct snapshot snap;
+	char err[1400];
+	if (snapshot_from_view(&snap, v, clock_now_ns(), SNAPSHOT_FINAL) != 0) {
+		fprintf(stderr, "infertop: --html: out of memory building the report\n");
+		return -1;
+	}
+	const char *name = s->result_path[0] ? s->result_path : "run";
+	const char *base = strrchr(name, '/');
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	int rc = m ? result_html_report(m, base ? base + 1 : name, &snap) : -1;
+	if (m && fclose(m) != 0)
+		rc = -1;
+	snapshot_release(&snap);
+	char path[4096];
+	snprintf(path, sizeof path, "%s", s->cfg->html_path);
+	if (rc != 0)
+		snprintf(err, sizeof err, "out of memory building the report");
+	else
+		rc = snapshot_write_atomic(path, sizeof path, false, buf, len, err, sizeof err);
+	free(buf);
+	if (rc != 0)
+		fprintf(stderr, "infertop: --html: %s\n", err);
+	else if (!s->cfg->quiet)
+		fprintf(stderr, "infertop: HTML report written to %s\n", path);
+	return rc;
+}
+
 /* The run is over: the result is written at once, not when somebody gets
  * round to leaving a dashboard or asking for it. */
 static void session_on_done(struct engine *e, void *ud)
@@ -216,10 +256,14 @@ static void session_on_done(struct engine *e, void *ud)
 	engine_view(e, &v);
 	s->write_failed = snapshot_write_final_at(&v, engine_snapshot_writer(e), stderr, s->result_path,
 						  sizeof s->result_path) != 0;
-	/* Wherever it went (-o, or the fallback), that file goes up; so does
-	 * the request log, complete now. */
+	if (s->cfg->html_path)
+		s->write_failed |= session_write_html(s, &v) != 0;
+	/* Wherever it went (-o, or the fallback), that file goes up, and the
+	 * page with it; so does the request log, complete now. */
 	if (s->up && s->result_path[0])
 		uploader_put(s->up, s->result_path, NULL);
+	if (s->up && s->cfg->html_path && !s->write_failed)
+		uploader_put(s->up, s->cfg->html_path, NULL);
 	reqlog_upload(engine_reqlog(e));
 	s->phase = SESSION_WRITTEN;
 	if (s->written)

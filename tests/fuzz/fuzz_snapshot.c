@@ -1,7 +1,7 @@
 /* snapshot_parse() on arbitrary bytes (saved files are user input to
  * report, merge and compare): it must never crash; whatever it accepts
  * must write back (snapshot_to_json) as a document that parses again to
- * the very same text, and must merge and print. */
+ * the very same text, and must merge, print and render as HTML. */
 #include "config.h"
 
 #include <cjson/cJSON.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "infertop/hist.h"
+#include "infertop/result.h"
 #include "infertop/snapshot.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -55,6 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FILE *null = fopen("/dev/null", "w");
 	if (null) {
 		snapshot_print_summary(null, &m);
+		if (result_html_report(null, "fuzz", &a) != 0)
+			abort();
 		fclose(null);
 	}
 	snapshot_release(&m);
