@@ -630,7 +630,8 @@ void plan_request_done(struct plan *p, int model_idx, const struct req_result *r
 	if (!p)
 		return;
 	unsigned bits = 0;
-	if (p->have_slo)
+	/* A request cut by the run's end met or missed nothing. */
+	if (p->have_slo && !res->incomplete)
 		bits = slo_record(&p->slo, res);
 	if (p->models && model_idx >= 0)
 		models_record(p->models, (size_t)model_idx, res, p->have_slo ? &p->slo : NULL, bits);

@@ -279,6 +279,7 @@ static cJSON *counters_object(const struct stats_counters *c)
 	cJSON *o = cJSON_CreateObject();
 	put_u64(o, "completed", c->completed);
 	put_u64(o, "failed", c->failed);
+	put_u64(o, "incomplete", c->incomplete);
 	put_u64(o, "output_tokens", c->output_tokens);
 	put_u64(o, "input_tokens", c->input_tokens);
 	put_u64(o, "output_chunks", c->chunks);
@@ -375,6 +376,9 @@ static void add_vllm_keys(cJSON *o, const struct snapshot *s)
 	put_num(o, "duration", dur);
 	put_u64(o, "completed", s->run_c.completed);
 	put_u64(o, "failed", snapshot_failed(s));
+	/* Cut by the run's end while streaming: not failed (their output
+	 * tokens are in total_output_tokens). */
+	put_u64(o, "incomplete", s->run_c.incomplete);
 	put_u64(o, "total_input_tokens", s->run_c.input_tokens);
 	put_u64(o, "total_output_tokens", s->run_c.output_tokens);
 	put_num(o, "request_throughput", snapshot_rate(s->run_c.completed, dur));

@@ -235,6 +235,7 @@ static void get_counters(struct rd *r, const cJSON *o, struct stats_counters *c)
 {
 	c->completed = get_u64(r, o, "completed");
 	c->failed = get_u64(r, o, "failed");
+	c->incomplete = get_u64(r, o, "incomplete");   /* 0 in older files */
 	c->output_tokens = get_u64(r, o, "output_tokens");
 	c->input_tokens = get_u64(r, o, "input_tokens");
 	c->chunks = get_u64(r, o, "output_chunks");

@@ -310,6 +310,8 @@ void snapshot_print_summary(FILE *out, const struct snapshot *s)
 	fprintf(out, "%s\n", "============ Serving Benchmark Result ============");
 	row_u(out, "Successful requests:", s->run_c.completed);
 	row_u(out, "Failed requests:", snapshot_failed(s));
+	if (s->run_c.incomplete)
+		row_u(out, "Incomplete requests:", s->run_c.incomplete);
 	row_f(out, "Benchmark duration (s):", dur);
 	row_u(out, "Total input tokens:", s->run_c.input_tokens);
 	row_u(out, "Total generated tokens:", s->run_c.output_tokens);
