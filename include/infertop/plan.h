@@ -170,8 +170,14 @@ struct plan_step_result {
 	double held_s;              /* plan clock held: manual control or pause */
 	bool partial;               /* cut short by the end of the run */
 	uint64_t started, completed, failed;
+	/* Sent, not finished when the step ended: still in flight then, or
+	 * cut by the run's end during the step (they are neither completed
+	 * nor failed; one still in flight may finish in the next step). */
+	uint64_t incomplete;
 	uint64_t unsent;            /* open loop: arrivals still queued at the step end */
 	uint64_t input_tokens, output_tokens;
+	/* Per completed request: prompt and output tokens (0 without one). */
+	double mean_input_tokens, mean_output_tokens;
 	double request_throughput, output_throughput, total_token_throughput;
 	double mean_concurrency;    /* in-flight requests, sampled every 100 ms */
 	struct slo_counts slo;

@@ -49,6 +49,7 @@ struct stats_counters {
 	 * completed nor failed; their output tokens so far are in
 	 * output_tokens (and chunks). */
 	uint64_t incomplete;
+	uint64_t incomplete_tokens;   /* their share of output_tokens (not saved) */
 	uint64_t output_tokens;
 	uint64_t input_tokens;
 	uint64_t chunks;

@@ -303,8 +303,14 @@ static void compute_result(struct plan *p, int64_t now, bool partial, struct pla
 	r->completed = s->run_c.completed - p->base_c.completed;
 	r->failed = s->run_c.failed - p->base_c.failed;
 	r->unsent = p->step_unsent;
+	r->incomplete = s->run_c.incomplete - p->base_c.incomplete + s->in_flight;
 	r->input_tokens = s->run_c.input_tokens - p->base_c.input_tokens;
 	r->output_tokens = s->run_c.output_tokens - p->base_c.output_tokens;
+	if (r->completed) {
+		uint64_t cut = s->run_c.incomplete_tokens - p->base_c.incomplete_tokens;
+		r->mean_input_tokens = (double)r->input_tokens / (double)r->completed;
+		r->mean_output_tokens = (double)(r->output_tokens - cut) / (double)r->completed;
+	}
 	if (dur > 0) {
 		r->request_throughput = (double)r->completed / dur;
 		r->output_throughput = (double)r->output_tokens / dur;

@@ -464,9 +464,12 @@ static cJSON *step_json(const struct snapshot_plan *p, const struct snapshot_ste
 	put_num(o, "started", (double)r->started);
 	put_num(o, "completed", (double)r->completed);
 	put_num(o, "failed", (double)r->failed);
+	put_num(o, "incomplete", (double)r->incomplete);
 	put_num(o, "unsent", (double)r->unsent);
 	put_num(o, "total_input_tokens", (double)r->input_tokens);
 	put_num(o, "total_output_tokens", (double)r->output_tokens);
+	put_num(o, "mean_input_tokens", r->mean_input_tokens);
+	put_num(o, "mean_output_tokens", r->mean_output_tokens);
 	put_num(o, "request_throughput", r->request_throughput);
 	put_num(o, "output_throughput", r->output_throughput);
 	put_num(o, "total_token_throughput", r->total_token_throughput);

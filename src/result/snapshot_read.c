@@ -385,6 +385,9 @@ static void get_step(const cJSON *o, struct snapshot_step *r)
 	r->started = pu64(o, "started");
 	r->completed = pu64(o, "completed");
 	r->failed = pu64(o, "failed");
+	r->incomplete = pu64(o, "incomplete");
+	r->mean_input_tokens = pnum(o, "mean_input_tokens");
+	r->mean_output_tokens = pnum(o, "mean_output_tokens");
 	r->unsent = pu64(o, "unsent");
 	r->input_tokens = pu64(o, "total_input_tokens");
 	r->output_tokens = pu64(o, "total_output_tokens");

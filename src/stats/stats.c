@@ -110,6 +110,7 @@ static void counters_sub(struct stats_counters *a, const struct stats_counters *
 	a->completed -= b->completed;
 	a->failed -= b->failed;
 	a->incomplete -= b->incomplete;
+	a->incomplete_tokens -= b->incomplete_tokens;
 	a->output_tokens -= b->output_tokens;
 	a->input_tokens -= b->input_tokens;
 	a->chunks -= b->chunks;
@@ -125,6 +126,7 @@ void stats_counters_add(struct stats_counters *a, const struct stats_counters *b
 	a->completed += b->completed;
 	a->failed += b->failed;
 	a->incomplete += b->incomplete;
+	a->incomplete_tokens += b->incomplete_tokens;
 	a->output_tokens += b->output_tokens;
 	a->input_tokens += b->input_tokens;
 	a->chunks += b->chunks;
@@ -260,6 +262,7 @@ void stats_request_done(struct stats *s, const struct req_result *r)
 		 * rate, but what it streamed was served. */
 		add.incomplete = 1;
 		add.output_tokens = r->output_tokens > 0 ? (uint64_t)r->output_tokens : 0;
+		add.incomplete_tokens = add.output_tokens;
 		add.chunks = r->chunks;
 	} else if (!r->ok) {
 		add.failed = 1;
