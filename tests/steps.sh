@@ -1,6 +1,7 @@
 #!/bin/sh
 # Steps as the GKE job and GuideLLM run them, against the simulator:
-# each step records its incomplete requests (sent, not finished at the
+# --stage-requests N ends each step after N requests ended (completed +
+# failed, exactly N, failures included); each step records its incomplete requests (sent, not finished at the
 # step's end) and the per-request mean input/output tokens, in -o's steps
 # and the text steps table.
 : "${INFERTOP_BIN:?}"
@@ -29,5 +30,29 @@ check "steps: incomplete at each step's end and mean tokens per request (exit $s
 grep -q '^| # | step | time s | done | failed | incomplete | in/out tok/req |' "$tmp/out" &&
 	grep -Eq '^\| 1 \| c=2 \| [0-9.]+ \| [1-9][0-9]* \| 0 \| 2 \| [1-9][0-9]*/8 \|' "$tmp/out"
 check "steps table: incomplete and in/out tokens per request columns" $?
+
+# A fifth of the requests fail (HTTP 500): they count towards N too.
+fast="--sim-arg --timing --sim-arg fixed --sim-arg --ttft --sim-arg 10ms --sim-arg --itl --sim-arg 2ms"
+fast="$fast --sim-arg --fail-rate --sim-arg 0.2 --sim-arg --fail-kinds --sim-arg 500"
+for plan in "--sweep c=1,4,9" "--sweep r=30,80" "--stages 1m@c=3,1m@c=6"; do
+	# shellcheck disable=SC2086
+	"$INFERTOP_BIN" --demo $fast --no-tui -q --output-tokens 8 $plan --stage-requests 15 \
+		-o "$tmp/n.json" >"$tmp/out" 2>"$tmp/err"
+	st=$?
+	python3 - "$tmp/n.json" <<'PY'
+import json, sys
+steps = json.load(open(sys.argv[1]))["infertop"]["steps"]
+assert len(steps) in (2, 3), steps
+for s in steps:
+    assert s["completed"] + s["failed"] == 15 and not s["partial"], s
+    assert s["duration"] < 30, s    # ended by count, not by a clock
+assert sum(s["failed"] for s in steps) > 0, steps
+PY
+	check "--stage-requests 15 with $plan: exactly 15 completed+failed a step (exit $st)" $?
+done
+bad=$("$INFERTOP_BIN" -q --stage-requests 3 http://127.0.0.1:1 2>&1)
+st=$?
+[ $st -eq 2 ] && echo "$bad" | grep -q -- "--stage-requests applies to the steps"
+check "--stage-requests without steps is refused (exit $st)" $?
 
 [ $fails -eq 0 ]

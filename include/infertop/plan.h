@@ -91,6 +91,10 @@ struct plan_spec {
 	uint64_t warmup_requests;   /* 0: none or by time */
 	int64_t cooldown_ns;
 	int64_t main_ns;            /* no steps: measured time after warmup (-d); 0 = open-ended */
+	/* --stage-requests: a step ends once this many requests ended in it
+	 * (completed or failed); an isolated step sends exactly this many.
+	 * 0: steps end by time. */
+	uint64_t stage_requests;
 	enum load_mode base_mode;   /* -c / -r */
 	double base_value;
 	long peak_concurrency;      /* most users any step asks for (descriptor check) */

@@ -341,12 +341,19 @@ static void step_begin(struct plan *p, int i, int64_t now)
 	if (p->next_p0 && p->next_p0 <= p->step_p0)
 		p->step_p0 = p->next_p0;
 	p->next_p0 = 0;
+	/* --stage-requests: an isolated step sends its N and ends when they
+	 * have (no time limit); a stage ends at its N-th ended request or
+	 * its DURATION, whichever comes first. Capped before its load is
+	 * set, which may start requests at once. */
+	const struct plan_step *st = &p->spec.steps[i];
+	bool by_count = p->spec.stage_requests && st->drain;
+	load_plan_cap(p->load, by_count ? p->spec.stage_requests : 0);
 	if (p->applied != i)
 		apply_step_start(p, i);
 	if (p->load->held)
 		load_plan_hold(p->load, false);
-	p->has_deadline = true;
-	p->deadline = p->step_p0 + p->spec.steps[i].duration_ns;
+	p->has_deadline = !by_count;
+	p->deadline = p->step_p0 + st->duration_ns;
 	tl_add(p, PLAN_EV_STEP, now);
 }
 
@@ -408,6 +415,7 @@ static void plan_done(struct plan *p, int64_t now)
 
 static void steps_done(struct plan *p, int64_t now)
 {
+	load_plan_cap(p->load, 0);
 	if (!p->spec.cooldown_ns) {
 		plan_done(p, now);
 		return;
@@ -648,6 +656,14 @@ void plan_request_done(struct plan *p, int model_idx, const struct req_result *r
 	if (p->phase == PLAN_WARMUP || p->phase == PLAN_DRAIN) {
 		advance(p, now_ns, false);
 		arm(p, now_ns);
+	} else if (p->phase == PLAN_RUN && p->spec.stage_requests && cur_step(p) && !p->hold_since &&
+		   !load_exhausted(p->load)) {
+		/* Incomplete requests never get here: only ended ones count. */
+		const struct stats_counters *c = &p->stats->run_c;
+		if (c->completed + c->failed - p->base_c.completed - p->base_c.failed >= p->spec.stage_requests) {
+			step_end(p, now_ns);
+			arm(p, now_ns);
+		}
 	}
 }
 

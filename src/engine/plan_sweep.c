@@ -469,6 +469,11 @@ int plan_spec_parse(const struct config *cfg, struct plan_spec *s, char *err, si
 			goto fail;
 	}
 
+	if (cfg->stage_requests > 0 && s->nsteps == 0) {
+		snprintf(err, cap, "--stage-requests applies to the steps of --stages, --sweep or --matrix");
+		goto fail;
+	}
+	s->stage_requests = cfg->stage_requests > 0 ? (uint64_t)cfg->stage_requests : 0;
 	if (s->nsteps == 0 && (s->warmup_ns || s->warmup_requests || s->cooldown_ns))
 		s->main_ns = cfg->duration_ns;
 	if (s->nsteps == 0 && s->cooldown_ns && !s->main_ns) {

@@ -1177,6 +1177,7 @@ static const struct opt_row opt_rows[] = {
 	{ "stages", "stages", put_string, .field = CF(stages) },
 	{ "sweep", "sweep", put_string, .field = CF(sweep) },
 	{ "stage_duration_s", "stage-duration", put_seconds, .field = CF(stage_duration_ns) },
+	{ "stage_requests", "stage-requests", put_long, .field = CF(stage_requests) },
 	{ "warmup", "warmup", put_string, .field = CF(warmup) },
 	{ "cooldown_s", "cooldown", put_seconds, .field = CF(cooldown_ns) },
 	{ "scenario", "scenario", put_string, .field = CF(scenario) },
