@@ -1,7 +1,9 @@
 #!/bin/sh
 # Steps as the GKE job and GuideLLM run them, against the simulator:
 # --stage-requests N ends each step after N requests ended (completed +
-# failed, exactly N, failures included); each step records its incomplete requests (sent, not finished at the
+# failed, exactly N, failures included); rate=auto's throughput step
+# saturates the server (open loop, in flight up to its cap, reaching a
+# server that takes 12 connections); each step records its incomplete requests (sent, not finished at the
 # step's end) and the per-request mean input/output tokens, in -o's steps
 # and the text steps table.
 : "${INFERTOP_BIN:?}"
@@ -50,6 +52,32 @@ assert sum(s["failed"] for s in steps) > 0, steps
 PY
 	check "--stage-requests 15 with $plan: exactly 15 completed+failed a step (exit $st)" $?
 done
+# rate=auto against a server of 12 connections (more get 503): the
+# throughput step's in-flight reaches them (8 x -c = 8 users before), and
+# --max-concurrency caps it.
+k12="--sim-arg --timing --sim-arg fixed --sim-arg --ttft --sim-arg 20ms --sim-arg --itl --sim-arg 20ms"
+k12="$k12 --sim-arg --max-connections --sim-arg 12"
+for cap in "" 10; do
+	# shellcheck disable=SC2086
+	"$INFERTOP_BIN" --demo $k12 --no-tui -q --output-tokens 16 -c 1 --sweep rate=auto:1 --stage-duration 1s \
+		${cap:+--max-concurrency $cap} -o "$tmp/sat.json" >"$tmp/out" 2>"$tmp/err"
+	st=$?
+	python3 - "$tmp/sat.json" "$cap" <<'PY'
+import json, sys
+steps = json.load(open(sys.argv[1]))["infertop"]["steps"]
+sync, top = steps[0], steps[1]
+assert sync["label"] == "synchronous" and sync["max_concurrency"] == 1, sync
+assert top["label"] == "throughput" and top["mode"] == "rate", top
+# Well above what 1 request at a time carries, per slot.
+assert top["target"] > 2 * sync["request_throughput"], top
+if sys.argv[2]:
+    assert top["max_concurrency"] == int(sys.argv[2]) and top["failed"] == 0, top
+else:
+    assert top["max_concurrency"] >= 12, top
+PY
+	check "rate=auto: the throughput step saturates${cap:+ up to --max-concurrency $cap} (exit $st)" $?
+done
+
 bad=$("$INFERTOP_BIN" -q --stage-requests 3 http://127.0.0.1:1 2>&1)
 st=$?
 [ $st -eq 2 ] && echo "$bad" | grep -q -- "--stage-requests applies to the steps"

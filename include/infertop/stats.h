@@ -140,6 +140,7 @@ struct stats {
 	uint64_t started;
 	uint64_t in_flight;
 	uint64_t max_in_flight;
+	uint64_t step_max_in_flight;  /* since the plan's step began (plan.c sets it) */
 	uint64_t connections;         /* TCP connections opened (reuse keeps this flat) */
 	uint64_t connection_retries;  /* requests resent on a fresh connection after the
 	                               * server closed a kept-alive one under them */

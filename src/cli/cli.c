@@ -1058,8 +1058,9 @@ enum cli_result cli_parse(struct config *cfg, int argc, char **argv)
 		cli_fail("url", 3);
 		return CLI_EXIT_USAGE;
 	}
-	if (cfg->max_concurrency && cfg->rate <= 0 && !cfg->trace) {
-		fprintf(cli_errf(), "infertop: --max-concurrency applies to open loop; give --rate too\n");
+	if (cfg->max_concurrency && cfg->rate <= 0 && !cfg->trace && !cfg->sweep && !cfg->stages) {
+		fprintf(cli_errf(), "infertop: --max-concurrency applies to open loop; give --rate (or a plan "
+			"with rate steps) too\n");
 		return CLI_EXIT_USAGE;
 	}
 	/* --slice splits a trace (by session id, else by request index:

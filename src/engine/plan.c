@@ -210,8 +210,12 @@ static void apply_step_start(struct plan *p, int i)
 	p->cur_scenario = st->scenario;
 	enum load_arrival a = p->spec.arrival;
 	/* GuideLLM's sweep runs constant-rate steps; --arrival overrides. */
-	if (st->role == PLAN_ROLE_AUTO_RATE && !p->spec.arrival_given)
+	if ((st->role == PLAN_ROLE_AUTO_RATE || st->role == PLAN_ROLE_THROUGHPUT) && !p->spec.arrival_given)
 		a = LOAD_CONSTANT;
+	/* The saturating step's in-flight cap, the others' --max-concurrency. */
+	long cap = st->role == PLAN_ROLE_THROUGHPUT ? p->spec.saturate_cap : p->spec.max_concurrency;
+	if (p->load->max_concurrency != cap)
+		load_set_max_concurrency(p->load, cap);
 	load_set_arrival(p->load, a, p->spec.shape);
 	p->step_arrival = a;
 	apply_target(p, st->mode, st->from, true);
@@ -267,6 +271,7 @@ static void take_baseline(struct plan *p, int64_t now)
 		hist_copy(p->base[m], p->stats->run[pm_stat[m]]);
 	p->base_c = p->stats->run_c;
 	p->base_started = p->stats->started;
+	p->stats->step_max_in_flight = p->stats->in_flight;
 	p->base_slo = p->slo.run;
 	p->inflight_sum = 0;
 	p->inflight_n = 0;
@@ -317,6 +322,7 @@ static void compute_result(struct plan *p, int64_t now, bool partial, struct pla
 		r->total_token_throughput = (double)(r->output_tokens + r->input_tokens) / dur;
 	}
 	r->mean_concurrency = p->inflight_n ? p->inflight_sum / (double)p->inflight_n : 0;
+	r->max_concurrency = s->step_max_in_flight;
 	r->slo = p->slo.run;
 	slo_counts_sub(&r->slo, &p->base_slo);
 	if (p->have_slo && dur > 0)
@@ -363,8 +369,10 @@ static void step_finish(struct plan *p, int64_t now)
 	struct plan_step_result *r = &p->results[p->nresults];
 	compute_result(p, now, false, r);
 	p->nresults++;
-	if (st->role == PLAN_ROLE_SYNC)
+	if (st->role == PLAN_ROLE_SYNC) {
 		p->sync_rate = r->request_throughput;
+		plan_spec_saturate_rate(&p->spec, p->sync_rate);
+	}
 	if (st->role == PLAN_ROLE_THROUGHPUT) {
 		p->top_rate = r->request_throughput;
 		if (p->top_rate > 0) {

@@ -659,8 +659,11 @@ int request_start(struct request *r, char *body, size_t len, int64_t t_intended)
 		      : http_add(r->ctx->http, r->easy, r->ctx->new_connection) != 0)
 		return -1;
 	r->ctx->stats->started++;
-	if (++r->ctx->stats->in_flight > r->ctx->stats->max_in_flight)
-		r->ctx->stats->max_in_flight = r->ctx->stats->in_flight;
+	struct stats *st = r->ctx->stats;
+	if (++st->in_flight > st->max_in_flight)
+		st->max_in_flight = st->in_flight;
+	if (st->in_flight > st->step_max_in_flight)
+		st->step_max_in_flight = st->in_flight;
 	return 0;
 }
 

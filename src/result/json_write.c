@@ -474,6 +474,7 @@ static cJSON *step_json(const struct snapshot_plan *p, const struct snapshot_ste
 	put_num(o, "output_throughput", r->output_throughput);
 	put_num(o, "total_token_throughput", r->total_token_throughput);
 	put_num(o, "mean_concurrency", r->mean_concurrency);
+	put_num(o, "max_concurrency", (double)r->max_concurrency);
 	if (p->have_slo) {
 		put_num(o, "request_goodput", r->request_goodput);
 		add_slo_shares(o, p, r->slo_share);

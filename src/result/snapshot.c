@@ -132,6 +132,7 @@ static void step_of(struct snapshot_step *d, const struct plan_step_result *r, c
 	d->completed = r->completed;
 	d->failed = r->failed;
 	d->incomplete = r->incomplete;
+	d->max_concurrency = r->max_concurrency;
 	d->mean_input_tokens = r->mean_input_tokens;
 	d->mean_output_tokens = r->mean_output_tokens;
 	d->unsent = r->unsent;

@@ -386,6 +386,7 @@ static void get_step(const cJSON *o, struct snapshot_step *r)
 	r->completed = pu64(o, "completed");
 	r->failed = pu64(o, "failed");
 	r->incomplete = pu64(o, "incomplete");
+	r->max_concurrency = pu64(o, "max_concurrency");
 	r->mean_input_tokens = pnum(o, "mean_input_tokens");
 	r->mean_output_tokens = pnum(o, "mean_output_tokens");
 	r->unsent = pu64(o, "unsent");
