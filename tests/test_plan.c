@@ -800,8 +800,12 @@ static void test_sweep_rate_auto(void **state)
 		assert_int_equal(s->mode, LOAD_OPEN);
 		assert_int_equal(s->arrival, LOAD_CONSTANT);
 		/* Constant arrivals for 1 s: about the target, one more at
-		 * t = 0, a few more if the step's end came late. */
-		assert_true((double)s->started >= want - 2 && (double)s->started <= want * (1 + LATE_S) + 2);
+		 * t = 0, a few more if the step's end came late. The last
+		 * runs at the throughput step's rate under the same cap of
+		 * 16 in flight: there the cap binds (arrivals wait), so it
+		 * may start fewer (a slow build: 80%). */
+		double low = k == 3 ? 0.7 * want : want - 2;
+		assert_true((double)s->started >= low && (double)s->started <= want * (1 + LATE_S) + 2);
 		assert_true(s->request_throughput > r[k].request_throughput || k == 1);
 	}
 }
