@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 sim="--sim-arg --timing --sim-arg fixed --sim-arg --ttft --sim-arg 20ms --sim-arg --itl --sim-arg 200ms"
 # shellcheck disable=SC2086
 "$INFERTOP_BIN" --demo $sim --no-tui -q --output-tokens 4 -c 4 -d 1.5s --grace 0.2s --max-error-rate 0 \
-	-o "$tmp/r.json" >"$tmp/out" 2>"$tmp/err"
+	--request-log "$tmp/req.jsonl" -o "$tmp/r.json" >"$tmp/out" 2>"$tmp/err"
 st=$?
 [ $st -eq 0 ]
 check "incomplete requests do not fail the run (exit $st: $(head -c 200 "$tmp/err"))" $?
@@ -36,5 +36,14 @@ grep -Eq '^Incomplete requests: +[4-9]' "$tmp/out" && grep -Eq '^Failed requests
 check "summary: the Incomplete requests line, no failure" $?
 "$INFERTOP_BIN" report "$tmp/r.json" >"$tmp/rep" 2>&1 && grep -Eq '^Incomplete requests: +[4-9]' "$tmp/rep"
 check "report reads the incomplete count back" $?
+python3 - "$tmp/req.jsonl" "$tmp/r.json" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+d = json.load(open(sys.argv[2]))
+cut = [r for r in rows if r["outcome"] == "incomplete"]
+assert len(cut) == d["incomplete"] and not [r for r in rows if r["outcome"] == "error"], rows
+assert all(r["output_tokens"] >= 1 for r in cut), cut
+PY
+check "request log: the cut requests' outcome is incomplete, with their tokens" $?
 
 [ $fails -eq 0 ]
