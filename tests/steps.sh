@@ -78,6 +78,13 @@ PY
 	check "rate=auto: the throughput step saturates${cap:+ up to --max-concurrency $cap} (exit $st)" $?
 done
 
+# The progress line counts a step's requests instead of its time left.
+# shellcheck disable=SC2086
+"$INFERTOP_BIN" --demo $slow --no-tui --interval 200ms --output-tokens 4 --sweep c=2 --stage-requests 6 \
+	>/dev/null 2>"$tmp/prog"
+grep -Eq 'step 1/1 c=2, [0-5]/6 requests' "$tmp/prog"
+check "progress line: the step's requests so far out of N" $?
+
 bad=$("$INFERTOP_BIN" -q --stage-requests 3 http://127.0.0.1:1 2>&1)
 st=$?
 [ $st -eq 2 ] && echo "$bad" | grep -q -- "--stage-requests applies to the steps"

@@ -822,6 +822,13 @@ const struct plan_spec *plan_get_spec(const struct plan *p)
 static void left_text(const struct plan *p, int64_t now, char *buf, size_t cap)
 {
 	buf[0] = '\0';
+	if (!p->has_deadline && p->phase == PLAN_RUN && p->spec.stage_requests && cur_step(p)) {
+		/* --stage-requests: a step without a clock counts requests. */
+		const struct stats_counters *c = &p->stats->run_c;
+		uint64_t ended = c->completed + c->failed - p->base_c.completed - p->base_c.failed;
+		snprintf(buf, cap, ", %" PRIu64 "/%" PRIu64 " requests", ended, p->spec.stage_requests);
+		return;
+	}
 	if (!p->has_deadline)
 		return;
 	int64_t left = p->deadline - pclock(p, now);
