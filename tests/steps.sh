@@ -36,7 +36,7 @@ check "steps table: incomplete and in/out tokens per request columns" $?
 # A fifth of the requests fail (HTTP 500): they count towards N too.
 fast="--sim-arg --timing --sim-arg fixed --sim-arg --ttft --sim-arg 10ms --sim-arg --itl --sim-arg 2ms"
 fast="$fast --sim-arg --fail-rate --sim-arg 0.2 --sim-arg --fail-kinds --sim-arg 500"
-for plan in "--sweep c=1,4,9" "--sweep r=30,80" "--stages 1m@c=3,1m@c=6"; do
+for plan in "--sweep c=1,4,9" "--sweep r=30,80" "--stages 1m@c=3,1m@c=6" "-c 4 --warmup 5 --sweep c=4,2"; do
 	# shellcheck disable=SC2086
 	"$INFERTOP_BIN" --demo $fast --no-tui -q --output-tokens 8 $plan --stage-requests 15 \
 		-o "$tmp/n.json" >"$tmp/out" 2>"$tmp/err"

@@ -353,7 +353,10 @@ static void step_begin(struct plan *p, int i, int64_t now)
 	 * set, which may start requests at once. */
 	const struct plan_step *st = &p->spec.steps[i];
 	bool by_count = p->spec.stage_requests && st->drain;
-	load_plan_cap(p->load, by_count ? p->spec.stage_requests : 0);
+	/* The warmup's requests still in flight end in the first step and
+	 * count there: it sends that many fewer. */
+	uint64_t n = p->spec.stage_requests, carry = p->stats->in_flight;
+	load_plan_cap(p->load, !by_count ? 0 : carry < n ? n - carry : 1);
 	if (p->applied != i)
 		apply_step_start(p, i);
 	if (p->load->held)
