@@ -669,7 +669,7 @@ void plan_request_done(struct plan *p, int model_idx, const struct req_result *r
 		arm(p, now_ns);
 	} else if (p->phase == PLAN_RUN && p->spec.stage_requests && cur_step(p) && !p->hold_since &&
 		   !load_exhausted(p->load)) {
-		/* Incomplete requests never get here: only ended ones count. */
+		/* Completed and failed count; an incomplete one is neither. */
 		const struct stats_counters *c = &p->stats->run_c;
 		if (c->completed + c->failed - p->base_c.completed - p->base_c.failed >= p->spec.stage_requests) {
 			step_end(p, now_ns);
