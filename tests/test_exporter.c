@@ -112,6 +112,33 @@ static void test_parses_strictly(void **state)
 	unrender(&r);
 }
 
+/* A request cut by the run's end: its own outcome, not an error, its
+ * streamed tokens in the output total. */
+static void test_incomplete(void **state)
+{
+	(void)state;
+	struct synth s;
+	assert_int_equal(synth_init(&s, "m"), 0);
+	struct req_result cut = {.incomplete = true, .err = ERR_ABORTED, .output_tokens = 5, .chunks = 5,
+				 .prompt_tokens = -1, .cached_tokens = -1, .usage_tokens = -1};
+	s.e.stats->in_flight++;
+	stats_request_done(s.e.stats, &cut);
+	struct run_view v;
+	engine_view(&s.e, &v);
+	size_t len;
+	char *text = exporter_text(&v, GEN, s.t0 + 2 * CLOCK_NS_PER_S, &len);
+	assert_non_null(text);
+	double n = -1, err = -1, ab = -1, out = -1;
+	assert_int_equal(prom_sum(text, len, "infertop_requests_total", "outcome=incomplete", &n), 1);
+	assert_int_equal(prom_sum(text, len, "infertop_requests_total", "outcome=error", &err), 1);
+	assert_int_equal(prom_sum(text, len, "infertop_errors_total", "kind=aborted", &ab), 1);
+	assert_int_equal(prom_sum(text, len, "infertop_output_tokens_total", NULL, &out), 1);
+	assert_true(n == 1 && err == SYNTH_FAILED && ab == 0);
+	assert_true(out == SYNTH_OK * SYNTH_OUT_TOKENS + 5);
+	free(text);
+	synth_free(&s);
+}
+
 static void test_counters_and_gauges(void **state)
 {
 	(void)state;
@@ -509,6 +536,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parses_strictly),
 		cmocka_unit_test(test_counters_and_gauges),
+		cmocka_unit_test(test_incomplete),
 		cmocka_unit_test(test_histograms),
 		cmocka_unit_test(test_window_quantiles),
 		cmocka_unit_test(test_empty_view),

@@ -115,8 +115,9 @@ static void stages_plan(struct snapshot *s)
 	assert_non_null(p->steps);
 	struct snapshot_step *a = &p->steps[0], *b = &p->steps[1];
 	*a = (struct snapshot_step){.index = 0, .target = 2, .target_end = 8, .duration_s = 5, .held_s = 1.5,
-				    .completed = 20, .failed = 1, .request_throughput = 4, .output_throughput = 512,
-				    .mean_concurrency = 4.75, .request_goodput = 3.5};
+				    .completed = 20, .failed = 1, .incomplete = 3, .mean_input_tokens = 128,
+				    .mean_output_tokens = 25.6, .max_concurrency = 8, .request_throughput = 4,
+				    .output_throughput = 512, .mean_concurrency = 4.75, .request_goodput = 3.5};
 	snprintf(a->label, sizeof a->label, "c=2..8");
 	*b = (struct snapshot_step){.index = 1, .open_loop = true, .target = 20, .target_end = 20,
 				    .duration_s = 4.875, .partial = true, .completed = 19, .unsent = 3,
@@ -196,7 +197,10 @@ static void test_plan_round_trip(void **state)
 	assert_non_null(strstr(s1, "Requests meeting the ttft SLO (%):       87.50"));
 	assert_null(strstr(s1, "Requests meeting the tpot SLO"));
 	assert_non_null(strstr(s1, "| model-1 | 0.250 | 10 | 10 | 0 | 1.00 |"));
-	assert_non_null(strstr(s1, "| 1 | c=2..8 (held) | 5.0 | 20 | 1 | 4.00 | 512.0 | 4.8 | 120.0 |"));
+	assert_non_null(strstr(s1, "| 1 | c=2..8 (held) | 5.0 | 20 | 1 | 3 | 128/26 | 4.00 | 512.0 | 4.8 | 120.0 |"));
+	assert_int_equal(b.plan.steps[0].incomplete, 3);
+	assert_int_equal(b.plan.steps[0].max_concurrency, 8);
+	assert_true(b.plan.steps[0].mean_output_tokens == 25.6);
 	assert_non_null(strstr(s1, "| 2 | r=20 (partial) |"));
 	assert_non_null(strstr(s1, "Plan: a note\n"));
 	free(s1);

@@ -71,6 +71,7 @@ struct load {
 	bool backing_off;          /* the server asked to wait (429, 503, refusals) */
 	bool stopped;
 	uint64_t limit;            /* max requests to start, 0 = none */
+	uint64_t cap_at;           /* a plan step's: no start once started reaches it, 0 = none */
 	uint64_t started;
 	uint64_t dropped;          /* arrivals beyond LOAD_PENDING_MAX */
 	enum load_arrival arrival;
@@ -154,5 +155,8 @@ void load_plan_rate(struct load *l, double rate, bool mark);
  * measured steps). Holding drops the open-loop FIFO and returns how many
  * arrivals it held; releasing restarts an open loop's arrivals from now. */
 uint32_t load_plan_hold(struct load *l, bool hold);
+/* A step of N requests (--stage-requests): at most n more starts, then
+ * none until the next call; 0 lifts the cap. */
+void load_plan_cap(struct load *l, uint64_t n);
 
 #endif

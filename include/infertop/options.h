@@ -82,6 +82,7 @@ struct config {
 	char *stages;           /* "2m@c=8, 5m@r=20, 3m@c=1..64" */
 	char *sweep;            /* "c=1,5,10" or "rate=auto" */
 	int64_t stage_duration_ns;  /* per sweep or matrix step */
+	long stage_requests;    /* a step ends after this many finished, 0 = by time */
 	char *warmup;           /* TIME or a request count */
 	int64_t cooldown_ns;
 	char *scenario;         /* chatbot, generation, summarization, long */

@@ -64,8 +64,15 @@ enum plan_role {
 /* rate=auto: the default number of constant-rate steps (as GuideLLM's
  * sweep: synchronous, throughput, then 8 rates). */
 #define PLAN_AUTO_RATES 8
-/* rate=auto: the throughput step's users per -c user. */
-#define PLAN_THROUGHPUT_FACTOR 8
+/* rate=auto: the throughput step saturates the server, as GuideLLM's does:
+ * open loop at PLAN_SATURATE_FACTOR x the rate its in-flight cap could
+ * carry at the synchronous step's latency (latency only grows with load,
+ * so well above what the server can serve), capped at --max-concurrency
+ * in flight, by default PLAN_SATURATE_CAP or the descriptor limit's
+ * share (cmd_concurrency_limit), whichever is lower: room enough to see
+ * the server's own limit. */
+#define PLAN_SATURATE_FACTOR 2
+#define PLAN_SATURATE_CAP 1024
 
 struct plan_step {
 	char label[PLAN_LABEL_MAX];
@@ -91,6 +98,12 @@ struct plan_spec {
 	uint64_t warmup_requests;   /* 0: none or by time */
 	int64_t cooldown_ns;
 	int64_t main_ns;            /* no steps: measured time after warmup (-d); 0 = open-ended */
+	/* --stage-requests: a step ends once this many requests ended in it
+	 * (completed or failed); an isolated step sends exactly this many.
+	 * 0: steps end by time. */
+	uint64_t stage_requests;
+	long max_concurrency;       /* --max-concurrency, 0 = none (open-loop steps) */
+	long saturate_cap;          /* rate=auto's throughput step: in-flight cap */
 	enum load_mode base_mode;   /* -c / -r */
 	double base_value;
 	long peak_concurrency;      /* most users any step asks for (descriptor check) */
@@ -105,6 +118,10 @@ void plan_spec_free(struct plan_spec *s);
  * measured synchronous and throughput rates (req/s), evenly spaced:
  * rate_k = sync + (top - sync) * k / n. Returns how many were set. */
 size_t plan_spec_auto_rates(struct plan_spec *s, double sync_rate, double top_rate);
+/* rate=auto: sets the throughput step's rate from the synchronous rate
+ * (req/s; 0 when it completed nothing), PLAN_SATURATE_FACTOR x the rate
+ * saturate_cap requests in flight carry at that latency. */
+void plan_spec_saturate_rate(struct plan_spec *s, double sync_rate);
 
 /* ---- Multi-model traffic (src/engine/models.c) ---------------------------- */
 
@@ -170,10 +187,17 @@ struct plan_step_result {
 	double held_s;              /* plan clock held: manual control or pause */
 	bool partial;               /* cut short by the end of the run */
 	uint64_t started, completed, failed;
+	/* Sent, not finished when the step ended: still in flight then, or
+	 * cut by the run's end during the step (they are neither completed
+	 * nor failed; one still in flight may finish in the next step). */
+	uint64_t incomplete;
 	uint64_t unsent;            /* open loop: arrivals still queued at the step end */
 	uint64_t input_tokens, output_tokens;
+	/* Per completed request: prompt and output tokens (0 without one). */
+	double mean_input_tokens, mean_output_tokens;
 	double request_throughput, output_throughput, total_token_throughput;
 	double mean_concurrency;    /* in-flight requests, sampled every 100 ms */
+	uint64_t max_concurrency;   /* most in flight at once during the step */
 	struct slo_counts slo;
 	double request_goodput;
 	struct plan_metric ttft, tpot, itl, e2e;

@@ -68,6 +68,9 @@ struct snapshot_step {
 	double start_s, end_s, duration_s, held_s;
 	bool partial;
 	uint64_t started, completed, failed, unsent, input_tokens, output_tokens;
+	uint64_t incomplete;        /* sent, not finished at the step's end */
+	uint64_t max_concurrency;   /* most in flight at once */
+	double mean_input_tokens, mean_output_tokens;   /* per completed request */
 	double request_throughput, output_throughput, total_token_throughput, mean_concurrency;
 	double request_goodput;     /* with SLOs */
 	double slo_share[SLO_N + 1];  /* share meeting SLO k, [SLO_N]: every SLO */

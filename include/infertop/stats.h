@@ -29,7 +29,9 @@ enum err_kind {
 	ERR_BAD_JSON,   /* a chunk that is not a JSON object */
 	ERR_OVERSIZE,   /* an SSE event larger than the parser's bound */
 	ERR_NO_OUTPUT,  /* [DONE] without a single output chunk */
-	ERR_ABORTED,    /* still running when the grace period ended */
+	ERR_ABORTED,    /* still running when the grace period ended: the
+	                 * request is incomplete (req_result.incomplete), not
+	                 * counted as failed */
 	ERR_OTHER,      /* any other transfer failure */
 	ERR_CONTEXT,    /* HTTP 400: the prompt is past the model's context length
 	                 * (oai_error_is_context); ends a session (--sessions) */
@@ -43,6 +45,11 @@ enum err_kind {
 struct stats_counters {
 	uint64_t completed;
 	uint64_t failed;
+	/* Cut by the run's (or a step's) end while still streaming: neither
+	 * completed nor failed; their output tokens so far are in
+	 * output_tokens (and chunks). */
+	uint64_t incomplete;
+	uint64_t incomplete_tokens;   /* their share of output_tokens (not saved) */
 	uint64_t output_tokens;
 	uint64_t input_tokens;
 	uint64_t chunks;
@@ -61,6 +68,9 @@ struct stats_counters {
 /* What one finished request contributes. Times in ns; < 0 = not reached. */
 struct req_result {
 	bool ok;
+	/* Not ok, err ERR_ABORTED: the run ended under it. Not a failure:
+	 * counted apart, its output so far (output_tokens, chunks) kept. */
+	bool incomplete;
 	enum err_kind err;
 	int http_code;
 	const char *msg;
@@ -130,6 +140,7 @@ struct stats {
 	uint64_t started;
 	uint64_t in_flight;
 	uint64_t max_in_flight;
+	uint64_t step_max_in_flight;  /* since the plan's step began (plan.c sets it) */
 	uint64_t connections;         /* TCP connections opened (reuse keeps this flat) */
 	uint64_t connection_retries;  /* requests resent on a fresh connection after the
 	                               * server closed a kept-alive one under them */

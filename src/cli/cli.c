@@ -827,6 +827,9 @@ static const struct cli_opt opts[] = {
 	{ "sweep", 0, "SPEC", G_LOAD, set_string, F(sweep), .help = "one step per value: c=1,5,10 or rate=auto" },
 	{ "stage-duration", 0, "TIME", G_LOAD, set_duration, F(stage_duration_ns), NS_S, 0, "expected a duration >= 1s",
 	  .help = "length of each sweep or matrix step (default 2m)" },
+	{ "stage-requests", 0, "N", G_LOAD, set_long, F(stage_requests), 1, 1000000000,
+	  "expected a whole number from 1 to 1000000000",
+	  .help = "end each step after N requests finished (completed or failed) instead of a duration" },
 	{ "warmup", 0, "TIME|N", G_LOAD, set_string, F(warmup), .help = "first TIME or N requests excluded from the stats" },
 	{ "cooldown", 0, "TIME", G_LOAD, set_duration, F(cooldown_ns), 0, 0, "expected a duration",
 	  .help = "after the plan, run on this long, excluded" },
@@ -1346,8 +1349,9 @@ static enum cli_result cli_parse_words(struct config *cfg, int argc, char **argv
 		cli_fail("url", 3);
 		return CLI_EXIT_USAGE;
 	}
-	if (cfg->max_concurrency && cfg->rate <= 0 && !cfg->trace) {
-		fprintf(cli_errf(), "infertop: --max-concurrency applies to open loop; give --rate too\n");
+	if (cfg->max_concurrency && cfg->rate <= 0 && !cfg->trace && !cfg->sweep && !cfg->stages) {
+		fprintf(cli_errf(), "infertop: --max-concurrency applies to open loop; give --rate (or a plan "
+			"with rate steps) too\n");
 		return CLI_EXIT_USAGE;
 	}
 	/* --slice splits a trace (by session id, else by request index:

@@ -32,9 +32,14 @@ bool load_exhausted(const struct load *l)
 	return l->stopped || (l->limit && l->started >= l->limit);
 }
 
+static bool load_capped(const struct load *l)
+{
+	return l->cap_at && l->started >= l->cap_at;
+}
+
 static bool load_can_start(const struct load *l)
 {
-	return !l->paused && !l->held && !l->backing_off && !load_exhausted(l);
+	return !l->paused && !l->held && !l->backing_off && !load_exhausted(l) && !load_capped(l);
 }
 
 static int load_start_one(struct load *l, int64_t t_intended)
@@ -152,7 +157,7 @@ static void load_schedule(struct load *l)
 	ev_timer_stop(l->loop, &l->arrival_timer);
 	/* Arrivals go on during a backoff: they queue. */
 	if (l->mode != LOAD_OPEN || l->paused || l->held || load_exhausted(l) || l->schedule_done ||
-	    load_backlog_full(l))
+	    load_backlog_full(l) || load_capped(l))
 		return;
 	int64_t now = clock_now_ns();
 	double delay = (double)(l->next_intended - now) / 1e9;
@@ -250,7 +255,7 @@ static void load_on_arrival(struct ev_loop *loop, ev_timer *w, int revents)
 	 * own intended time, so lateness shows up as queue time. Past one
 	 * batch they queue and start on the next iterations. */
 	while (l->mode == LOAD_OPEN && !l->paused && !l->held && !load_exhausted(l) && !l->schedule_done &&
-	       !load_backlog_full(l) && l->next_intended <= now) {
+	       !load_backlog_full(l) && !load_capped(l) && l->next_intended <= now) {
 		if (budget > 0 && !l->backing_off && l->pending_len == 0 && load_under_cap(l)) {
 			budget--;
 			if (load_start_one(l, l->next_intended) != 0 && pending_push(l, l->next_intended) != 0)
@@ -435,6 +440,11 @@ uint32_t load_plan_hold(struct load *l, bool hold)
 		load_resume_open(l);
 	}
 	return 0;
+}
+
+void load_plan_cap(struct load *l, uint64_t n)
+{
+	l->cap_at = n ? l->started + n : 0;
 }
 
 void load_stop(struct load *l)

@@ -193,6 +193,8 @@ void models_record(struct models *m, size_t idx, const struct req_result *r, con
 	if (!m || idx >= m->n || m->frozen)
 		return;
 	struct model_stats *ms = &m->m[idx];
+	if (r->incomplete)   /* cut by the run's end: neither done nor failed */
+		return;
 	if (slo && slo_active(slo))
 		slo_counts_add(slo, &ms->slo, slo_bits);
 	if (!r->ok) {

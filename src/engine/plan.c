@@ -210,8 +210,12 @@ static void apply_step_start(struct plan *p, int i)
 	p->cur_scenario = st->scenario;
 	enum load_arrival a = p->spec.arrival;
 	/* GuideLLM's sweep runs constant-rate steps; --arrival overrides. */
-	if (st->role == PLAN_ROLE_AUTO_RATE && !p->spec.arrival_given)
+	if ((st->role == PLAN_ROLE_AUTO_RATE || st->role == PLAN_ROLE_THROUGHPUT) && !p->spec.arrival_given)
 		a = LOAD_CONSTANT;
+	/* The saturating step's in-flight cap, the others' --max-concurrency. */
+	long cap = st->role == PLAN_ROLE_THROUGHPUT ? p->spec.saturate_cap : p->spec.max_concurrency;
+	if (p->load->max_concurrency != cap)
+		load_set_max_concurrency(p->load, cap);
 	load_set_arrival(p->load, a, p->spec.shape);
 	p->step_arrival = a;
 	apply_target(p, st->mode, st->from, true);
@@ -267,6 +271,7 @@ static void take_baseline(struct plan *p, int64_t now)
 		hist_copy(p->base[m], p->stats->run[pm_stat[m]]);
 	p->base_c = p->stats->run_c;
 	p->base_started = p->stats->started;
+	p->stats->step_max_in_flight = p->stats->in_flight;
 	p->base_slo = p->slo.run;
 	p->inflight_sum = 0;
 	p->inflight_n = 0;
@@ -303,14 +308,21 @@ static void compute_result(struct plan *p, int64_t now, bool partial, struct pla
 	r->completed = s->run_c.completed - p->base_c.completed;
 	r->failed = s->run_c.failed - p->base_c.failed;
 	r->unsent = p->step_unsent;
+	r->incomplete = s->run_c.incomplete - p->base_c.incomplete + s->in_flight;
 	r->input_tokens = s->run_c.input_tokens - p->base_c.input_tokens;
 	r->output_tokens = s->run_c.output_tokens - p->base_c.output_tokens;
+	if (r->completed) {
+		uint64_t cut = s->run_c.incomplete_tokens - p->base_c.incomplete_tokens;
+		r->mean_input_tokens = (double)r->input_tokens / (double)r->completed;
+		r->mean_output_tokens = (double)(r->output_tokens - cut) / (double)r->completed;
+	}
 	if (dur > 0) {
 		r->request_throughput = (double)r->completed / dur;
 		r->output_throughput = (double)r->output_tokens / dur;
 		r->total_token_throughput = (double)(r->output_tokens + r->input_tokens) / dur;
 	}
 	r->mean_concurrency = p->inflight_n ? p->inflight_sum / (double)p->inflight_n : 0;
+	r->max_concurrency = s->step_max_in_flight;
 	r->slo = p->slo.run;
 	slo_counts_sub(&r->slo, &p->base_slo);
 	if (p->have_slo && dur > 0)
@@ -335,12 +347,22 @@ static void step_begin(struct plan *p, int i, int64_t now)
 	if (p->next_p0 && p->next_p0 <= p->step_p0)
 		p->step_p0 = p->next_p0;
 	p->next_p0 = 0;
+	/* --stage-requests: an isolated step sends its N and ends when they
+	 * have (no time limit); a stage ends at its N-th ended request or
+	 * its DURATION, whichever comes first. Capped before its load is
+	 * set, which may start requests at once. */
+	const struct plan_step *st = &p->spec.steps[i];
+	bool by_count = p->spec.stage_requests && st->drain;
+	/* The warmup's requests still in flight end in the first step and
+	 * count there: it sends that many fewer. */
+	uint64_t n = p->spec.stage_requests, carry = p->stats->in_flight;
+	load_plan_cap(p->load, !by_count ? 0 : carry < n ? n - carry : 1);
 	if (p->applied != i)
 		apply_step_start(p, i);
 	if (p->load->held)
 		load_plan_hold(p->load, false);
-	p->has_deadline = true;
-	p->deadline = p->step_p0 + p->spec.steps[i].duration_ns;
+	p->has_deadline = !by_count;
+	p->deadline = p->step_p0 + st->duration_ns;
 	tl_add(p, PLAN_EV_STEP, now);
 }
 
@@ -350,8 +372,10 @@ static void step_finish(struct plan *p, int64_t now)
 	struct plan_step_result *r = &p->results[p->nresults];
 	compute_result(p, now, false, r);
 	p->nresults++;
-	if (st->role == PLAN_ROLE_SYNC)
+	if (st->role == PLAN_ROLE_SYNC) {
 		p->sync_rate = r->request_throughput;
+		plan_spec_saturate_rate(&p->spec, p->sync_rate);
+	}
 	if (st->role == PLAN_ROLE_THROUGHPUT) {
 		p->top_rate = r->request_throughput;
 		if (p->top_rate > 0) {
@@ -402,6 +426,7 @@ static void plan_done(struct plan *p, int64_t now)
 
 static void steps_done(struct plan *p, int64_t now)
 {
+	load_plan_cap(p->load, 0);
 	if (!p->spec.cooldown_ns) {
 		plan_done(p, now);
 		return;
@@ -630,7 +655,8 @@ void plan_request_done(struct plan *p, int model_idx, const struct req_result *r
 	if (!p)
 		return;
 	unsigned bits = 0;
-	if (p->have_slo)
+	/* A request cut by the run's end met or missed nothing. */
+	if (p->have_slo && !res->incomplete)
 		bits = slo_record(&p->slo, res);
 	if (p->models && model_idx >= 0)
 		models_record(p->models, (size_t)model_idx, res, p->have_slo ? &p->slo : NULL, bits);
@@ -641,6 +667,14 @@ void plan_request_done(struct plan *p, int model_idx, const struct req_result *r
 	if (p->phase == PLAN_WARMUP || p->phase == PLAN_DRAIN) {
 		advance(p, now_ns, false);
 		arm(p, now_ns);
+	} else if (p->phase == PLAN_RUN && p->spec.stage_requests && cur_step(p) && !p->hold_since &&
+		   !load_exhausted(p->load)) {
+		/* Completed and failed count; an incomplete one is neither. */
+		const struct stats_counters *c = &p->stats->run_c;
+		if (c->completed + c->failed - p->base_c.completed - p->base_c.failed >= p->spec.stage_requests) {
+			step_end(p, now_ns);
+			arm(p, now_ns);
+		}
 	}
 }
 
@@ -791,6 +825,13 @@ const struct plan_spec *plan_get_spec(const struct plan *p)
 static void left_text(const struct plan *p, int64_t now, char *buf, size_t cap)
 {
 	buf[0] = '\0';
+	if (!p->has_deadline && p->phase == PLAN_RUN && p->spec.stage_requests && cur_step(p)) {
+		/* --stage-requests: a step without a clock counts requests. */
+		const struct stats_counters *c = &p->stats->run_c;
+		uint64_t ended = c->completed + c->failed - p->base_c.completed - p->base_c.failed;
+		snprintf(buf, cap, ", %" PRIu64 "/%" PRIu64 " requests", ended, p->spec.stage_requests);
+		return;
+	}
 	if (!p->has_deadline)
 		return;
 	int64_t left = p->deadline - pclock(p, now);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "infertop/clock.h"
+#include "infertop/command.h"
 #include "infertop/help.h"
 #include "infertop/units.h"
 
@@ -295,8 +296,7 @@ static int add_value_steps(struct plan_spec *s, const struct sweep_spec *w, int 
 	return 0;
 }
 
-static int add_auto_steps(struct plan_spec *s, const struct sweep_spec *w, long users, int64_t dur, char *err,
-			  size_t cap)
+static int add_auto_steps(struct plan_spec *s, const struct sweep_spec *w, int64_t dur, char *err, size_t cap)
 {
 	struct plan_step *st = push_step(s, err, cap, "--sweep");
 	if (!st)
@@ -309,8 +309,9 @@ static int add_auto_steps(struct plan_spec *s, const struct sweep_spec *w, long 
 	snprintf(st->label, sizeof st->label, "synchronous");
 	if (!(st = push_step(s, err, cap, "--sweep")))
 		return -1;
-	st->mode = LOAD_CLOSED;
-	st->from = st->to = (double)users;
+	/* Open loop; its rate is set from the synchronous step's. */
+	st->mode = LOAD_OPEN;
+	st->from = st->to = 0;
 	st->duration_ns = dur;
 	st->role = PLAN_ROLE_THROUGHPUT;
 	st->drain = true;
@@ -457,10 +458,13 @@ int plan_spec_parse(const struct config *cfg, struct plan_spec *s, char *err, si
 					rc = add_value_steps(s, w, sc, cfg->stage_duration_ns, err, cap, "--matrix");
 		} else if (rc == 0) {
 			s->kind = PLAN_SWEEP;
-			long users = (long)PLAN_THROUGHPUT_FACTOR * cfg->concurrency;
-			if (w->auto_rate)
-				rc = add_auto_steps(s, w, users < CONC_MAX ? users : CONC_MAX, cfg->stage_duration_ns,
-						    err, cap);
+			if (w->auto_rate) {
+				long fd_cap = cmd_concurrency_limit();
+				s->saturate_cap = cfg->max_concurrency > 0 ? cfg->max_concurrency
+						  : fd_cap < PLAN_SATURATE_CAP ? fd_cap
+										: PLAN_SATURATE_CAP;
+				rc = add_auto_steps(s, w, cfg->stage_duration_ns, err, cap);
+			}
 			else
 				rc = add_value_steps(s, w, s->scenario, cfg->stage_duration_ns, err, cap, "--sweep");
 		}
@@ -469,6 +473,12 @@ int plan_spec_parse(const struct config *cfg, struct plan_spec *s, char *err, si
 			goto fail;
 	}
 
+	if (cfg->stage_requests > 0 && s->nsteps == 0) {
+		snprintf(err, cap, "--stage-requests applies to the steps of --stages, --sweep or --matrix");
+		goto fail;
+	}
+	s->stage_requests = cfg->stage_requests > 0 ? (uint64_t)cfg->stage_requests : 0;
+	s->max_concurrency = cfg->max_concurrency;
 	if (s->nsteps == 0 && (s->warmup_ns || s->warmup_requests || s->cooldown_ns))
 		s->main_ns = cfg->duration_ns;
 	if (s->nsteps == 0 && s->cooldown_ns && !s->main_ns) {
@@ -481,6 +491,18 @@ int plan_spec_parse(const struct config *cfg, struct plan_spec *s, char *err, si
 fail:
 	plan_spec_free(s);
 	return -1;
+}
+
+void plan_spec_saturate_rate(struct plan_spec *s, double sync_rate)
+{
+	/* A synchronous step that completed nothing: its request outlasted
+	 * the step, so a second per in-flight slot is already above. */
+	double r = (double)PLAN_SATURATE_FACTOR * (double)s->saturate_cap * (sync_rate > 0 ? sync_rate : 1.0);
+	if (r > RATE_MAX)
+		r = RATE_MAX;
+	for (size_t i = 0; i < s->nsteps; i++)
+		if (s->steps[i].role == PLAN_ROLE_THROUGHPUT)
+			s->steps[i].from = s->steps[i].to = r;
 }
 
 size_t plan_spec_auto_rates(struct plan_spec *s, double sync_rate, double top_rate)

@@ -391,9 +391,9 @@ void reqlog_request(struct reqlog *l, const struct request *r, const struct req_
 		json_str_escape(msg, sizeof msg, res->msg ? res->msg : "", JSON_STR_STRICT);
 		n = snprintf(line, sizeof line,
 			     "{\"t_intended\":%s,\"t_send\":%s,\"t_end\":%s,\"unix_send\":%s,\"queue_ms\":%s,"
-			     "\"ttfb_ms\":%s,\"ttft_ms\":%s,\"e2e_ms\":null,\"output_tokens\":null,"
+			     "\"ttfb_ms\":%s,\"ttft_ms\":%s,\"e2e_ms\":null,\"output_tokens\":%s,"
 			     "\"input_tokens\":null,\"cached_tokens\":null,\"turn\":%s,\"chunks\":%" PRIu64
-			     ",\"tokens_from\":null,\"outcome\":\"error\",\"error\":\"%s\",\"http_status\":%d,"
+			     ",\"tokens_from\":null,\"outcome\":\"%s\",\"error\":\"%s\",\"http_status\":%d,"
 			     "\"message\":\"%s\"}\n",
 			     fmt_s(a, sizeof a, r->t_intended - t0_ns, true), fmt_s(b, sizeof b, r->t_send - t0_ns, true),
 			     fmt_s(c, sizeof c, now - t0_ns, true),
@@ -401,8 +401,10 @@ void reqlog_request(struct reqlog *l, const struct request *r, const struct req_
 			     fmt_ms(e, sizeof e, res->queue_ns, true),
 			     fmt_ms(f, sizeof f, r->t_first_event - r->t_send, fe),
 			     fmt_ms(g, sizeof g, r->t_first_token - r->t_send, ft),
-			     fmt_count(t, sizeof t, res->turn ? (int64_t)res->turn : -1), r->chunks, err, res->http_code,
-			     msg);
+			     /* Cut by the run's end: not an error, its tokens so far. */
+			     fmt_count(i, sizeof i, res->incomplete ? res->output_tokens : -1),
+			     fmt_count(t, sizeof t, res->turn ? (int64_t)res->turn : -1), r->chunks,
+			     res->incomplete ? "incomplete" : "error", err, res->http_code, msg);
 	}
 	if (n <= 0 || (size_t)n >= sizeof line)
 		return;

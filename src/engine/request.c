@@ -380,6 +380,13 @@ static void request_finish(struct request *r, CURLcode rc)
 	res.err = r->err;
 	res.msg = r->failed ? r->msg : NULL;
 	res.queue_ns = r->t_send - r->t_intended;
+	/* request_abort at the run's end (engine_abort): what it streamed
+	 * counts; usage comes last, so its chunks are its tokens. */
+	res.incomplete = r->failed && r->err == ERR_ABORTED;
+	if (res.incomplete) {
+		res.output_tokens = (int64_t)r->chunks;
+		res.chunks = r->chunks;
+	}
 	if (res.ok) {
 		res.ttfb_ns = r->t_first_event - r->t_send;
 		res.ttft_ns = r->t_first_token - r->t_send;
@@ -652,8 +659,11 @@ int request_start(struct request *r, char *body, size_t len, int64_t t_intended)
 		      : http_add(r->ctx->http, r->easy, r->ctx->new_connection) != 0)
 		return -1;
 	r->ctx->stats->started++;
-	if (++r->ctx->stats->in_flight > r->ctx->stats->max_in_flight)
-		r->ctx->stats->max_in_flight = r->ctx->stats->in_flight;
+	struct stats *st = r->ctx->stats;
+	if (++st->in_flight > st->max_in_flight)
+		st->max_in_flight = st->in_flight;
+	if (st->in_flight > st->step_max_in_flight)
+		st->step_max_in_flight = st->in_flight;
 	return 0;
 }
 

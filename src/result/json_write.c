@@ -279,6 +279,7 @@ static cJSON *counters_object(const struct stats_counters *c)
 	cJSON *o = cJSON_CreateObject();
 	put_u64(o, "completed", c->completed);
 	put_u64(o, "failed", c->failed);
+	put_u64(o, "incomplete", c->incomplete);
 	put_u64(o, "output_tokens", c->output_tokens);
 	put_u64(o, "input_tokens", c->input_tokens);
 	put_u64(o, "output_chunks", c->chunks);
@@ -375,6 +376,9 @@ static void add_vllm_keys(cJSON *o, const struct snapshot *s)
 	put_num(o, "duration", dur);
 	put_u64(o, "completed", s->run_c.completed);
 	put_u64(o, "failed", snapshot_failed(s));
+	/* Cut by the run's end while streaming: not failed (their output
+	 * tokens are in total_output_tokens). */
+	put_u64(o, "incomplete", s->run_c.incomplete);
 	put_u64(o, "total_input_tokens", s->run_c.input_tokens);
 	put_u64(o, "total_output_tokens", s->run_c.output_tokens);
 	put_num(o, "request_throughput", snapshot_rate(s->run_c.completed, dur));
@@ -460,13 +464,17 @@ static cJSON *step_json(const struct snapshot_plan *p, const struct snapshot_ste
 	put_num(o, "started", (double)r->started);
 	put_num(o, "completed", (double)r->completed);
 	put_num(o, "failed", (double)r->failed);
+	put_num(o, "incomplete", (double)r->incomplete);
 	put_num(o, "unsent", (double)r->unsent);
 	put_num(o, "total_input_tokens", (double)r->input_tokens);
 	put_num(o, "total_output_tokens", (double)r->output_tokens);
+	put_num(o, "mean_input_tokens", r->mean_input_tokens);
+	put_num(o, "mean_output_tokens", r->mean_output_tokens);
 	put_num(o, "request_throughput", r->request_throughput);
 	put_num(o, "output_throughput", r->output_throughput);
 	put_num(o, "total_token_throughput", r->total_token_throughput);
 	put_num(o, "mean_concurrency", r->mean_concurrency);
+	put_num(o, "max_concurrency", (double)r->max_concurrency);
 	if (p->have_slo) {
 		put_num(o, "request_goodput", r->request_goodput);
 		add_slo_shares(o, p, r->slo_share);
@@ -1181,6 +1189,7 @@ static const struct opt_row opt_rows[] = {
 	{ "stages", "stages", put_string, .field = CF(stages) },
 	{ "sweep", "sweep", put_string, .field = CF(sweep) },
 	{ "stage_duration_s", "stage-duration", put_seconds, .field = CF(stage_duration_ns) },
+	{ "stage_requests", "stage-requests", put_long, .field = CF(stage_requests) },
 	{ "warmup", "warmup", put_string, .field = CF(warmup) },
 	{ "cooldown_s", "cooldown", put_seconds, .field = CF(cooldown_ns) },
 	{ "scenario", "scenario", put_string, .field = CF(scenario) },

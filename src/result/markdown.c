@@ -161,6 +161,8 @@ int result_md_report(FILE *out, const char *file, const struct snapshot *s)
 	fprintf(out, "## Summary\n\n| | |\n|---|---:|\n");
 	fprintf(out, "| Successful requests | %" PRIu64 " |\n", s->run_c.completed);
 	fprintf(out, "| Failed requests | %" PRIu64 " |\n", snapshot_failed(s));
+	if (s->run_c.incomplete)
+		fprintf(out, "| Incomplete requests | %" PRIu64 " |\n", s->run_c.incomplete);
 	fprintf(out, "| Benchmark duration (s) | %.2f |\n", s->duration);
 	fprintf(out, "| Total input tokens | %" PRIu64 " |\n", s->run_c.input_tokens);
 	fprintf(out, "| Total generated tokens | %" PRIu64 " |\n", s->run_c.output_tokens);

@@ -131,6 +131,10 @@ static void step_of(struct snapshot_step *d, const struct plan_step_result *r, c
 	d->started = r->started;
 	d->completed = r->completed;
 	d->failed = r->failed;
+	d->incomplete = r->incomplete;
+	d->max_concurrency = r->max_concurrency;
+	d->mean_input_tokens = r->mean_input_tokens;
+	d->mean_output_tokens = r->mean_output_tokens;
 	d->unsent = r->unsent;
 	d->input_tokens = r->input_tokens;
 	d->output_tokens = r->output_tokens;

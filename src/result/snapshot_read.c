@@ -248,6 +248,7 @@ static void get_counters(struct rd *r, const cJSON *o, struct stats_counters *c)
 {
 	c->completed = get_u64(r, o, "completed");
 	c->failed = get_u64(r, o, "failed");
+	c->incomplete = get_u64(r, o, "incomplete");   /* 0 in older files */
 	c->output_tokens = get_u64(r, o, "output_tokens");
 	c->input_tokens = get_u64(r, o, "input_tokens");
 	c->chunks = get_u64(r, o, "output_chunks");
@@ -397,6 +398,10 @@ static void get_step(const cJSON *o, struct snapshot_step *r)
 	r->started = pu64(o, "started");
 	r->completed = pu64(o, "completed");
 	r->failed = pu64(o, "failed");
+	r->incomplete = pu64(o, "incomplete");
+	r->max_concurrency = pu64(o, "max_concurrency");
+	r->mean_input_tokens = pnum(o, "mean_input_tokens");
+	r->mean_output_tokens = pnum(o, "mean_output_tokens");
 	r->unsent = pu64(o, "unsent");
 	r->input_tokens = pu64(o, "total_input_tokens");
 	r->output_tokens = pu64(o, "total_output_tokens");

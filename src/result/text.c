@@ -65,17 +65,18 @@ static void print_models(FILE *out, const struct snapshot_plan *p)
 
 static void print_steps(FILE *out, const struct snapshot_plan *p)
 {
-	fprintf(out, "| # | step | time s | done | failed | req/s | out tok/s | in flight | TTFT p50 ms | "
-		     "TTFT p99 ms | TPOT p50 ms | ITL p50 ms | E2E p50 ms |%s\n",
+	fprintf(out, "| # | step | time s | done | failed | incomplete | in/out tok/req | req/s | out tok/s | "
+		     "in flight | TTFT p50 ms | TTFT p99 ms | TPOT p50 ms | ITL p50 ms | E2E p50 ms |%s\n",
 		p->have_slo ? " goodput req/s |" : "");
-	fprintf(out, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s\n",
+	fprintf(out, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s\n",
 		p->have_slo ? "---:|" : "");
 	for (size_t i = 0; i < p->nsteps; i++) {
 		const struct snapshot_step *r = &p->steps[i];
-		fprintf(out, "| %d | %s%s | %.1f | %" PRIu64 " | %" PRIu64 " | %.2f | %.1f | %.1f | %.1f | %.1f | %.2f | "
-			     "%.2f | %.1f |",
+		fprintf(out, "| %d | %s%s | %.1f | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %.0f/%.0f | %.2f | %.1f | "
+			     "%.1f | %.1f | %.1f | %.2f | %.2f | %.1f |",
 			r->index + 1, r->label, r->partial ? " (partial)" : r->held_s > 0 ? " (held)" : "",
-			r->duration_s, r->completed, r->failed, r->request_throughput, r->output_throughput,
+			r->duration_s, r->completed, r->failed, r->incomplete, r->mean_input_tokens,
+			r->mean_output_tokens, r->request_throughput, r->output_throughput,
 			r->mean_concurrency, r->ttft.p50_ms, r->ttft.p99_ms, r->tpot.p50_ms, r->itl.p50_ms,
 			r->e2e.p50_ms);
 		if (p->have_slo)
@@ -332,6 +333,8 @@ void snapshot_print_summary(FILE *out, const struct snapshot *s)
 	fprintf(out, "%s\n", "============ Serving Benchmark Result ============");
 	row_u(out, "Successful requests:", s->run_c.completed);
 	row_u(out, "Failed requests:", snapshot_failed(s));
+	if (s->run_c.incomplete)
+		row_u(out, "Incomplete requests:", s->run_c.incomplete);
 	row_f(out, "Benchmark duration (s):", dur);
 	row_u(out, "Total input tokens:", s->run_c.input_tokens);
 	row_u(out, "Total generated tokens:", s->run_c.output_tokens);

@@ -409,10 +409,15 @@ int session_exit_code(const struct session *s, FILE *log)
 	engine_view(s->e, &v);
 	const struct stats *st = v.stats;
 	uint64_t failed = stats_errors_total(st);
+	uint64_t incomplete = st->run_c.incomplete;
 	/* Nothing succeeded: the figures describe no server behaviour at all,
-	 * and a script must not take the run for a pass. */
-	if (st->run_c.completed == 0 && failed > 0) {
-		fprintf(log, "infertop: no request succeeded (%" PRIu64 " failed)\n", failed);
+	 * and a script must not take the run for a pass (requests cut by the
+	 * run's end included: not failures, but no answer either). */
+	if (st->run_c.completed == 0 && failed + incomplete > 0) {
+		fprintf(log, "infertop: no request succeeded (%" PRIu64 " failed", failed);
+		if (incomplete)
+			fprintf(log, ", %" PRIu64 " incomplete", incomplete);
+		fprintf(log, ")\n");
 		return SESSION_EXIT_NONE_OK;
 	}
 	if (s->cfg->have_max_error_rate) {

@@ -285,7 +285,7 @@ struct lat_counts {
 };
 
 struct counts {
-	uint64_t ok, error, errors[ERR_NKINDS], input_tokens, output_tokens, connections;
+	uint64_t ok, error, incomplete, errors[ERR_NKINDS], input_tokens, output_tokens, connections;
 	struct lat_counts lat[STAT_NMETRICS];
 	/* Prefix cache and sessions: stats_counters' cache fields, stats'
 	 * session counters, the exported extra histograms. */
@@ -368,6 +368,7 @@ static void counts_add_stats(struct counts *dst, const struct stats *s)
 			counts_add_hist(&dst->xh[x], xlat(x), s->xh[x]);
 	dst->ok += s->run_c.completed;
 	dst->error += s->run_c.failed;
+	dst->incomplete += s->run_c.incomplete;
 	for (int k = 0; k < ERR_NKINDS; k++)
 		dst->errors[k] += s->errors[k];
 	dst->input_tokens += s->run_c.input_tokens;
@@ -482,10 +483,12 @@ static void render_stats(struct ctx *c, const struct model_counts *rows, size_t 
 {
 	const char *model = c->model;
 	head(c, "infertop_requests_total", "counter",
-	     "Finished requests by outcome (ok, error) over every run of this process (each from its warmup's end).");
+	     "Finished requests by outcome (ok, error; incomplete: cut by a run's end while streaming, not an "
+	     "error) over every run of this process (each from its warmup's end).");
 	EACH_ROW(c, rows, nrows, r) {
 		sample_u64(c, "infertop_requests_total", "", "outcome", "ok", r->c.ok);
 		sample_u64(c, "infertop_requests_total", "", "outcome", "error", r->c.error);
+		sample_u64(c, "infertop_requests_total", "", "outcome", "incomplete", r->c.incomplete);
 	}
 	head(c, "infertop_errors_total", "counter", "Failed requests by kind (ERRORS in infertop(1)).");
 	EACH_ROW(c, rows, nrows, r)

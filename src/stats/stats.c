@@ -109,6 +109,8 @@ static void counters_sub(struct stats_counters *a, const struct stats_counters *
 {
 	a->completed -= b->completed;
 	a->failed -= b->failed;
+	a->incomplete -= b->incomplete;
+	a->incomplete_tokens -= b->incomplete_tokens;
 	a->output_tokens -= b->output_tokens;
 	a->input_tokens -= b->input_tokens;
 	a->chunks -= b->chunks;
@@ -123,6 +125,8 @@ void stats_counters_add(struct stats_counters *a, const struct stats_counters *b
 {
 	a->completed += b->completed;
 	a->failed += b->failed;
+	a->incomplete += b->incomplete;
+	a->incomplete_tokens += b->incomplete_tokens;
 	a->output_tokens += b->output_tokens;
 	a->input_tokens += b->input_tokens;
 	a->chunks += b->chunks;
@@ -253,7 +257,14 @@ void stats_request_done(struct stats *s, const struct req_result *r)
 	struct stats_counters add = {0};
 	if (s->in_flight > 0)
 		s->in_flight--;
-	if (!r->ok) {
+	if (r->incomplete) {
+		/* Not the server's fault: out of the errors and the error
+		 * rate, but what it streamed was served. */
+		add.incomplete = 1;
+		add.output_tokens = r->output_tokens > 0 ? (uint64_t)r->output_tokens : 0;
+		add.incomplete_tokens = add.output_tokens;
+		add.chunks = r->chunks;
+	} else if (!r->ok) {
 		add.failed = 1;
 		enum err_kind k = (unsigned)r->err < ERR_NKINDS ? r->err : ERR_OTHER;
 		if (!s->run_frozen)
