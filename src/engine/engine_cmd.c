@@ -78,6 +78,22 @@ long cmd_concurrency_limit(void)
 	return n < CMD_CONCURRENCY_MAX ? n : CMD_CONCURRENCY_MAX;
 }
 
+bool cmd_change_too_big(const struct load *l, bool rate, double target, char *why, size_t cap)
+{
+	if (!l || l->max_change <= 0 || !(target > 0))
+		return false;
+	bool same_mode = (l->mode == LOAD_OPEN) == rate;
+	double cur = !same_mode ? 0 : rate ? l->rate : (double)l->concurrency;
+	double limit = fmax(cur * (double)l->max_change, cur + CMD_MAX_CHANGE_ABS);
+	if (target <= limit)
+		return false;
+	if (why)
+		snprintf(why, cap, "%s %.6g%s is over %ldx the current %.6g%s or +%d (--max-change)",
+			 rate ? "rate" : "concurrency", target, rate ? " req/s" : "", l->max_change, cur,
+			 rate ? " req/s" : "", CMD_MAX_CHANGE_ABS);
+	return true;
+}
+
 enum cmd_status engine_cmd_set_concurrency(struct engine *e, long n, enum cmd_source src, struct cmd_result *out)
 {
 	enum cmd_status st;

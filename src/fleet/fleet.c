@@ -1353,9 +1353,9 @@ static enum cmd_status set_load(struct fleet *f, bool open, long n, double r, en
 			long share = fleet_split_long(n, k, i);
 			char body[64];
 			if (open)
-				snprintf(body, sizeof body, "{\"rate\":%.17g}", r / (double)k);
+				snprintf(body, sizeof body, "{\"rate\":%.17g,\"force\":true}", r / (double)k);
 			else
-				snprintf(body, sizeof body, "{\"concurrency\":%ld}", share);
+				snprintf(body, sizeof body, "{\"concurrency\":%ld,\"force\":true}", share);
 			if (send_cmd(f, eps[i], "/v1/load", body, "set load") != 0)
 				st = CMD_FAILED;
 			if (!open && len < (int)sizeof msg)
