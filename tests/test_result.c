@@ -462,6 +462,7 @@ static const char *const options_not_in_results[] = {
 	"results-dir", "data-dir", /* infertop serve's */
 	"targets", "targets-file", "discover", "token-env", "expect", "expect-timeout", /* infertop fleet's */
 	"workers",              /* how the load was made: the merged result is one run */
+	"max-change",           /* a guard on live changes; the changes themselves are in the timeline */
 	/* Never written, though they shape the requests: writing them now
 	 * would change every result's bytes (kept identical through issue
 	 * 24's restructuring); left for a change of the schema of its own. */
