@@ -160,6 +160,15 @@ check "compare --fail-if: a slower run exits 1, each condition named, changes ma
 st=$?
 [ $st -eq 0 ] && grep -Eq '^ttft p99 .* better +p99_ttft_ms$' "$tmp/g2.txt" && grep -q "pass" "$tmp/g2.err"
 check "compare --fail-if: the faster run exits 0, marked better (exit $st)" $?
+# The last line is the verdict; a run against itself is no difference.
+grep -Eq '^Verdict: B is worse: [a-z]' "$tmp/g1.txt" && grep -Eq '^Verdict: B is better: [a-z]' "$tmp/g2.txt"
+check "compare: a verdict ends the table" $?
+"$INFERTOP_BIN" compare "$tmp/base.json" "$tmp/base.json" >"$tmp/self.txt"
+grep -q '^Verdict: no significant difference' "$tmp/self.txt" && ! grep -Eq ' (worse|better) ' "$tmp/self.txt"
+check "compare: a run against itself, no significant difference" $?
+"$INFERTOP_BIN" compare "$tmp/base.json" "$tmp/same.json" >"$tmp/like.txt"
+! grep -Eq '[+-]0\.0% +(worse|better)' "$tmp/like.txt"
+check "compare: never +0.0% worse" $?
 "$INFERTOP_BIN" compare "$tmp/base.json" "$tmp/same.json" --fail-if 'median_ttft_ms>+100%,failed>0' >/dev/null 2>&1
 st=$?
 [ $st -eq 0 ]

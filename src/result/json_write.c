@@ -1532,6 +1532,11 @@ static cJSON *compare_doc(const struct result_compare *c)
 			cJSON_AddNullToObject(r, "verdict");
 		cJSON_AddItemToArray(arr, r);
 	}
+	if (o) {
+		char verdict[1200];
+		result_compare_verdict(c, verdict, sizeof verdict);
+		cJSON_AddStringToObject(o, "verdict", verdict);
+	}
 	if (o)
 		cJSON_AddItemToObject(o, "options_differ",
 				      c->options_diff ? cJSON_Duplicate(c->options_diff, true) : cJSON_CreateObject());

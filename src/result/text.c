@@ -705,5 +705,8 @@ int result_text_compare(FILE *out, const struct result_compare *c)
 		fprintf(out, "%-26s %-6s %14.*f %14.*f %+14.*f %9s %-6s  %s\n", r->name, r->unit, p, r->a, p, r->b, p,
 			r->b - r->a, pct, result_crow_verdict(r), r->key);
 	}
+	char verdict[1200];
+	result_compare_verdict(c, verdict, sizeof verdict);
+	fprintf(out, "\nVerdict: %s\n", verdict);
 	return 0;
 }
