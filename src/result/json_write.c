@@ -327,6 +327,20 @@ static cJSON *dup_or_null(const cJSON *j)
 	return d;
 }
 
+/* A merge of runs against different targets or models: figures that add
+ * up different things. */
+static void merge_targets_warning(cJSON *w, const cJSON *sources)
+{
+	char msg[300];
+	int n = snapshot_merge_targets_differ(sources, msg, sizeof msg);
+	if (!w || n == 0)
+		return;
+	cJSON *o = cJSON_AddObjectToObject(w, "merged_targets_differ");
+	put_u64(o, "count", (uint64_t)n);
+	if (o)
+		cJSON_AddStringToObject(o, "last_message", msg);
+}
+
 /* A fleet that lost generators says so among the warnings too: a reader
  * that looks only there learns that part of the planned load is missing. */
 static void fleet_warning(cJSON *w, const cJSON *fleet)
@@ -703,6 +717,7 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 			cJSON_AddStringToObject(u, "last_message", s->usage_mismatch_msg);
 		}
 		fleet_warning(w, s->fleet);
+		merge_targets_warning(w, s->sources);
 	}
 	put_u64(it, "output_chunks", s->run_c.chunks);
 	put_u64(it, "started", s->started);
