@@ -63,11 +63,14 @@ const char *cmd_status_name(enum cmd_status s);
  * y/n; the control API wants "force": true). Going down never asks. */
 #define CMD_MAX_CHANGE_DEFAULT 4
 #define CMD_MAX_CHANGE_ABS 256
+/* Counted from the lowest load of the last 10 s: ] ] ] ] is one change. */
+#define CMD_MAX_CHANGE_WINDOW_NS (10 * 1000000000LL)
 struct load;
 /* True when setting the load to `target` (a concurrency, or with rate a
- * rate in req/s) is over l->max_change; why gets the sentence that says
- * so ("concurrency 999999 is over 4x the current 8 (--max-change)").
- * Switching between closed and open loop counts from 0. */
+ * rate in req/s) is over l->max_change from the lowest load of the last
+ * 10 s; why gets the sentence that says so ("concurrency 999999 is over
+ * 4x the current 8 or +256 (--max-change)"). Switching between closed and
+ * open loop counts from 0. */
 bool cmd_change_too_big(const struct load *l, bool rate, double target, char *why, size_t cap);
 
 /* The highest concurrency the file descriptor limit allows. */

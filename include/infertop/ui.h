@@ -59,7 +59,7 @@ struct ui_load_change {
 	char why[160];      /* cmd_change_too_big's sentence */
 };
 /* The same, asking first: a change over --max-change is held in *ask and
- * 1 returned, msg the question ("...: apply? y/n"). ask NULL: never asks. */
+ * 1 returned, msg the question ("apply? y/n: ..."). ask NULL: never asks. */
 int ui_action_load_ask(const struct cmd_target *t, enum key_action a, long max_conc, struct ui_load_change *ask,
 		       char *msg, size_t cap);
 int ui_action_set_ask(const struct cmd_target *t, const char *typed, long max_conc, struct ui_load_change *ask,

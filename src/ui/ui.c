@@ -304,7 +304,7 @@ static void draw(struct ui *u, int64_t now)
 	current_layout(u, &v, &l);
 	char prompt[256];
 	if (u->confirm.active)
-		snprintf(prompt, sizeof prompt, "%s: apply? y/n", u->confirm.why);
+		snprintf(prompt, sizeof prompt, "apply? y/n: %s", u->confirm.why);
 	else if (u->entering)
 		snprintf(prompt, sizeof prompt, "%s: %s", v.load->mode == LOAD_OPEN ? "set rate (req/s)" : "set concurrency",
 			 u->entry);

@@ -40,7 +40,7 @@ static bool held(const struct load *l, bool rate, double value, struct ui_load_c
 	ask->active = true;
 	ask->rate = rate;
 	ask->value = value;
-	snprintf(msg, cap, "%s: apply? y/n", ask->why);
+	snprintf(msg, cap, "apply? y/n: %s", ask->why);
 	return true;
 }
 
