@@ -96,9 +96,10 @@ void result_compare_release(struct result_compare *c);
 double result_crow_delta_pct(const struct result_crow *r);
 /* "better", "worse", "same", or "" (no direction, or no change known). */
 const char *result_crow_verdict(const struct result_crow *r);
-/* The last line of a comparison: "B is better: ttft p50 -12.0%, ..." /
- * "B is worse: ..." / "mixed: better ...; worse ..." / "no significant
- * difference (...)", from the rows' verdicts. */
+/* The last line of a comparison, from the verdicts of the headline rows
+ * (throughputs, error share, TTFT, ITL, E2E p50 and p99): "B is better:
+ * ttft p50 -12.0%, ..." / "B is worse: ..." / "mixed: B is better on
+ * ...; worse on ..." / "no significant difference (...)". */
 void result_compare_verdict(const struct result_compare *c, char *buf, size_t cap);
 /* The row with this key, NULL if none. */
 const struct result_crow *result_compare_find(const struct result_compare *c, const char *key);

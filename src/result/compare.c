@@ -161,9 +161,9 @@ static void fleet_rows(struct result_compare *c, const struct snapshot *a, const
  * - a percentile p of n samples: the order statistics at ranks
  *   n*p -/+ 1.96*sqrt(n*p*(1-p)) (the binomial confidence interval of a
  *   quantile), read off the histogram and widened to the bounds of their
- *   buckets (the histogram's own resolution); a rank past the last sample
- *   is the largest one (a tail the run is too short to bound: p99.9 of
- *   fewer than 1000 requests is its maximum, as noisy as one sample);
+ *   buckets (the histogram's own resolution); when the upper rank is past
+ *   the last sample (p99 of 16 requests: the maximum, as noisy as one
+ *   sample), the interval is mirrored around that largest sample;
  * - a mean: mean -/+ 1.96 * stddev / sqrt(n);
  * - a throughput over n requests: -/+ 1.96 / sqrt(n) relative in open
  *   loop (Poisson arrivals), times the coefficient of variation of E2E in
@@ -197,7 +197,13 @@ static void hist_interval(const struct hist *h, double p, double *lo, double *hi
 	int64_t blo, bhi, dummy;
 	hist_bucket_bounds(vlo, &blo, &dummy);
 	hist_bucket_bounds(vhi, &dummy, &bhi);
-	set_interval(lo, hi, (double)blo / 1e3, (double)bhi / 1e3);
+	/* Past the last sample (p99 of 16 requests) nothing bounds it from
+	 * above: the interval is mirrored around the largest sample, as wide
+	 * above it as the ranks make it below. */
+	double top = (double)bhi;
+	if (rhi > nd)
+		top += (double)bhi - (double)blo;
+	set_interval(lo, hi, (double)blo / 1e3, top / 1e3);
 }
 
 /* A throughput: in open loop the arrivals' own noise, sqrt(n) of n;
@@ -260,8 +266,23 @@ static void compare_noise(struct result_compare *c, const struct snapshot *a, co
 	}
 }
 
-/* Largest changes first, at most 4 named. */
-static void verdict_list(const struct result_compare *c, const char *which, char *buf, size_t cap)
+/* The figures a verdict is about: what a user compares runs for. The
+ * other rows (TTFB, queue, the tails past p99, ...) are named only when
+ * none of these moved. */
+static bool headline(const char *key)
+{
+	static const char *const keys[] = {"request_throughput", "output_throughput", "error_share",
+					   "median_ttft_ms",	 "p99_ttft_ms",	      "median_itl_ms",
+					   "p99_itl_ms",	 "median_e2el_ms",    "p99_e2el_ms"};
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (strcmp(key, keys[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The rows marked `which` among the headline ones (or the others),
+ * largest changes first, at most 4 named. */
+static void verdict_list(const struct result_compare *c, const char *which, bool head, char *buf, size_t cap)
 {
 	bool used[RESULT_MAX_CROWS] = {false};
 	size_t n = 0;
@@ -270,7 +291,8 @@ static void verdict_list(const struct result_compare *c, const char *which, char
 		int best = -1;
 		for (int i = 0; i < c->n; i++) {
 			const struct result_crow *r = &c->rows[i];
-			if (used[i] || strcmp(result_crow_verdict(r), which) != 0 || isnan(result_crow_delta_pct(r)))
+			if (used[i] || headline(r->key) != head || strcmp(result_crow_verdict(r), which) != 0 ||
+			    isnan(result_crow_delta_pct(r)))
 				continue;
 			if (best < 0 || fabs(result_crow_delta_pct(r)) > fabs(result_crow_delta_pct(&c->rows[best])))
 				best = i;
@@ -288,17 +310,26 @@ static void verdict_list(const struct result_compare *c, const char *which, char
 
 void result_compare_verdict(const struct result_compare *c, char *buf, size_t cap)
 {
-	char better[512], worse[512];
-	verdict_list(c, "better", better, sizeof better);
-	verdict_list(c, "worse", worse, sizeof worse);
-	if (!better[0] && !worse[0])
-		snprintf(buf, cap, "no significant difference (every change within the run-to-run noise)");
-	else if (!worse[0])
-		snprintf(buf, cap, "B is better: %s", better);
-	else if (!better[0])
-		snprintf(buf, cap, "B is worse: %s", worse);
-	else
+	char better[400], worse[400], ob[400], ow[400];
+	verdict_list(c, "better", true, better, sizeof better);
+	verdict_list(c, "worse", true, worse, sizeof worse);
+	if (better[0] && worse[0])
 		snprintf(buf, cap, "mixed: B is better on %s; worse on %s", better, worse);
+	else if (better[0])
+		snprintf(buf, cap, "B is better: %s", better);
+	else if (worse[0])
+		snprintf(buf, cap, "B is worse: %s", worse);
+	else {
+		verdict_list(c, "better", false, ob, sizeof ob);
+		verdict_list(c, "worse", false, ow, sizeof ow);
+		if (!ob[0] && !ow[0])
+			snprintf(buf, cap, "no significant difference (every change within the run-to-run noise)");
+		else
+			snprintf(buf, cap,
+				 "no significant difference in throughput, errors, TTFT, ITL or E2E (other figures: "
+				 "%s%s%s%s%s)",
+				 ob[0] ? "better on " : "", ob, ob[0] && ow[0] ? "; " : "", ow[0] ? "worse on " : "", ow);
+	}
 }
 
 void result_compare_build(struct result_compare *c, const struct snapshot *a, const struct snapshot *b,
