@@ -716,6 +716,9 @@ static void view_load(struct fleet *f)
 	f->ld.concurrency = lround(m->concurrency);
 	f->ld.max_concurrency = lround(m->max_concurrency);
 	f->ld.paused = m->paused;
+	/* The fleet's keys ask before a jump as one run's do; its
+	 * generators then get "force" (the change was confirmed here). */
+	f->ld.max_change = f->cfg->max_change;
 	if (clock_now_ns() < f->override_until) {
 		f->ld.mode = f->ov_open ? LOAD_OPEN : LOAD_CLOSED;
 		if (f->ov_open)
