@@ -126,6 +126,21 @@ refused 200 "GET /v1/status by a --listen-allow-host name" -H "Host: gen-7.examp
 refused 200 "GET /healthz as localhost" -H "Host: localhost:$port" "$url/healthz"
 refused 200 "POST /v1/load as JSON from the same origin" -X POST -H "$json" -H "Origin: http://127.0.0.1:$port" \
 	-d '{"concurrency":3}' "$url/v1/load"
+# A typo must not flood the target: a jump over --max-change (4x the
+# current 3, or +256) is refused unless "force": true says it is meant.
+refused 409 "POST /v1/load 300 from 3 without force" -X POST -H "$json" -d '{"concurrency":300}' "$url/v1/load"
+grep -q -- '--max-change' "$tmp/b" && grep -q 'force' "$tmp/b"
+check "the refusal names --max-change and force" $?
+refused 400 "POST /v1/load with a force that is not a boolean" -X POST -H "$json" \
+	-d '{"concurrency":300,"force":"yes"}' "$url/v1/load"
+now=$(state)
+[ "$now" = '["running",3,false]' ]
+check "the load stays 3 ($now)" $?
+refused 200 "POST /v1/load within --max-change" -X POST -H "$json" -d '{"concurrency":12}' "$url/v1/load"
+refused 200 "POST /v1/load 300 with force" -X POST -H "$json" -d '{"concurrency":300,"force":true}' "$url/v1/load"
+now=$(state)
+[ "$now" = '["running",300,false]' ]
+check "forced: the load is 300 ($now)" $?
 refused 200 "POST /v1/stop as JSON" -X POST -H "$json" "$url/v1/stop"
 wait $pid
 pid=

@@ -52,6 +52,13 @@ static void test_load_good(void **state)
 	assert_int_equal(l.concurrency, 1000);
 	assert_int_equal(load("{\"concurrency\":1000000000}", &l, field, err), 0);
 	assert_int_equal(load("{\"rate\":1000000}", &l, field, err), 0);
+	assert_false(l.force);
+	/* A change over --max-change, meant. */
+	assert_int_equal(load("{\"concurrency\":999999,\"force\":true}", &l, field, err), 0);
+	assert_true(l.force);
+	assert_int_equal(l.concurrency, 999999);
+	assert_int_equal(load("{\"force\":false,\"rate\":3}", &l, field, err), 0);
+	assert_false(l.force);
 }
 
 static void test_load_bad(void **state)
@@ -77,6 +84,9 @@ static void test_load_bad(void **state)
 		{ "{\"rate\":false}", "rate", "number" },
 		{ "{\"rate\":1,\"rate\":2}", "rate", "twice" },
 		{ "{\"rate\":1,\"concurrency\":2}", "rate", "not both" },
+		{ "{\"concurrency\":2,\"force\":1}", "force", "true or false" },
+		{ "{\"concurrency\":2,\"force\":\"yes\"}", "force", "true or false" },
+		{ "{\"force\":true}", "concurrency", "missing" },
 		{ "{\"x\":1}", "x", "unknown" },
 		{ "{\"concurrency\":1,\"\\u0001\":1}", "?", "unknown" },
 	};

@@ -393,9 +393,51 @@ static void test_mode_pause_actions(void **state)
 	fake_free(&f);
 }
 
+/* --max-change through the keys: a jump is held and asked (1), n keeps
+ * the load, y applies it; ] ] ] ... count from the lowest load of the
+ * last 10 s; 0 turns the guard off. */
+static void test_max_change(void **state)
+{
+	(void)state;
+	struct fake f;
+	fake_init(&f, 2);
+	f.e.load.max_change = 4;
+	char msg[256];
+	struct ui_load_change ask = {0};
+	assert_int_equal(ui_action_set_ask(&f.t, "258", 0, &ask, msg, sizeof msg), 0);   /* 2 + 256 */
+	assert_int_equal(f.e.load.concurrency, 258);
+	assert_int_equal(ui_action_set_ask(&f.t, "2", 0, &ask, msg, sizeof msg), 0);     /* down: never asks */
+	assert_int_equal(ui_action_set_ask(&f.t, "999999", 0, &ask, msg, sizeof msg), 1);
+	assert_true(ask.active);
+	assert_int_equal(f.e.load.concurrency, 2);
+	assert_non_null(strstr(msg, "apply? y/n: concurrency 999999 is over 4x the current 2 or +256 (--max-change)"));
+	assert_int_equal(ui_action_confirm(&f.t, &ask, false, 0, msg, sizeof msg), -1);
+	assert_false(ask.active);
+	assert_int_equal(f.e.load.concurrency, 2);
+	assert_string_equal(msg, "not applied: concurrency stays 2");
+	assert_int_equal(ui_action_set_ask(&f.t, "300", 0, &ask, msg, sizeof msg), 1);
+	assert_int_equal(ui_action_confirm(&f.t, &ask, true, 0, msg, sizeof msg), 0);
+	assert_int_equal(f.e.load.concurrency, 300);
+	/* Doubling from 2: each step is under 4x, together they are not. */
+	ui_action_set(&f.t, "2", 0, msg, sizeof msg);
+	int rc = 0, steps = 0;
+	while ((rc = ui_action_load_ask(&f.t, KEY_ACT_LOAD_DOUBLE, 0, &ask, msg, sizeof msg)) == 0)
+		steps++;
+	assert_int_equal(rc, 1);
+	assert_int_equal(f.e.load.concurrency, 256);
+	assert_int_equal(steps, 7);
+	assert_non_null(strstr(msg, "concurrency 512 is over 4x 2 (lowest in 10 s)"));
+	ask.active = false;
+	f.e.load.max_change = 0;
+	assert_int_equal(ui_action_set_ask(&f.t, "5000", 0, &ask, msg, sizeof msg), 0);
+	assert_false(ask.active);
+	fake_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_max_change),
 		cmocka_unit_test(test_every_action_documented),
 		cmocka_unit_test(test_no_duplicates),
 		cmocka_unit_test(test_lookup),

@@ -1626,13 +1626,13 @@ static void test_server_quantile_display(void **state)
 	server_format_ms(&sv, buf, sizeof buf);
 	assert_string_equal(buf, "<=300");
 
-	/* A wide bucket away from 0: the value with its bounds. */
+	/* A wide bucket away from 0: its bounds, from 1 s on in seconds. */
 	for (int i = 0; i < h.n; i++)
 		h.cum[i] = i < 8 ? 0 : 1000;   /* all between 5 and 10 s */
 	v = prom_hist_quantile_bucket(&h, 0.99, &lo, &hi);
 	sv = (struct server_value){.v = v, .valid = true, .lo = lo, .hi = hi};
-	server_format_ms(&sv, buf, sizeof buf);
-	assert_string_equal(buf, "9950 (5000-10000)");
+	assert_true(server_format_ms(&sv, buf, sizeof buf));
+	assert_string_equal(buf, "5-10 s");
 
 	/* In the overflow bucket: only a lower bound is known. */
 	for (int i = 0; i < h.n; i++)
@@ -1641,14 +1641,14 @@ static void test_server_quantile_display(void **state)
 	assert_true(isinf(hi));
 	sv = (struct server_value){.v = v, .valid = true, .lo = lo, .hi = hi};
 	server_format_ms(&sv, buf, sizeof buf);
-	assert_string_equal(buf, ">60000");
+	assert_string_equal(buf, ">60 s");
 
-	/* A narrow bucket (fine-grained bounds): the value, plainly. */
+	/* Even a narrow bucket is a bucket: no number inside it. */
 	struct prom_hist f = {.le = {0.010, 0.011, 0.012, INFINITY}, .cum = {0, 500, 1000, 1000}, .n = 4};
 	v = prom_hist_quantile_bucket(&f, 0.5, &lo, &hi);
 	sv = (struct server_value){.v = v, .valid = true, .lo = lo, .hi = hi};
-	server_format_ms(&sv, buf, sizeof buf);
-	assert_string_equal(buf, "11.0");
+	assert_false(server_format_ms(&sv, buf, sizeof buf));
+	assert_string_equal(buf, "10-11");
 	/* An exact value (a gauge, a mean) prints as is; unknown is "-". */
 	sv = (struct server_value){.v = 0.0089, .valid = true};
 	server_format_ms(&sv, buf, sizeof buf);
@@ -1658,9 +1658,62 @@ static void test_server_quantile_display(void **state)
 	assert_string_equal(buf, "-");
 }
 
+static char *summary_of(const struct server_state *st)
+{
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&txt, &len);
+	assert_non_null(f);
+	server_print_summary(f, st);
+	fclose(f);
+	return txt;
+}
+
+/* Where interpolation misleads: every TTFT took 10.26 s, in vLLM's
+ * (10, 20] bucket, so PromQL's p99 reads 19.9 s, twice the longest
+ * request; and E2E with one 500 s outlier has a mean (21.8 s) above its
+ * interpolated p99 (20 s). The summary says only what the buckets say. */
+static void test_server_quantile_misleads(void **state)
+{
+	(void)state;
+	struct prom_hist t = {.le = {1, 5, 10, 20, 40, INFINITY}, .cum = {0, 0, 0, 100, 100, 100}, .n = 6,
+			      .sum = 100 * 10.26, .count = 100};
+	struct prom_hist e = {.le = {5, 10, 15, 20, 40, INFINITY}, .cum = {0, 0, 0, 99, 99, 100}, .n = 6,
+			      .sum = 99 * 17.0 + 500, .count = 100};
+	struct server_state *st = calloc(1, sizeof *st);
+	assert_non_null(st);
+	server_state_init(st);
+	st->status = SERVER_UP;
+	st->scrapes = 10;
+	snprintf(st->detected, sizeof st->detected, "vllm");
+	const struct prom_hist *hs[] = {&t, &e};
+	const enum server_latency ls[] = {SRVL_TTFT, SRVL_E2E};
+	for (int i = 0; i < 2; i++) {
+		struct server_value *p[] = {&st->run_p50[ls[i]], &st->run_p99[ls[i]]};
+		const double q[] = {0.5, 0.99};
+		for (int k = 0; k < 2; k++) {
+			double lo, hi;
+			p[k]->v = prom_hist_quantile_bucket(hs[i], q[k], &lo, &hi);
+			*p[k] = (struct server_value){.v = p[k]->v, .valid = true, .lo = lo, .hi = hi};
+		}
+		st->run_mean[ls[i]] = (struct server_value){.v = hs[i]->sum / hs[i]->count, .valid = true};
+	}
+	/* The premise: interpolated, p99 is above the max and below the mean. */
+	assert_true(st->run_p99[SRVL_TTFT].v > 19);
+	assert_true(st->run_p99[SRVL_E2E].v < st->run_mean[SRVL_E2E].v);
+	char *txt = summary_of(st);
+	assert_non_null(strstr(txt, "Server TTFT (ms):                        p50 10-20 s  p99 10-20 s  mean 10260.0\n"));
+	assert_non_null(strstr(txt, "Server E2E (ms):                         p50 15-20 s  p99 15-20 s  mean 21830.0\n"));
+	assert_null(strstr(txt, "19900"));
+	assert_null(strstr(txt, "(10000-20000)"));
+	free(txt);
+	free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_server_quantile_misleads),
 		cmocka_unit_test(test_fixtures_parse),
 		cmocka_unit_test(test_llamacpp),
 		cmocka_unit_test(test_vllm),

@@ -470,6 +470,7 @@ static const char *const options_not_in_results[] = {
 	"from-vllm-args",       /* expanded into the options it maps to, which are written */
 	"metadata", "metadata-json", /* the result's "metadata" object has them */
 	"html",                 /* where a page of the result went: nothing of how the run ran */
+	"max-change",           /* a guard on live changes; the changes themselves are in the timeline */
 	/* Never written, though they shape the requests: writing them now
 	 * would change every result's bytes (kept identical through issue
 	 * 24's restructuring); left for a change of the schema of its own. */
@@ -562,6 +563,84 @@ static void test_options_block(void **state)
 	cli_free(&cfg);
 }
 
+/* `compare` calls noise noise: two runs of 4000 TTFTs drawn from the same
+ * distribution (50 ms + an exponential of mean 30 ms; fixed seeds, so the
+ * test is deterministic) differ on every row, yet each row is "same" and
+ * the verdict says no significant difference; 50 % slower, they are
+ * "worse" and the verdict names the change. A change that prints as
+ * +0.0% is never "worse", whatever the row. */
+static void fill_ttft(struct snapshot *s, uint64_t seed, double scale)
+{
+	uint64_t x = seed;
+	for (int i = 0; i < 4000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		double u = ((double)(x >> 11) + 0.5) / 9007199254740992.0;
+		hist_record(s->run[STAT_TTFT], (int64_t)llround((50000 - 30000 * log(u)) * scale));
+	}
+	s->run_c.completed = 4000;
+}
+
+static char *compare_text(const struct result_compare *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	result_text_compare(f, c);
+	fclose(f);
+	return buf;
+}
+
+static void test_compare_noise(void **state)
+{
+	(void)state;
+	struct snapshot a, b, w;
+	make(&a);
+	make(&b);
+	make(&w);
+	fill_ttft(&a, 0x9e3779b97f4a7c15ULL, 1.0);
+	fill_ttft(&b, 0x2545f4914f6cdd1dULL, 1.0);
+	fill_ttft(&w, 0x2545f4914f6cdd1dULL, 1.5);
+	struct result_compare c;
+	result_compare_build(&c, &a, &b, "a.json", "b.json");
+	const struct result_crow *r = result_compare_find(&c, "median_ttft_ms");
+	assert_non_null(r);
+	assert_true(r->b != r->a);   /* the samples differ... */
+	assert_true(r->lo_a < r->a && r->a < r->hi_a && r->lo_b < r->b && r->b < r->hi_b);
+	assert_string_equal(result_crow_verdict(r), "same");   /* ...inside the noise */
+	for (int i = 0; i < c.n; i++)
+		if (*result_crow_verdict(&c.rows[i]) && strcmp(result_crow_verdict(&c.rows[i]), "same") != 0)
+			fail_msg("%s: %s (A %g [%g, %g], B %g [%g, %g])", c.rows[i].key, result_crow_verdict(&c.rows[i]),
+				 c.rows[i].a, c.rows[i].lo_a, c.rows[i].hi_a, c.rows[i].b, c.rows[i].lo_b, c.rows[i].hi_b);
+	char *t = compare_text(&c);
+	assert_non_null(strstr(t, "\nVerdict: no significant difference"));
+	free(t);
+	result_compare_release(&c);
+
+	result_compare_build(&c, &a, &w, "a.json", "w.json");
+	r = result_compare_find(&c, "median_ttft_ms");
+	assert_string_equal(result_crow_verdict(r), "worse");
+	t = compare_text(&c);
+	if (!strstr(t, "\nVerdict: B is worse: ttft "))
+		fail_msg("no verdict naming TTFT:\n%s", t);
+	assert_null(strstr(t, "+0.0%  worse"));
+	assert_null(strstr(t, "-0.0%  better"));
+	free(t);
+	result_compare_release(&c);
+
+	/* No interval known (NaN): a change below 0.05 % is no change. */
+	struct result_crow tiny = {.better = -1, .a = 1000, .b = 1000.1, .lo_a = NAN, .hi_a = NAN, .lo_b = NAN,
+				   .hi_b = NAN};
+	assert_string_equal(result_crow_verdict(&tiny), "same");
+	tiny.b = 1010;
+	assert_string_equal(result_crow_verdict(&tiny), "worse");
+	snapshot_release(&a);
+	snapshot_release(&b);
+	snapshot_release(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -573,6 +652,7 @@ int main(void)
 		cmocka_unit_test(test_options_block),
 		cmocka_unit_test(test_options_given_only),
 		cmocka_unit_test(test_client_metric_table),
+		cmocka_unit_test(test_compare_noise),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -349,6 +349,12 @@ static void test_server_block(void **state)
 		a->run_p99[l] = (struct server_value){.v = 0.25, .valid = true};
 		a->run_mean[l] = (struct server_value){.v = 0.0125, .valid = l != SRVL_E2E};
 	}
+	/* Quantiles off buckets: the report of the file shows the bounds, as
+	 * the live summary does, never the interpolated number. */
+	a->run_p50[SRVL_TTFT] = (struct server_value){.v = 0.15, .valid = true, .lo = 0, .hi = 0.3};
+	a->run_p99[SRVL_TTFT] = (struct server_value){.v = 19.9, .valid = true, .lo = 10, .hi = 20};
+	a->run_p99[SRVL_E2E] = (struct server_value){.v = 60, .valid = true, .lo = 60, .hi = INFINITY};
+	a->p99[SRVL_ITL] = (struct server_value){.v = 0.09, .valid = true, .lo = 0.05, .hi = 0.1};
 	a->run_gen_tokens = (struct server_value){.v = 123456, .valid = true};
 	a->gpu_status = SERVER_UP;
 	a->gpu_scrapes = 100;
@@ -376,6 +382,10 @@ static void test_server_block(void **state)
 	char *pa = memout(server_summary, a), *pb = memout(server_summary, b);
 	assert_string_equal(pa, pb);
 	assert_non_null(strstr(pa, "Server metrics (vllm)"));
+	assert_non_null(strstr(pb, "Server TTFT (ms):                        p50 <=300  p99 10-20 s"));
+	assert_non_null(strstr(pb, "p99 >60 s"));
+	assert_null(strstr(pb, "19900"));
+	assert_true(b->p99[SRVL_ITL].lo == 0.05 && b->p99[SRVL_ITL].hi == 0.1);
 	free(ta);
 	free(tb);
 	free(pa);

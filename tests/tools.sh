@@ -117,6 +117,49 @@ done
 [ $st -eq 0 ] && [ $same -eq 0 ]
 check "merge of two identical runs: counts double, mean, min and max unchanged" $?
 
+# Runs against another target URL and model: merge warns (stderr and the
+# result's warnings); --strict refuses and writes nothing.
+python3 - "$tmp/a.json" "$tmp/other.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+old = {}
+def find(o):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k in ("target_url", "model_id", "run_id") and isinstance(v, str) and v:
+                old[v] = {"target_url": "http://other.example:8000", "model_id": "other-model",
+                          "run_id": "fedcba9876543210fedcba9876543210"}[k]
+            find(v)
+    elif isinstance(o, list):
+        for v in o:
+            find(v)
+find(d)
+def swap(o):
+    if isinstance(o, dict):
+        return {k: swap(v) for k, v in o.items()}
+    if isinstance(o, list):
+        return [swap(v) for v in o]
+    return old.get(o, o) if isinstance(o, str) else o
+json.dump(swap(d), open(sys.argv[2], "w"))
+PY
+"$INFERTOP_BIN" merge "$tmp/a.json" "$tmp/other.json" -o "$tmp/ao.json" 2>"$tmp/ao.err"
+st=$?
+[ $st -eq 0 ] && grep -q "warning: the runs are not of one target: target_url differs: .* vs http://other.example:8000; model differs: .* vs other-model" "$tmp/ao.err" &&
+	python3 -c '
+import json, sys
+w = json.load(open(sys.argv[1]))["infertop"]["warnings"]["merged_targets_differ"]
+assert w["count"] == 2 and "other-model" in w["last_message"], w
+' "$tmp/ao.json"
+check "merge: runs of different targets and models warn, on stderr and in the result (exit $st)" $?
+"$INFERTOP_BIN" merge --strict "$tmp/a.json" "$tmp/other.json" -o "$tmp/ao2.json" 2>"$tmp/ao2.err"
+st=$?
+[ $st -eq 1 ] && [ ! -e "$tmp/ao2.json" ] && grep -q "refused (--strict): the runs are not of one target" "$tmp/ao2.err"
+check "merge --strict: refused, nothing written (exit $st)" $?
+"$INFERTOP_BIN" merge --strict "$tmp/a.json" "$tmp/a2.json" -o "$tmp/aa2.json" 2>"$tmp/aa2.err"
+st=$?
+[ $st -eq 0 ] && ! grep -q "not of one target" "$tmp/aa2.err"
+check "merge --strict: runs of one target merge (exit $st)" $?
+
 # The merged file spans the union of both runs' time.
 ad=$(grep '"duration"' "$tmp/a.json" | head -1 | tr -dc '0-9.')
 abd=$(grep '"duration"' "$tmp/ab.json" | head -1 | tr -dc '0-9.')
@@ -162,6 +205,15 @@ check "compare --fail-if: a slower run exits 1, each condition named, changes ma
 st=$?
 [ $st -eq 0 ] && grep -Eq '^ttft p99 .* better +p99_ttft_ms$' "$tmp/g2.txt" && grep -q "pass" "$tmp/g2.err"
 check "compare --fail-if: the faster run exits 0, marked better (exit $st)" $?
+# The last line is the verdict; a run against itself is no difference.
+grep -Eq '^Verdict: B is worse: [a-z]' "$tmp/g1.txt" && grep -Eq '^Verdict: B is better: [a-z]' "$tmp/g2.txt"
+check "compare: a verdict ends the table" $?
+"$INFERTOP_BIN" compare "$tmp/base.json" "$tmp/base.json" >"$tmp/self.txt"
+grep -q '^Verdict: no significant difference' "$tmp/self.txt" && ! grep -Eq ' (worse|better) ' "$tmp/self.txt"
+check "compare: a run against itself, no significant difference" $?
+"$INFERTOP_BIN" compare "$tmp/base.json" "$tmp/same.json" >"$tmp/like.txt"
+! grep -Eq '[+-]0\.0% +(worse|better)' "$tmp/like.txt"
+check "compare: never +0.0% worse" $?
 "$INFERTOP_BIN" compare "$tmp/base.json" "$tmp/same.json" --fail-if 'median_ttft_ms>+100%,failed>0' >/dev/null 2>&1
 st=$?
 [ $st -eq 0 ]

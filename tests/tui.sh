@@ -98,7 +98,7 @@ wait_for "boxed panels: bottom borders" "^╰─+╯"
 wait_for "chart: value scale 0…max in its top border" "╭─ output tok/s [0-9.k]+ ─+ 0…[0-9.k]+ ─╮"
 wait_for "chart: time axis, -span … now, in its bottom border" "╰─-[0-9]+s─+(-[0-9]+s─+)*now─╯"
 wait_for "client figures say so" "╭─ TTFT p99 client [0-9.]+ ms"
-wait_for "server figures say so" "srv TTFT p99 +[0-9]"
+wait_for "server figures say so" "srv TTFT p99 +(<=|>)?[0-9]"
 # The mouse, as an xterm reports it (X10: ESC [ M, then button, column and
 # row, each plus 32, 1-based): the wheel zooms the charts, a click on a
 # panel maximises it and a second click gives the view back.

@@ -13,6 +13,7 @@
  * ("load set to 32 by API") whoever issued it.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +56,22 @@ const char *cmd_status_name(enum cmd_status s);
 #define CMD_CONCURRENCY_MAX 1000000000L
 #define CMD_RATE_MIN (1.0 / 60)     /* below one request a minute a run says nothing */
 #define CMD_RATE_MAX 1e6            /* above, the client is the bottleneck */
+
+/* A typo must not flood the target: a change of the load to more than
+ * --max-change times the current (default 4), or the current + 256,
+ * whichever is more, is applied only once confirmed (the dashboard asks
+ * y/n; the control API wants "force": true). Going down never asks. */
+#define CMD_MAX_CHANGE_DEFAULT 4
+#define CMD_MAX_CHANGE_ABS 256
+/* Counted from the lowest load of the last 10 s: ] ] ] ] is one change. */
+#define CMD_MAX_CHANGE_WINDOW_NS (10 * 1000000000LL)
+struct load;
+/* True when setting the load to `target` (a concurrency, or with rate a
+ * rate in req/s) is over l->max_change from the lowest load of the last
+ * 10 s; why gets the sentence that says so ("concurrency 999999 is over
+ * 4x the current 8 or +256 (--max-change)"). Switching between closed and
+ * open loop counts from 0. */
+bool cmd_change_too_big(const struct load *l, bool rate, double target, char *why, size_t cap);
 
 /* The highest concurrency the file descriptor limit allows. */
 long cmd_concurrency_limit(void);

@@ -38,6 +38,7 @@ struct control_load {
 	bool is_rate;
 	long concurrency;   /* 1 .. CMD_CONCURRENCY_MAX */
 	double rate;        /* CMD_RATE_MIN .. CMD_RATE_MAX requests/s */
+	bool force;         /* "force": true: apply a change over --max-change */
 };
 
 #define CONTROL_ERR_MAX 160

@@ -66,6 +66,7 @@ struct load {
 	long concurrency;
 	double rate;
 	long max_concurrency;      /* open-loop cap, 0 = none */
+	long max_change;           /* --max-change factor, 0 = none (cmd_change_too_big) */
 	bool paused;               /* by the user */
 	bool held;                 /* by a plan, between measured steps */
 	bool backing_off;          /* the server asked to wait (429, 503, refusals) */

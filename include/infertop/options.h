@@ -20,6 +20,7 @@ struct config {
 	long concurrency;       /* closed loop target users */
 	double rate;            /* > 0: open loop, requests per second */
 	long max_concurrency;   /* open-loop cap, 0 = none */
+	long max_change;        /* --max-change: a load change above this factor asks first, 0 = none */
 	uint64_t seed;
 	bool have_seed;         /* --seed given (else a slice derives its own) */
 	long slice_index;       /* --slice I/N: this generator's share of the dataset */

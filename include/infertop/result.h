@@ -72,6 +72,10 @@ struct result_crow {
 	int prec; /* decimals in text, markdown */
 	int better; /* +1: higher is better, -1: lower is, 0: neither */
 	double a, b;
+	/* The run-to-run noise: where each side's figure would likely fall
+	 * on a rerun (about 95 %, compare.c's compare_noise); NaN: unknown. A
+	 * change whose intervals overlap is "same". */
+	double lo_a, hi_a, lo_b, hi_b;
 };
 /* ... and, when a run has them, the cache's hit rate and TTFT p50 warm
  * and cold, TTFT p50 by turn and the sessions that failed. */
@@ -99,6 +103,11 @@ void result_compare_release(struct result_compare *c);
 double result_crow_delta_pct(const struct result_crow *r);
 /* "better", "worse", "same", or "" (no direction, or no change known). */
 const char *result_crow_verdict(const struct result_crow *r);
+/* The last line of a comparison, from the verdicts of the headline rows
+ * (throughputs, error share, TTFT, ITL, E2E p50 and p99): "B is better:
+ * ttft p50 -12.0%, ..." / "B is worse: ..." / "mixed: B is better on
+ * ...; worse on ..." / "no significant difference (...)". */
+void result_compare_verdict(const struct result_compare *c, char *buf, size_t cap);
 /* The row with this key, NULL if none. */
 const struct result_crow *result_compare_find(const struct result_compare *c, const char *key);
 

@@ -44,12 +44,14 @@ struct server_value {
 	double lo, hi;
 };
 
-/* A server latency (seconds) as milliseconds for people: the value when
- * its bucket is narrow, else what the buckets really say: "<=300" when the
- * bucket starts at 0, "150 (100-300)" otherwise, ">60000" in the overflow
- * bucket. "-" when unknown. The one formatter of the dashboard, the
- * progress line and the summary. */
-void server_format_ms(const struct server_value *v, char *buf, size_t cap);
+/* A server latency (seconds) as milliseconds for people, the one
+ * formatter of every output (dashboard, progress line, summary, report).
+ * An exact value prints as a number; a quantile read off buckets prints
+ * as its bucket, never as an interpolated number: "<=300" when the bucket
+ * starts at 0, "100-300", ">60" in the overflow bucket, and from 1 s on in
+ * seconds with the unit ("10-20 s", ">20 s"). "-" when unknown. Returns
+ * true when buf carries its own unit (" s"); otherwise it is ms. */
+bool server_format_ms(const struct server_value *v, char *buf, size_t cap);
 
 struct server_agg {         /* over the whole run, valid samples only */
 	double min, max, sum;

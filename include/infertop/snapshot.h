@@ -254,6 +254,11 @@ int snapshot_read_file(struct snapshot *s, const char *path, char *err, size_t e
  * summed, load targets summed, duration from the earliest start to the
  * latest end. Exact for every count and histogram. 0, or -1 with err. */
 int snapshot_merge(struct snapshot *dst, const struct snapshot *const *src, size_t n, char *err, size_t errcap);
+/* Runs against different targets or models add up to nothing meaningful:
+ * how many of the two (target URL, model) differ among the merged runs'
+ * summaries (a merged snapshot's "merged_from"), 0 when none; msg words
+ * it ("target_url differs: http://a vs http://b"). */
+int snapshot_merge_targets_differ(const struct cJSON *sources, char *msg, size_t cap);
 /* snapshot_merge into a dst that is zeroed or holds an earlier parse or
  * merge, whose histograms are reused (see snapshot_reparse). */
 int snapshot_remerge(struct snapshot *dst, const struct snapshot *const *src, size_t n, char *err, size_t errcap);

@@ -51,6 +51,23 @@ void ui_free(struct ui *u);
 int ui_action_load(const struct cmd_target *t, enum key_action a, long max_conc, char *msg, size_t cap);
 /* The text typed after `c`: a concurrency, or a rate in open loop. */
 int ui_action_set(const struct cmd_target *t, const char *typed, long max_conc, char *msg, size_t cap);
+/* A load change held for confirmation (over --max-change, command.h). */
+struct ui_load_change {
+	bool active;
+	bool rate;          /* value is a rate in req/s, else a concurrency */
+	double value;
+	char why[160];      /* cmd_change_too_big's sentence */
+};
+/* The same, asking first: a change over --max-change is held in *ask and
+ * 1 returned, msg the question ("apply? y/n: ..."). ask NULL: never asks. */
+int ui_action_load_ask(const struct cmd_target *t, enum key_action a, long max_conc, struct ui_load_change *ask,
+		       char *msg, size_t cap);
+int ui_action_set_ask(const struct cmd_target *t, const char *typed, long max_conc, struct ui_load_change *ask,
+		      char *msg, size_t cap);
+/* The answer to the question: yes applies the held change, no keeps the
+ * load. Either way ask is cleared. */
+int ui_action_confirm(const struct cmd_target *t, struct ui_load_change *ask, bool yes, long max_conc, char *msg,
+		      size_t cap);
 /* Closed loop -> open loop at the measured (or previous) rate, and back. */
 int ui_action_mode(const struct cmd_target *t, int64_t now_ns, long max_conc, char *msg, size_t cap);
 int ui_action_pause(const struct cmd_target *t, char *msg, size_t cap);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "infertop/clock.h"
+#include "infertop/command.h"
 #include "infertop/control_req.h"
 #include "infertop/dataset.h"
 #include "infertop/help.h"
@@ -219,6 +220,7 @@ static void cli_defaults(struct config *cfg)
 	memset(cfg, 0, sizeof *cfg);
 	cfg->api = OAI_CHAT;
 	cfg->concurrency = 8;
+	cfg->max_change = CMD_MAX_CHANGE_DEFAULT;
 	cfg->seed = 1;
 	cfg->input_tokens = 128;
 	cfg->output_tokens = 128;
@@ -820,6 +822,9 @@ static const struct cli_opt opts[] = {
 	{ "max-concurrency", 0, "N", G_LOAD, set_long, F(max_concurrency), 1, 1000000,
 	  "expected a whole number from 1 to 1000000",
 	  .help = "cap on in-flight requests in open loop; arrivals wait, and their client queue time is reported" },
+	{ "max-change", 0, "N", G_LOAD, set_long, F(max_change), 0, 1000000, "expected a whole number from 0 (no limit)",
+	  .help = "a key or API change of the load to over N times the current (or +256, whichever is more) "
+		  "asks to confirm; the API wants \"force\": true (default 4, 0: no limit)" },
 	{ "seed", 0, "N", G_LOAD, set_seed, .help = "random seed for arrivals and prompts (default 1)" },
 	{ "arrival", 0, "KIND", G_LOAD, set_arrival, F(arrival), .values = arrival_value, .help = "open-loop arrivals: %s" },
 	{ "burstiness", 0, "K", G_LOAD, set_burstiness, .help = "gamma shape (1 = Poisson, < 1 burstier, > 1 smoother)" },

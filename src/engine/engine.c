@@ -890,6 +890,7 @@ void engine_start(struct engine *e)
 	scrape_start(e->scrape);
 	if (cfg->max_concurrency)
 		load_set_max_concurrency(&e->load, cfg->max_concurrency);
+	e->load.max_change = cfg->max_change;
 	/* A trace's schedule is the load; the plan's -c / -r are then
 	 * ignored by the load. */
 	if (e->trace)

@@ -78,6 +78,47 @@ long cmd_concurrency_limit(void)
 	return n < CMD_CONCURRENCY_MAX ? n : CMD_CONCURRENCY_MAX;
 }
 
+/* The load to count a change from: the lowest of this mode in effect over
+ * the last CMD_MAX_CHANGE_WINDOW_NS (the current one included), so that
+ * repeated small steps (] ] ] ...) add up as one big change. 0 when the
+ * load is of the other mode. */
+static double change_base(const struct load *l, bool rate)
+{
+	enum load_mode want = rate ? LOAD_OPEN : LOAD_CLOSED;
+	if (l->mode != want)
+		return 0;
+	double base = rate ? l->rate : (double)l->concurrency;
+	int64_t since = clock_now_ns() - CMD_MAX_CHANGE_WINDOW_NS;
+	uint32_t n = l->nevents < LOAD_EVENTS ? l->nevents : LOAD_EVENTS;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct load_event *e = &l->events[(l->nevents - 1 - k) % LOAD_EVENTS];
+		/* The newest event before the window is the load in effect
+		 * when it began: it counts, and nothing older does. */
+		if (e->mode == want && e->value < base)
+			base = e->value;
+		if (e->mode != want || e->t_ns < since)
+			break;
+	}
+	return base;
+}
+
+bool cmd_change_too_big(const struct load *l, bool rate, double target, char *why, size_t cap)
+{
+	if (!l || l->max_change <= 0 || !(target > 0))
+		return false;
+	double cur = change_base(l, rate);
+	double limit = fmax(cur * (double)l->max_change, cur + CMD_MAX_CHANGE_ABS);
+	if (target <= limit)
+		return false;
+	bool now = (l->mode == LOAD_OPEN) == rate && cur == (rate ? l->rate : (double)l->concurrency);
+	if (why)
+		snprintf(why, cap, "%s %.6g%s is over %ldx %s%.6g%s%s or +%d (--max-change)",
+			 rate ? "rate" : "concurrency", target, rate ? " req/s" : "", l->max_change,
+			 now ? "the current " : "", cur, rate ? " req/s" : "", now ? "" : " (lowest in 10 s)",
+			 CMD_MAX_CHANGE_ABS);
+	return true;
+}
+
 enum cmd_status engine_cmd_set_concurrency(struct engine *e, long n, enum cmd_source src, struct cmd_result *out)
 {
 	enum cmd_status st;

@@ -716,6 +716,9 @@ static void view_load(struct fleet *f)
 	f->ld.concurrency = lround(m->concurrency);
 	f->ld.max_concurrency = lround(m->max_concurrency);
 	f->ld.paused = m->paused;
+	/* The fleet's keys ask before a jump as one run's do; its
+	 * generators then get "force" (the change was confirmed here). */
+	f->ld.max_change = f->cfg->max_change;
 	if (clock_now_ns() < f->override_until) {
 		f->ld.mode = f->ov_open ? LOAD_OPEN : LOAD_CLOSED;
 		if (f->ov_open)
@@ -1353,9 +1356,9 @@ static enum cmd_status set_load(struct fleet *f, bool open, long n, double r, en
 			long share = fleet_split_long(n, k, i);
 			char body[64];
 			if (open)
-				snprintf(body, sizeof body, "{\"rate\":%.17g}", r / (double)k);
+				snprintf(body, sizeof body, "{\"rate\":%.17g,\"force\":true}", r / (double)k);
 			else
-				snprintf(body, sizeof body, "{\"concurrency\":%ld}", share);
+				snprintf(body, sizeof body, "{\"concurrency\":%ld,\"force\":true}", share);
 			if (send_cmd(f, eps[i], "/v1/load", body, "set load") != 0)
 				st = CMD_FAILED;
 			if (!open && len < (int)sizeof msg)

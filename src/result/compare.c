@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +26,7 @@ static void crow_add(struct result_compare *c, const char *name, const char *key
 	r->better = better;
 	r->a = a;
 	r->b = b;
+	r->lo_a = r->hi_a = r->lo_b = r->hi_b = NAN;
 }
 
 /* The options of the two runs that differ. "output" is left out: where
@@ -91,11 +93,20 @@ void result_compare_release(struct result_compare *c)
 	c->options_diff = NULL;
 }
 
+/* A change is only a change when it is outside the noise: when each
+ * side's interval is known and they overlap, the runs cannot tell apart;
+ * without intervals, a change that prints as 0.0% is none either. */
 const char *result_crow_verdict(const struct result_crow *r)
 {
 	if (!r->better || isnan(r->a) || isnan(r->b))
 		return "";
 	if (r->b == r->a)
+		return "same";
+	bool known = !isnan(r->lo_a) && !isnan(r->hi_a) && !isnan(r->lo_b) && !isnan(r->hi_b);
+	if (known && r->lo_b <= r->hi_a && r->lo_a <= r->hi_b)
+		return "same";
+	double p = result_crow_delta_pct(r);
+	if (!isnan(p) && fabs(p) < 0.05)
 		return "same";
 	return (r->b > r->a) == (r->better > 0) ? "better" : "worse";
 }
@@ -170,6 +181,184 @@ static void fleet_rows(struct result_compare *c, const struct snapshot *a, const
 		crow_add(c, keys[i], keys[i], "count", better[i], fleet_figure(a, keys[i]), fleet_figure(b, keys[i]));
 }
 
+/* ---- the run-to-run noise ----
+ *
+ * Each figure gets an interval of about 95 % from what the run itself
+ * holds, with no resampling:
+ * - a percentile p of n samples: the order statistics at ranks
+ *   n*p -/+ 1.96*sqrt(n*p*(1-p)) (the binomial confidence interval of a
+ *   quantile), read off the histogram and widened to the bounds of their
+ *   buckets (the histogram's own resolution); when the upper rank is past
+ *   the last sample (p99 of 16 requests: the maximum, as noisy as one
+ *   sample), the interval is mirrored around that largest sample;
+ * - a mean: mean -/+ 1.96 * stddev / sqrt(n);
+ * - a throughput over n requests: -/+ 1.96 / sqrt(n) relative in open
+ *   loop (Poisson arrivals), times the coefficient of variation of E2E in
+ *   closed loop (the users' count is fixed; the time each took varies);
+ * - an error share of f in n: -/+ 1.96 * sqrt(p*(1-p)/n), at least 3/n
+ *   (the rule of three when none failed).
+ * Two figures whose intervals overlap are reported as the same. */
+#define NOISE_Z 1.96
+
+static void set_interval(double *lo, double *hi, double l, double h)
+{
+	*lo = l;
+	*hi = h;
+}
+
+/* p in percent; < 0: the mean. Milliseconds. */
+static void hist_interval(const struct hist *h, double p, double *lo, double *hi)
+{
+	uint64_t n = h ? hist_count(h) : 0;
+	if (n == 0)
+		return;
+	if (p < 0) {
+		double half = NOISE_Z * hist_stddev(h) / sqrt((double)n);
+		set_interval(lo, hi, (hist_mean(h) - half) / 1e3, (hist_mean(h) + half) / 1e3);
+		return;
+	}
+	double q = p / 100, nd = (double)n, half = NOISE_Z * sqrt(nd * q * (1 - q));
+	double rlo = floor(nd * q - half), rhi = ceil(nd * q + half) + 1;
+	int64_t vlo = hist_percentile(h, 100 * fmax(rlo, 0) / nd);
+	int64_t vhi = hist_percentile(h, 100 * fmin(rhi, nd) / nd);
+	int64_t blo, bhi, dummy;
+	hist_bucket_bounds(vlo, &blo, &dummy);
+	hist_bucket_bounds(vhi, &dummy, &bhi);
+	/* Past the last sample (p99 of 16 requests) nothing bounds it from
+	 * above: the interval is mirrored around the largest sample, as wide
+	 * above it as the ranks make it below. */
+	double top = (double)bhi;
+	if (rhi > nd)
+		top += (double)bhi - (double)blo;
+	set_interval(lo, hi, (double)blo / 1e3, top / 1e3);
+}
+
+/* A throughput: in open loop the arrivals' own noise, sqrt(n) of n;
+ * in closed loop the count is the users' and the noise is the time each
+ * took: the relative standard error of the mean E2E. */
+static void rate_interval(const struct snapshot *s, double v, uint64_t n, double *lo, double *hi)
+{
+	if (isnan(v) || n == 0)
+		return;
+	double rel = NOISE_Z / sqrt((double)n);
+	const struct hist *e2e = s->run[STAT_E2E];
+	if (!s->open_loop) {
+		if (!e2e || hist_count(e2e) == 0 || !(hist_mean(e2e) > 0))
+			return;
+		rel *= hist_stddev(e2e) / hist_mean(e2e);
+	}
+	set_interval(lo, hi, v * (1 - rel), v * (1 + rel));
+}
+
+static void share_interval(double p, uint64_t n, double *lo, double *hi)
+{
+	if (isnan(p) || n == 0)
+		return;
+	double half = fmax(NOISE_Z * sqrt(p * (1 - p) / (double)n), 3.0 / (double)n);
+	set_interval(lo, hi, fmax(p - half, 0), fmin(p + half, 1));
+}
+
+static struct result_crow *row_of(struct result_compare *c, const char *key)
+{
+	return (struct result_crow *)result_compare_find(c, key);
+}
+
+/* Fills the intervals of the rows it knows how to (the others keep NaN). */
+static void compare_noise(struct result_compare *c, const struct snapshot *a, const struct snapshot *b)
+{
+	const struct snapshot *s[2] = {a, b};
+	for (int k = 0; k < 2; k++) {
+		uint64_t done = s[k]->run_c.completed, tot = done + snapshot_failed(s[k]);
+		static const char *const rates[] = {"request_throughput", "output_throughput", "total_token_throughput"};
+		for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+			struct result_crow *r = row_of(c, rates[i]);
+			if (r)
+				rate_interval(s[k], k ? r->b : r->a, done, k ? &r->lo_b : &r->lo_a,
+					      k ? &r->hi_b : &r->hi_a);
+		}
+		struct result_crow *r = row_of(c, "error_share");
+		if (r)
+			share_interval(k ? r->b : r->a, tot, k ? &r->lo_b : &r->lo_a, k ? &r->hi_b : &r->hi_a);
+		static const char *const vllm[] = {"mean", "median", "p90", "p99", "p99.9"};
+		static const double pct[] = {-1, 50, 90, 99, 99.9};
+		for (int m = 0; m < STAT_NMETRICS; m++) {
+			for (size_t i = 0; i < sizeof vllm / sizeof vllm[0]; i++) {
+				char key[48];
+				snprintf(key, sizeof key, "%s_%s_ms", vllm[i], stats_metric_name((enum stat_metric)m));
+				r = row_of(c, key);
+				if (r)
+					hist_interval(s[k]->run[m], pct[i], k ? &r->lo_b : &r->lo_a, k ? &r->hi_b : &r->hi_a);
+			}
+		}
+	}
+}
+
+/* The figures a verdict is about: what a user compares runs for. The
+ * other rows (TTFB, queue, the tails past p99, ...) are named only when
+ * none of these moved. */
+static bool headline(const char *key)
+{
+	static const char *const keys[] = {"request_throughput", "output_throughput", "error_share",
+					   "median_ttft_ms",	 "p99_ttft_ms",	      "median_itl_ms",
+					   "p99_itl_ms",	 "median_e2el_ms",    "p99_e2el_ms"};
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (strcmp(key, keys[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The rows marked `which` among the headline ones (or the others),
+ * largest changes first, at most 4 named. */
+static void verdict_list(const struct result_compare *c, const char *which, bool head, char *buf, size_t cap)
+{
+	bool used[RESULT_MAX_CROWS] = {false};
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int k = 0; k < 4; k++) {
+		int best = -1;
+		for (int i = 0; i < c->n; i++) {
+			const struct result_crow *r = &c->rows[i];
+			if (used[i] || headline(r->key) != head || strcmp(result_crow_verdict(r), which) != 0 ||
+			    isnan(result_crow_delta_pct(r)))
+				continue;
+			if (best < 0 || fabs(result_crow_delta_pct(r)) > fabs(result_crow_delta_pct(&c->rows[best])))
+				best = i;
+		}
+		if (best < 0)
+			break;
+		used[best] = true;
+		int w = snprintf(buf + n, cap - n, "%s%s %+.1f%%", n ? ", " : "", c->rows[best].name,
+				 result_crow_delta_pct(&c->rows[best]));
+		if (w < 0 || (size_t)w >= cap - n)
+			break;
+		n += (size_t)w;
+	}
+}
+
+void result_compare_verdict(const struct result_compare *c, char *buf, size_t cap)
+{
+	char better[400], worse[400], ob[400], ow[400];
+	verdict_list(c, "better", true, better, sizeof better);
+	verdict_list(c, "worse", true, worse, sizeof worse);
+	if (better[0] && worse[0])
+		snprintf(buf, cap, "mixed: B is better on %s; worse on %s", better, worse);
+	else if (better[0])
+		snprintf(buf, cap, "B is better: %s", better);
+	else if (worse[0])
+		snprintf(buf, cap, "B is worse: %s", worse);
+	else {
+		verdict_list(c, "better", false, ob, sizeof ob);
+		verdict_list(c, "worse", false, ow, sizeof ow);
+		if (!ob[0] && !ow[0])
+			snprintf(buf, cap, "no significant difference (every change within the run-to-run noise)");
+		else
+			snprintf(buf, cap,
+				 "no significant difference in throughput, errors, TTFT, ITL or E2E (other figures: "
+				 "%s%s%s%s%s)",
+				 ob[0] ? "better on " : "", ob, ob[0] && ow[0] ? "; " : "", ow[0] ? "worse on " : "", ow);
+	}
+}
+
 void result_compare_build(struct result_compare *c, const struct snapshot *a, const struct snapshot *b,
 			  const char *file_a, const char *file_b)
 {
@@ -209,6 +398,7 @@ void result_compare_build(struct result_compare *c, const struct snapshot *a, co
 		}
 	}
 	compare_cache_sessions(c, a, b);
+	compare_noise(c, a, b);
 }
 
 double result_crow_delta_pct(const struct result_crow *r)

@@ -328,6 +328,20 @@ static cJSON *dup_or_null(const cJSON *j)
 	return d;
 }
 
+/* A merge of runs against different targets or models: figures that add
+ * up different things. */
+static void merge_targets_warning(cJSON *w, const cJSON *sources)
+{
+	char msg[300];
+	int n = snapshot_merge_targets_differ(sources, msg, sizeof msg);
+	if (!w || n == 0)
+		return;
+	cJSON *o = cJSON_AddObjectToObject(w, "merged_targets_differ");
+	put_u64(o, "count", (uint64_t)n);
+	if (o)
+		cJSON_AddStringToObject(o, "last_message", msg);
+}
+
 /* A fleet that lost generators says so among the warnings too: a reader
  * that looks only there learns that part of the planned load is missing. */
 static void fleet_warning(cJSON *w, const cJSON *fleet)
@@ -722,6 +736,7 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 		fleet_warning(w, s->fleet);
 		if (w && s->vllm_ignored)
 			cJSON_AddItemToObject(w, "vllm_ignored", dup_or_null(s->vllm_ignored));
+		merge_targets_warning(w, s->sources);
 	}
 	put_u64(it, "output_chunks", s->run_c.chunks);
 	put_u64(it, "started", s->started);
@@ -1554,6 +1569,11 @@ static cJSON *compare_doc(const struct result_compare *c)
 		else
 			cJSON_AddNullToObject(r, "verdict");
 		cJSON_AddItemToArray(arr, r);
+	}
+	if (o) {
+		char verdict[1200];
+		result_compare_verdict(c, verdict, sizeof verdict);
+		cJSON_AddStringToObject(o, "verdict", verdict);
 	}
 	if (o)
 		cJSON_AddItemToObject(o, "options_differ",

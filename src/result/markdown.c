@@ -206,6 +206,9 @@ int result_md_compare(FILE *out, const struct result_compare *c)
 		fprintf(out, "| %s | %s | %.*f | %.*f | %+.*f | %s | %s | `%s` |\n", r->name, r->unit, p, r->a, p, r->b,
 			p, r->b - r->a, pct, result_crow_verdict(r), r->key);
 	}
+	char verdict[1200];
+	result_compare_verdict(c, verdict, sizeof verdict);
+	fprintf(out, "\n**Verdict:** %s\n", verdict);
 	fprintf(out, "\nA: `%s`, B: `%s`\n", c->file_a, c->file_b);
 	return 0;
 }

@@ -310,3 +310,35 @@ int snapshot_remerge(struct snapshot *dst, const struct snapshot *const *src, si
 	snapshot_hists_take(dst, &keep);
 	return merge_into(dst, &keep, src, n, err, errcap);
 }
+
+/* Kept apart from merge_into: a check on the inputs' summaries, so the
+ * CLI (stderr, --strict) and the result's warnings read the same words. */
+int snapshot_merge_targets_differ(const cJSON *sources, char *msg, size_t cap)
+{
+	static const char *const keys[] = {"target_url", "model"};
+	int differ = 0;
+	size_t len = 0;
+	if (cap)
+		msg[0] = '\0';
+	for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+		const char *first = NULL, *other = NULL;
+		const cJSON *it;
+		cJSON_ArrayForEach(it, sources)
+		{
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, keys[k]);
+			const char *s = cJSON_IsString(v) ? v->valuestring : "";
+			if (!first)
+				first = s;
+			else if (strcmp(s, first) != 0 && !other)
+				other = s;
+		}
+		if (!other)
+			continue;
+		differ++;
+		int w = snprintf(msg + len, cap - len, "%s%s differs: %.100s vs %.100s", len ? "; " : "", keys[k],
+				 *first ? first : "-", *other ? other : "-");
+		if (w > 0 && (size_t)w < cap - len)
+			len += (size_t)w;
+	}
+	return differ;
+}

@@ -34,6 +34,24 @@ static bool sv_num(const cJSON *o, const char *k, double scale, struct server_va
 	return v->valid;
 }
 
+/* "p50_bucket_ms": [lo, hi|null] back into v's bucket, so a report of a
+ * file shows the bounds, as the live summary did. */
+static void sv_bucket(const cJSON *o, const char *k, struct server_value *v)
+{
+	const cJSON *x = o ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
+	v->lo = v->hi = 0;
+	if (!v->valid || !cJSON_IsArray(x) || cJSON_GetArraySize(x) != 2)
+		return;
+	const cJSON *lo = cJSON_GetArrayItem(x, 0), *hi = cJSON_GetArrayItem(x, 1);
+	if (!cJSON_IsNumber(lo) || !(lo->valuedouble >= 0) || !(cJSON_IsNumber(hi) || cJSON_IsNull(hi)))
+		return;
+	double h = cJSON_IsNull(hi) ? HUGE_VAL : hi->valuedouble / 1e3;
+	if (!(h > lo->valuedouble / 1e3))
+		return;
+	v->lo = lo->valuedouble / 1e3;
+	v->hi = h;
+}
+
 static void sv_agg(const cJSON *o, struct server_agg *a)
 {
 	struct server_value min, mean, max, n;
@@ -110,6 +128,12 @@ void snapshot_server_state(const cJSON *j, struct server_state *st)
 		sv_num(r, "p90_ms", 1e3, &st->run_p90[l]);
 		sv_num(r, "p99_ms", 1e3, &st->run_p99[l]);
 		sv_num(r, "mean_ms", 1e3, &st->run_mean[l]);
+		sv_bucket(w, "p50_bucket_ms", &st->p50[l]);
+		sv_bucket(w, "p90_bucket_ms", &st->p90[l]);
+		sv_bucket(w, "p99_bucket_ms", &st->p99[l]);
+		sv_bucket(r, "p50_bucket_ms", &st->run_p50[l]);
+		sv_bucket(r, "p90_bucket_ms", &st->run_p90[l]);
+		sv_bucket(r, "p99_bucket_ms", &st->run_p99[l]);
 	}
 	const cJSON *tot = cJSON_GetObjectItemCaseSensitive(j, "run_totals");
 	sv_num(tot, "prompt_tokens", 1, &st->run_prompt_tokens);

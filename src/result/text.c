@@ -501,25 +501,41 @@ void server_print_summary(FILE *out, const struct server_state *st)
 	}
 }
 
-void server_format_ms(const struct server_value *v, char *buf, size_t cap)
+/* A bound for people: "%.4g" keeps 0.5, 2.5, 300, 7500 as written in the
+ * server's le labels. */
+static void bound_text(char *buf, size_t cap, double x)
+{
+	snprintf(buf, cap, "%.4g", x);
+}
+
+bool server_format_ms(const struct server_value *v, char *buf, size_t cap)
 {
 	if (!v || !v->valid || !isfinite(v->v)) {
 		snprintf(buf, cap, "-");
-		return;
+		return false;
 	}
 	double ms = v->v * 1e3, lo = v->lo * 1e3, hi = v->hi * 1e3;
-	/* Exact, or a bucket narrow enough that the interpolation misleads
-	 * nobody: within 1 ms or a quarter of the value. */
-	if (!(hi > lo) || (isfinite(hi) && (hi - lo <= 1.0 || hi - lo <= 0.25 * hi))) {
+	if (!(hi > lo)) {
+		/* Exact: a mean, a summary's quantile. */
 		snprintf(buf, cap, ms < 10 ? "%.2f" : ms < 100 ? "%.1f" : "%.0f", ms);
-		return;
+		return false;
 	}
+	/* From buckets: only the bucket is known. Any number inside it
+	 * (PromQL's linear interpolation) would look measured and can lie
+	 * below the mean or above the longest request, so the bounds are
+	 * shown, in seconds from 1 s on to stay short ("10-20 s"). */
+	bool secs = (isinf(hi) ? lo : hi) >= 1000;
+	double k = secs ? 1e-3 : 1;
+	char a[24], b[24];
+	bound_text(a, sizeof a, lo * k);
+	bound_text(b, sizeof b, hi * k);
 	if (isinf(hi))
-		snprintf(buf, cap, ">%.0f", lo);
+		snprintf(buf, cap, ">%s%s", a, secs ? " s" : "");
 	else if (lo <= 0)
-		snprintf(buf, cap, "<=%.*f", hi < 10 ? 1 : 0, hi);
+		snprintf(buf, cap, "<=%s%s", b, secs ? " s" : "");
 	else
-		snprintf(buf, cap, "%.0f (%.0f-%.0f)", ms, lo, hi);
+		snprintf(buf, cap, "%s-%s%s", a, b, secs ? " s" : "");
+	return secs;
 }
 
 
@@ -729,5 +745,8 @@ int result_text_compare(FILE *out, const struct result_compare *c)
 		fprintf(out, "%-26s %-6s %14.*f %14.*f %+14.*f %9s %-6s  %s\n", r->name, r->unit, p, r->a, p, r->b, p,
 			r->b - r->a, pct, result_crow_verdict(r), r->key);
 	}
+	char verdict[1200];
+	result_compare_verdict(c, verdict, sizeof verdict);
+	fprintf(out, "\nVerdict: %s\n", verdict);
 	return 0;
 }

@@ -76,6 +76,8 @@ static const char usage_merge[] =
 	"summed, throughput over the union of time (earliest start to latest end).\n"
 	"\n"
 	"  -o, --output FILE  where the merged snapshot goes (written atomically)\n"
+	"      --strict       refuse runs against different target URLs or models\n"
+	"                     (without it: a warning, on stderr and in the result)\n"
 	"  -h, --help         show this help\n";
 
 static void usage_compare(FILE *out)
@@ -178,6 +180,25 @@ static int sink_close(struct sink *k, const char *path, const char *cmd, int rc)
 	return rc;
 }
 
+/* merge --strict (parse_opts sets it). */
+static bool merge_strict;
+
+/* Runs against different targets or models: a warning, or with --strict
+ * a refusal. 0 to go on. */
+static int merge_check_targets(const struct snapshot *m)
+{
+	char msg[300];
+	if (snapshot_merge_targets_differ(m->sources, msg, sizeof msg) == 0)
+		return 0;
+	if (merge_strict) {
+		fprintf(stderr, "infertop merge: refused (--strict): the runs are not of one target: %s\n", msg);
+		return -1;
+	}
+	fprintf(stderr, "infertop merge: warning: the runs are not of one target: %s (the result says so among its "
+			"warnings; --strict refuses)\n", msg);
+	return 0;
+}
+
 /* Options anywhere among the files (GNU getopt permutes argv); the files
  * end up in argv[optind..]. Returns -1 to go on, else an exit status. */
 static int parse_opts(int argc, char **argv, const struct format **fmt, const char **output, bool is_merge,
@@ -198,6 +219,7 @@ static int parse_opts(int argc, char **argv, const struct format **fmt, const ch
 	};
 	static const struct option merge_opts[] = {
 		{"output", required_argument, NULL, 'o'},
+		{"strict", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -223,6 +245,9 @@ static int parse_opts(int argc, char **argv, const struct format **fmt, const ch
 			break;
 		case 'o':
 			*output = optarg;
+			break;
+		case 'S':
+			merge_strict = true;
 			break;
 		case 'h':
 			tools_usage(stdout, cmd);
@@ -328,6 +353,7 @@ static int cmd_merge(int argc, char **argv)
 	const char *out = NULL;
 	char **files = NULL;
 	int n = 0;
+	merge_strict = false;
 	int rc = parse_opts(argc, argv, &fmt, &out, true, &files, &n, NULL);
 	if (rc >= 0)
 		return rc;
@@ -351,6 +377,8 @@ static int cmd_merge(int argc, char **argv)
 	char err[512];
 	if (snapshot_merge(&m, ptrs, (size_t)n, err, sizeof err) != 0) {
 		fprintf(stderr, "infertop merge: %s\n", err);
+	} else if (merge_check_targets(&m) != 0) {
+		snapshot_release(&m);
 	} else {
 		char *txt = snapshot_to_text(&m);
 		char path[4096];

@@ -409,6 +409,17 @@ static enum MHD_Result serve_post(struct control *c, struct MHD_Connection *conn
 		struct control_load l;
 		if (control_req_parse_load(rq->body, rq->len, &l, field, err) != 0)
 			return send_json(conn, MHD_HTTP_BAD_REQUEST, "invalid", err, field, NULL, NULL, NULL);
+		/* A typo must not flood the target: a jump over --max-change
+		 * is refused unless the caller says it means it. */
+		struct run_view v;
+		char why[160], say[240];
+		engine_view(c->e, &v);
+		if (!l.force && v.state == ENGINE_RUNNING &&
+		    cmd_change_too_big(v.load, l.is_rate, l.is_rate ? l.rate : (double)l.concurrency, why, sizeof why)) {
+			snprintf(say, sizeof say, "%s; add \"force\": true to apply it", why);
+			return send_json(conn, MHD_HTTP_CONFLICT, "refused", say, l.is_rate ? "rate" : "concurrency", NULL,
+					 NULL, NULL);
+		}
 		if (l.is_rate)
 			engine_cmd_set_rate(c->e, l.rate, CMD_SRC_API, &r);
 		else

@@ -131,8 +131,13 @@ int control_req_parse_load(const char *body, size_t len, struct control_load *ou
 				rc = refuse(field, k, err, "out of range (1/60 to 1000000 requests/s)");
 			else
 				out->rate = d;
+		} else if (strcmp(k, "force") == 0) {
+			if (!cJSON_IsBool(it))
+				rc = refuse(field, k, err, "must be true or false");
+			else
+				out->force = cJSON_IsTrue(it);
 		} else {
-			rc = refuse(field, k, err, "unknown field (expected concurrency or rate)");
+			rc = refuse(field, k, err, "unknown field (expected concurrency, rate or force)");
 		}
 	}
 	if (rc == 0 && nconc + nrate != 1)

@@ -75,6 +75,7 @@ struct ui {
 	bool maximised;
 	bool entering;
 	char entry[24];
+	struct ui_load_change confirm;  /* a load change over --max-change, asked y/n */
 	char status[512];
 	enum theme_role status_role;
 	int64_t status_until;     /* 0: until replaced */
@@ -303,8 +304,10 @@ static void draw(struct ui *u, int64_t now)
 	unsigned flags = widgets_layout_flags(&v) | (u->help ? LAYOUT_HELP : 0);
 	struct layout l;
 	current_layout(u, &v, &l);
-	char prompt[96];
-	if (u->entering)
+	char prompt[256];
+	if (u->confirm.active)
+		snprintf(prompt, sizeof prompt, "apply? y/n: %s", u->confirm.why);
+	else if (u->entering)
 		snprintf(prompt, sizeof prompt, "%s: %s", v.load->mode == LOAD_OPEN ? "set rate (req/s)" : "set concurrency",
 			 u->entry);
 	else if (u->rq.filtering)
@@ -318,7 +321,7 @@ static void draw(struct ui *u, int64_t now)
 		.view = u->view,
 		.ascii = u->ascii,
 		.theme_name = u->theme.name,
-		.prompt = u->entering || u->rq.filtering ? prompt : NULL,
+		.prompt = u->confirm.active || u->entering || u->rq.filtering ? prompt : NULL,
 		.status = u->status[0] ? u->status : NULL,
 		.status_role = u->status_role,
 		.done_hint = u->quit_requested ? NULL : "q quits",
@@ -415,8 +418,9 @@ static void number_key(struct ui *u, int ch, int64_t now)
 		u->entering = false;
 		if (n == 0)
 			return;
-		int rc = ui_action_set(&u->t, u->entry, 0, msg, sizeof msg);
-		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
+		int rc = ui_action_set_ask(&u->t, u->entry, 0, &u->confirm, msg, sizeof msg);
+		if (rc != 1)
+			set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
 	} else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
 		if (n)
 			u->entry[n - 1] = '\0';
@@ -508,6 +512,12 @@ static void key(struct ui *u, int ch, int64_t now)
 		number_key(u, ch, now);
 		return;
 	}
+	/* A held load change: y applies it, any other key keeps the load. */
+	if (u->confirm.active) {
+		rc = ui_action_confirm(&u->t, &u->confirm, ch == 'y' || ch == 'Y', 0, msg, sizeof msg);
+		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
+		return;
+	}
 	if (u->help && help_scroll(u, ch))
 		return;
 	/* The requests view's own keys first (Esc closes the help before). */
@@ -528,8 +538,9 @@ static void key(struct ui *u, int ch, int64_t now)
 	case KEY_ACT_LOAD_DOWN:
 	case KEY_ACT_LOAD_DOUBLE:
 	case KEY_ACT_LOAD_HALVE:
-		rc = ui_action_load(&u->t, a, 0, msg, sizeof msg);
-		set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
+		rc = ui_action_load_ask(&u->t, a, 0, &u->confirm, msg, sizeof msg);
+		if (rc != 1)
+			set_status(u, rc == 0 ? THEME_R_NORMAL : THEME_R_WARN, now, "%s", msg);
 		break;
 	case KEY_ACT_LOAD_SET:
 		if (!ui_engine_running(u)) {

@@ -31,6 +31,19 @@ static int done(enum cmd_status st, const struct cmd_result *r, char *msg, size_
 	return st == CMD_OK ? 0 : -1;
 }
 
+/* A change over --max-change is not applied but held in *ask (when not
+ * NULL) for the user to confirm: returns 1 and words the question. */
+static bool held(const struct load *l, bool rate, double value, struct ui_load_change *ask, char *msg, size_t cap)
+{
+	if (!ask || !cmd_change_too_big(l, rate, value, ask->why, sizeof ask->why))
+		return false;
+	ask->active = true;
+	ask->rate = rate;
+	ask->value = value;
+	snprintf(msg, cap, "apply? y/n: %s", ask->why);
+	return true;
+}
+
 /* cap_conc: a limit below the file descriptors' (0: none), said as theirs. */
 static int set_conc(const struct cmd_target *t, long n, long cap_conc, char *msg, size_t cap)
 {
@@ -64,6 +77,39 @@ static bool running(const struct run_view *v, char *msg, size_t cap)
 
 int ui_action_load(const struct cmd_target *t, enum key_action a, long max_conc, char *msg, size_t cap)
 {
+	return ui_action_load_ask(t, a, max_conc, NULL, msg, cap);
+}
+
+int ui_action_set(const struct cmd_target *t, const char *typed, long max_conc, char *msg, size_t cap)
+{
+	return ui_action_set_ask(t, typed, max_conc, NULL, msg, cap);
+}
+
+int ui_action_confirm(const struct cmd_target *t, struct ui_load_change *ask, bool yes, long max_conc, char *msg,
+		      size_t cap)
+{
+	if (!ask->active) {
+		snprintf(msg, cap, "nothing to confirm");
+		return -1;
+	}
+	ask->active = false;
+	if (!yes) {
+		struct run_view v;
+		cmd_target_view(t, &v);
+		if (v.load->mode == LOAD_OPEN)
+			snprintf(msg, cap, "not applied: rate stays %.4g req/s", v.load->rate);
+		else
+			snprintf(msg, cap, "not applied: concurrency stays %ld", v.load->concurrency);
+		return -1;
+	}
+	if (ask->rate)
+		return set_rate(t, ask->value, msg, cap);
+	return set_conc(t, (long)ask->value, max_conc, msg, cap);
+}
+
+int ui_action_load_ask(const struct cmd_target *t, enum key_action a, long max_conc, struct ui_load_change *ask,
+		       char *msg, size_t cap)
+{
 	struct run_view v;
 	cmd_target_view(t, &v);
 	if (!running(&v, msg, cap))
@@ -88,6 +134,8 @@ int ui_action_load(const struct cmd_target *t, enum key_action a, long max_conc,
 			snprintf(msg, cap, "not a load key");
 			return -1;
 		}
+		if (held(l, true, l->rate * f, ask, msg, cap))
+			return 1;
 		return set_rate(t, l->rate * f, msg, cap);
 	}
 	long n = l->concurrency;
@@ -108,10 +156,13 @@ int ui_action_load(const struct cmd_target *t, enum key_action a, long max_conc,
 		snprintf(msg, cap, "not a load key");
 		return -1;
 	}
+	if (held(l, false, (double)n, ask, msg, cap))
+		return 1;
 	return set_conc(t, n, max_conc, msg, cap);
 }
 
-int ui_action_set(const struct cmd_target *t, const char *typed, long max_conc, char *msg, size_t cap)
+int ui_action_set_ask(const struct cmd_target *t, const char *typed, long max_conc, struct ui_load_change *ask,
+		      char *msg, size_t cap)
 {
 	struct run_view v;
 	cmd_target_view(t, &v);
@@ -123,6 +174,8 @@ int ui_action_set(const struct cmd_target *t, const char *typed, long max_conc, 
 			snprintf(msg, cap, "not a rate: \"%s\" (requests per second, e.g. 2.5)", typed);
 			return -1;
 		}
+		if (held(v.load, true, r, ask, msg, cap))
+			return 1;
 		return set_rate(t, r, msg, cap);
 	}
 	long n;
@@ -130,6 +183,8 @@ int ui_action_set(const struct cmd_target *t, const char *typed, long max_conc, 
 		snprintf(msg, cap, "not a concurrency: \"%s\" (a whole number from 1)", typed);
 		return -1;
 	}
+	if (held(v.load, false, (double)n, ask, msg, cap))
+		return 1;
 	return set_conc(t, n, max_conc, msg, cap);
 }
 

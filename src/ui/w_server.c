@@ -48,8 +48,8 @@ static void value_text(char *buf, size_t cap, const struct item *it, const struc
 		break;
 	case IT_MS: {
 		char ms[24];
-		server_format_ms(it->v, ms, sizeof ms);
-		snprintf(buf, cap, "%s ms", ms);
+		bool own_unit = server_format_ms(it->v, ms, sizeof ms);
+		snprintf(buf, cap, "%s%s", ms, own_unit ? "" : " ms");
 		break;
 	}
 	case IT_NUM:
