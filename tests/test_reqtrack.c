@@ -137,6 +137,26 @@ static void test_bounded_and_slowest(void **state)
 	reqtrack_free(t);
 }
 
+/* A request the run's end cut: neither ok nor failed, in the ring as
+ * "incomplete" (the requests view says so, not "failed"). */
+static void test_record_incomplete(void **state)
+{
+	(void)state;
+	struct reqtrack *t = reqtrack_new(NULL);
+	struct fake *f = malloc(sizeof *f);
+	assert_non_null(f);
+	fake_fill(f, t, "m", 300 * MS, 900 * MS, 45000, false);
+	f->res.incomplete = true;
+	f->res.err = ERR_ABORTED;
+	f->res.msg = "still running when the run ended";
+	reqtrack_done(t, &f->r, &f->res);
+	const struct reqtrack_rec *rec = reqtrack_get(t, RT_RECENT, 0);
+	assert_int_equal(rec->phase, RT_INCOMPLETE);
+	assert_string_equal(reqtrack_phase_name(rec->phase), "incomplete");
+	free(f);
+	reqtrack_free(t);
+}
+
 /* A failure: in the ring with its recorded (scrubbed) text and kind, never
  * ranked; a success's record carries its figures and last gaps. */
 static void test_record(void **state)
@@ -496,6 +516,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bounded_and_slowest),
 		cmocka_unit_test(test_record),
+		cmocka_unit_test(test_record_incomplete),
 		cmocka_unit_test(test_gaps),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_live),

@@ -29,7 +29,9 @@
 enum reqtrack_list { RT_INFLIGHT, RT_SLOW_TTFT, RT_SLOW_E2E, RT_SLOW_ITL, RT_RECENT, RT_LIST_N };
 
 /* Where a request is: finished, or how far an in-flight one got. */
-enum reqtrack_phase { RT_WAITING, RT_PREFILL, RT_STREAMING, RT_OK, RT_FAILED };
+/* RT_INCOMPLETE: still streaming when the run ended (req_result.incomplete):
+ * neither a success nor a failure. */
+enum reqtrack_phase { RT_WAITING, RT_PREFILL, RT_STREAMING, RT_OK, RT_FAILED, RT_INCOMPLETE };
 
 /* One request, finished (kept) or in flight (made on the fly from the live
  * request). Times are ns from the send; -1: not (yet) known. */

@@ -120,7 +120,7 @@ void reqtrack_done(struct reqtrack *t, const struct request *r, const struct req
 	if (t->recent_len < REQTRACK_N)
 		t->recent_len++;
 	reqtrack_rec_live(r, r->t_last_token ? r->t_last_token : r->t_send, true, rec);
-	rec->phase = res->ok ? RT_OK : RT_FAILED;
+	rec->phase = res->ok ? RT_OK : res->incomplete ? RT_INCOMPLETE : RT_FAILED;
 	rec->http = res->http_code;
 	rec->err = res->err;
 	/* The text recorded with the failure, already scrubbed of secrets
@@ -192,7 +192,7 @@ const struct reqtrack_rec *reqtrack_find(const struct reqtrack *t, uint64_t seq)
 
 const char *reqtrack_phase_name(enum reqtrack_phase p)
 {
-	static const char *const names[] = {"waiting", "prefill", "streaming", "ok", "failed"};
+	static const char *const names[] = {"waiting", "prefill", "streaming", "ok", "failed", "incomplete"};
 	return (unsigned)p < sizeof names / sizeof names[0] ? names[p] : "?";
 }
 

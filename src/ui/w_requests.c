@@ -250,6 +250,8 @@ static void draw_row(WINDOW *w, const struct rect *r, int y, const struct row *r
 	cell(w, r, y, x[C_GAP], cw[C_GAP], true, val, b, d->ascii);
 	if (rw->phase == RT_FAILED)
 		snprintf(b, sizeof b, "%s: %s", stats_err_name(rw->err), rw->msg && *rw->msg ? rw->msg : "-");
+	else if (rw->phase == RT_INCOMPLETE)
+		snprintf(b, sizeof b, "cut by the run's end (not a failure)");
 	else
 		b[0] = '\0';
 	cell(w, r, y, x[C_ERROR], cw[C_ERROR], false, rw->phase == RT_FAILED ? st : nor, b, d->ascii);
@@ -402,6 +404,9 @@ static void draw_detail(WINDOW *w, const struct rect *r, const struct req_ui *q,
 	x = wd_put(w, r, 2, 1, lab, "error ");
 	if (rec->phase == RT_FAILED)
 		snprintf(b, sizeof b, "%s: %s", stats_err_name(rec->err), rec->msg[0] ? rec->msg : "-");
+	else if (rec->phase == RT_INCOMPLETE)
+		snprintf(b, sizeof b, "none: cut by the run's end, %llu chunks in (incomplete, not failed)",
+			 (unsigned long long)rec->chunks);
 	else
 		snprintf(b, sizeof b, "none");
 	wd_truncate(b, r->w - x - 1, d->ascii);
