@@ -71,8 +71,8 @@ expect 'F:--targets --targets-file' "fleet's options"
 expect 'G:--profile' "sim's options"
 expect 'H:vllm sglang .*' "sim --profile's values"
 expect 'I:fixed batching' "sim --timing's values"
-expect 'J:text json csv markdown' "report --format's values, not files"
-expect 'K:text json csv markdown' "compare --format's values"
+expect 'J:text json csv markdown html' "report --format's values, not files"
+expect 'K:text json csv markdown html' "compare --format's values"
 expect 'L:default( [a-z-]+)*' "--theme's names"
 echo "$out" | grep -q '^L:.*dracula' || { echo "bash: --theme lacks dracula"; ok=1; }
 echo "$out" | grep -q '^L:.*x\.json' && { echo "bash: --theme offers files"; ok=1; }

@@ -187,12 +187,17 @@ if c > 1 and sum(m or 0 for m in mine) != sum(server):
 later = [r for r in rows if r["turn"] and r["turn"] > 1]
 if not later or any((r["cached_tokens"] or 0) <= 0 for r in later):
     bad.append("a turn after the first used no cache: %s" % [(r["turn"], r["cached_tokens"]) for r in later])
-t1 = [r["ttft_ms"] for r in rows if r["turn"] == 1]
-tn = [r["ttft_ms"] for r in later]
-if t1 and tn and not max(tn) < min(t1):
+t1 = sorted(r["ttft_ms"] for r in rows if r["turn"] == 1)
+tn = sorted(r["ttft_ms"] for r in later)
+# At c=1 every later turn starts faster than every first turn. At c=4 a
+# later turn may wait behind another session's first-turn prefill on the
+# server's one thread, so there the medians compare.
+if t1 and tn and c == 1 and not max(tn) < min(t1):
     bad.append("TTFT of turns 2-4 (max %.1f ms) not below turn 1's (min %.1f ms)" % (max(tn), min(t1)))
-print("; ".join(bad) if bad else "ok: cached %s, TTFT turn 1 %.0f ms, later %.0f ms" %
-      (mine if c == 1 else sum(mine), sum(t1) / len(t1), sum(tn) / len(tn)))
+if t1 and tn and c > 1 and not tn[len(tn) // 2] < t1[len(t1) // 2]:
+    bad.append("median TTFT of turns 2-4 (%.1f ms) not below turn 1's (%.1f ms)" % (tn[len(tn) // 2], t1[len(t1) // 2]))
+print("; ".join(bad) if bad else "ok: cached %s, TTFT turn 1 %.0f ms, later %.0f ms (medians)" %
+      (mine if c == 1 else sum(mine), t1[len(t1) // 2], tn[len(tn) // 2]))
 PY
 )
 		case $verdict in
