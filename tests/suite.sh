@@ -62,7 +62,15 @@ build_and_check() { # name, configure args...
 		return
 	fi
 	step "$name build: make check"
-	make -C "$dir" -j"$jobs" check >"$dir/check.out" 2>&1
+	local rc=0
+	make -C "$dir" -j"$jobs" check >"$dir/check.out" 2>&1 || rc=$?
+	# make check also builds the test programs: when one does not compile
+	# no test runs and no log says FAIL, so the failure is counted here.
+	if [ $rc -ne 0 ] && ! grep -qE '^(FAIL|ERROR):' "$dir/check.out"; then
+		grep -E 'error|Error' "$dir/check.out" | head -20
+		failed=$((failed + 1))
+		notes+=("$name: make check failed before its tests ran (see $dir/check.out)")
+	fi
 	grep -E '^(PASS|FAIL|ERROR|XPASS|SKIP):' "$dir/check.out"
 	grep -E '^# (TOTAL|PASS|FAIL|ERROR)' "$dir/check.out"
 	for log in $(grep -lE '^(FAIL|ERROR)' "$dir"/tests/*.trs "$dir"/tests/*/*.trs 2>/dev/null); do
