@@ -60,9 +60,12 @@ struct detail *reqlog_detail(const struct reqlog *l);
 void reqlog_close(struct reqlog *l);
 /* --upload: each rotated file goes up as FILE.N (N counting rotations
  * from 1, so none overwrites another), and reqlog_upload() sends the
- * current FILE (the run's end calls it). NULL up: none. */
-struct uploader;
-void reqlog_set_uploader(struct reqlog *l, struct uploader *up);
+ * current FILE (the run's end calls it). put(ud, path, name) hands one
+ * file to the uploader (upload.h's uploader_put; a function here so the
+ * log, which the result readers' fuzz target builds, needs no network
+ * code); NULL put: none. */
+typedef void (*reqlog_put_fn)(void *ud, const char *path, const char *name);
+void reqlog_set_uploader(struct reqlog *l, reqlog_put_fn put, void *ud);
 void reqlog_upload(struct reqlog *l);
 
 /* One finished request; t0_ns is the run's start (CLOCK_MONOTONIC). */

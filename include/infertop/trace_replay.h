@@ -80,12 +80,13 @@ struct trace_replay_info {
 void trace_replay_info(const struct trace_replay *tr, struct trace_replay_info *out);
 
 /* The result's "trace" object (src/result/json_write.c): the info above,
- * and the schedule's lateness, which is the client queue time: the
+ * (taken by trace_replay_info, so the writer needs no replay), and the
+ * schedule's lateness, which is the client queue time: the
  * figures of queue (the run's STAT_QUEUE histogram; NULL: none). NULL on
  * out of memory. */
 struct cJSON;
 struct hist;
-struct cJSON *trace_replay_to_json(const struct trace_replay *tr, const struct hist *queue);
+struct cJSON *trace_replay_to_json(const struct trace_replay_info *info, const struct hist *queue);
 
 /* FNV-1a of a session id; the slice of a record that is the index-th of
  * the trace (time order, from 0) among count slices (0 when count <= 1). */

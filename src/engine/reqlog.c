@@ -21,7 +21,6 @@
 #include "infertop/options.h"
 #include "infertop/request.h"
 #include "infertop/stats.h"
-#include "infertop/upload.h"
 
 struct reqlog {
 	char *path;              /* NULL: no log file, only the detailed arrays */
@@ -35,7 +34,8 @@ struct reqlog {
 	uint64_t buffered;       /* lines in buf */
 	bool torn;               /* the file ends inside a line (a failed write) */
 	bool failing;            /* the last write failed: said once, not each time */
-	struct uploader *up;     /* --upload; NULL: none */
+	reqlog_put_fn put;       /* --upload (reqlog_set_uploader); NULL: none */
+	void *put_ud;
 	bool unsent;             /* bytes written since the last upload */
 	struct reqlog_stats st;
 	char buf[REQLOG_BUF];
@@ -160,12 +160,12 @@ static void rotate(struct reqlog *l)
 		snprintf(to, n, "%s.1", l->path);
 		if (rename(l->path, to) != 0 && errno != ENOENT) {
 			set_error(l, "cannot rotate", errno);
-		} else if (l->up) {
+		} else if (l->put) {
 			/* Opened now: the next rotation's rename cannot take it. */
 			const char *base = strrchr(l->path, '/');
 			snprintf(from, n, "%s.%llu", base ? base + 1 : l->path,
 				 (unsigned long long)l->st.rotations + 1);
-			uploader_put(l->up, to, from);
+			l->put(l->put_ud, to, from);
 		}
 	}
 	free(from);
@@ -274,21 +274,23 @@ void reqlog_tick(struct reqlog *l, int64_t now_ns)
 		reqlog_flush(l);
 }
 
-void reqlog_set_uploader(struct reqlog *l, struct uploader *up)
+void reqlog_set_uploader(struct reqlog *l, reqlog_put_fn put, void *ud)
 {
-	if (l)
-		l->up = up;
+	if (l) {
+		l->put = put;
+		l->put_ud = ud;
+	}
 }
 
 void reqlog_upload(struct reqlog *l)
 {
-	if (!l || !l->up || !l->path)
+	if (!l || !l->put || !l->path)
 		return;
 	reqlog_flush(l);
 	if (!l->unsent)
 		return;
 	l->unsent = false;
-	uploader_put(l->up, l->path, NULL);
+	l->put(l->put_ud, l->path, NULL);
 }
 
 void reqlog_close(struct reqlog *l)

@@ -1378,10 +1378,9 @@ cJSON *reqlog_to_json(const struct reqlog *l)
 
 /* ---- a trace replay (--trace) ---- */
 
-cJSON *trace_replay_to_json(const struct trace_replay *tr, const struct hist *queue)
+cJSON *trace_replay_to_json(const struct trace_replay_info *info, const struct hist *queue)
 {
-	struct trace_replay_info in;
-	trace_replay_info(tr, &in);
+	struct trace_replay_info in = *info;
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
 		return NULL;

@@ -373,7 +373,10 @@ int snapshot_from_view(struct snapshot *s, const struct run_view *v, int64_t now
 		goto oom;
 	if (v->reqlog && reqlog_path(v->reqlog) && !(s->request_log = reqlog_to_json(v->reqlog)))
 		goto oom;
-	if (v->trace && !(s->trace = trace_replay_to_json(v->trace, st->run[STAT_QUEUE])))
+	struct trace_replay_info ti;
+	if (v->trace)
+		trace_replay_info(v->trace, &ti);
+	if (v->trace && !(s->trace = trace_replay_to_json(&ti, st->run[STAT_QUEUE])))
 		goto oom;
 	return 0;
 oom:

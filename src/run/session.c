@@ -44,6 +44,12 @@ struct session {
 	char run_err[512];
 };
 
+/* The request log's hand-over of a file to the uploader (reqlog.h). */
+static void session_put_upload(void *ud, const char *path, const char *name)
+{
+	uploader_put(ud, path, name);
+}
+
 static const char *const phase_names[] = {
 	[SESSION_BUILT] = "built",
 	[SESSION_PROBING] = "probing",
@@ -144,7 +150,7 @@ struct session *session_new(const struct config *cfg, struct ev_loop *loop, char
 			return NULL;
 		}
 		snapshot_writer_set_uploader(engine_snapshot_writer(s->e), s->up);
-		reqlog_set_uploader(engine_reqlog(s->e), s->up);
+		reqlog_set_uploader(engine_reqlog(s->e), session_put_upload, s->up);
 	}
 	ev_init(&s->start_at, NULL);
 	ev_init(&s->probed_later, session_tell_probed);
