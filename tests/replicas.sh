@@ -37,6 +37,14 @@ load() { # url requests output-tokens
 		>/dev/null 2>&1
 }
 
+# Bad input: 'none' with a replica, a URL that is not http(s).
+"$INFERTOP_BIN" --metrics-url none --metrics-url "$u0/metrics" "$u3" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "'none' cannot be combined with another --metrics-url" "$tmp/err"
+check "--metrics-url none with a replica: exit 2, said why" $?
+"$INFERTOP_BIN" --metrics-url "$u0/metrics" --metrics-url ftp://x/metrics "$u3" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "expected an http(s) URL" "$tmp/err"
+check "a replica URL that is not http(s): exit 2, said why" $?
+
 # Replica 1 served requests before the run: its totals do not start at 0.
 load "$u1" 7 5
 counters "$tmp/before"
