@@ -87,17 +87,35 @@ sys.exit(0 if ok else 1)
 PY
 check "the server block is the exact sum of the three /metrics" $?
 
-# A replica answering JSON, and replica 3 killed mid-run.
+# A replica answering JSON, one that accepts and never answers (its
+# scrape outlives the run: the scrape timeout is 10 s at least), and
+# replica 3 killed mid-run.
+$py - "$tmp/hang.port" <<'PY' &
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+open(sys.argv[1] + ".tmp", "w").write("%d\n" % s.getsockname()[1])
+import os
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+held = []
+while True:
+    c, _ = s.accept()
+    held.append(c)
+PY
+pids="$pids $!"
+wait_for "$tmp/hang.port" "[0-9]"
+hang="http://127.0.0.1:$(cat "$tmp/hang.port")/metrics"
 # shellcheck disable=SC2086
 "$INFERTOP_BIN" "$u3" --no-tui -c 1 -d 8s --interval 200ms --metrics-interval 200ms $reps \
-	--metrics-url "$u3/v1/models" -o "$tmp/k.json" >"$tmp/k.out" 2>&1 &
+	--metrics-url "$u3/v1/models" --metrics-url "$hang" -o "$tmp/k.json" >"$tmp/k.out" 2>&1 &
 run=$!
 pids="$pids $run"
-wait_for "$tmp/k.out" "(3 of 4 replicas)"
-check "a replica answering JSON is not read, the three others are" $?
+wait_for "$tmp/k.out" "(3 of 5 replicas)"
+check "a replica answering JSON or nothing is not read, the three others are" $?
 # shellcheck disable=SC2154
 kill "$sim2pid"
-wait_for "$tmp/k.out" "(2 of 4 replicas)"
+wait_for "$tmp/k.out" "(2 of 5 replicas)"
 check "a replica killed mid-run is marked down" $?
 load "$u0" 5 8
 wait $run
@@ -107,10 +125,13 @@ $py - "$tmp/k.json" <<'PY'
 import json, sys
 srv = json.load(open(sys.argv[1]))["infertop"]["server"]
 st = [r["status"] for r in srv["replicas"]]
-ok = st == ["up", "up", "down", "down"] and srv["status"] == "up" and srv["replicas_read"] == 2
+ok = st == ["up", "up", "down", "down", "down"] and srv["status"] == "up" and srv["replicas_read"] == 2
 ok = ok and "JSON" in srv["replicas"][3]["error"] and srv["replicas"][2]["error"]
+ok = ok and "no answer before the run ended" in srv["replicas"][4]["error"]
+# The two live replicas were read until the end, the hung one never.
+ok = ok and srv["replicas"][0]["generation_tokens"] is not None
 print(st, srv["status"], srv["replicas_read"], [r.get("error") for r in srv["replicas"]])
 sys.exit(0 if ok else 1)
 PY
-check "the result marks the dead and the JSON replica down, the others up" $?
+check "the result marks the dead, the JSON and the silent replica down, the others up" $?
 [ "$fails" -eq 0 ]
