@@ -1024,6 +1024,88 @@ static void test_brief_and_json(void **state)
 	assert_true(isnan(server_agg_mean(&st.agg[SRV_WAITING])));
 }
 
+/* ---- server replicas ---- */
+
+static void replica_body(char *buf, size_t cap, double running, double kv, double gen, const char *le,
+			 double fast, double all)
+{
+	snprintf(buf, cap,
+		 "vllm:num_requests_running{engine=\"0\"} %g\n"
+		 "vllm:num_requests_waiting{engine=\"0\"} 0\n"
+		 "vllm:kv_cache_usage_perc{engine=\"0\"} %g\n"
+		 "vllm:generation_tokens_total{engine=\"0\"} %g\n"
+		 "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"%s\"} %g\n"
+		 "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"+Inf\"} %g\n"
+		 "vllm:time_to_first_token_seconds_sum{engine=\"0\"} %g\n"
+		 "vllm:time_to_first_token_seconds_count{engine=\"0\"} %g\n",
+		 running, kv, gen, le, fast, all, all * 0.05, all);
+}
+
+/* Two replicas summed: counters as their increase since first read (one,
+ * first read a round late, had served 1000 tokens before), histograms bucket by bucket, running
+ * summed and KV averaged over the replicas read now; a replica down keeps
+ * its totals and drops its gauges; other buckets make the sum unknown. */
+static void test_replica_sum(void **state)
+{
+	(void)state;
+	struct profile_tracker *a = tracker(PROFILE_VLLM, NULL, 0, 10 * S_NS);
+	struct profile_tracker *b = tracker(PROFILE_VLLM, NULL, 0, 10 * S_NS);
+	struct profile_tracker *m = tracker(PROFILE_VLLM, NULL, 0, 10 * S_NS);
+	struct server_state sa, sb, sm;
+	server_state_init(&sa);
+	server_state_init(&sb);
+	server_state_init(&sm);
+	struct profile_raw ra, rb, acc;
+	char body[2048];
+	for (int k = 0; k < 3; k++) {
+		int64_t now = (k + 1) * S_NS;
+		replica_body(body, sizeof body, 2, 0.2, 100.0 * k, "0.1", 3.0 * k, 4.0 * k);
+		update(a, body, now, &sa);
+		profile_tracker_summable(a, &ra);
+		int n = 0;
+		profile_raw_add(&acc, &n, &ra, true);
+		/* b answers from the second round on. */
+		if (k > 0) {
+			replica_body(body, sizeof body, 6, 0.6, 1000 + 50.0 * k, "0.1", 10 + 1.0 * k, 20 + 1.0 * k);
+			update(b, body, now, &sb);
+			profile_tracker_summable(b, &rb);
+			profile_raw_add(&acc, &n, &rb, true);
+		}
+		profile_raw_finish(&acc);
+		profile_tracker_apply(m, &acc, now, &sm);
+	}
+	assert_true(sm.run_gen_tokens.valid);
+	/* a from 0 to 200, b from 1050 to 1100 (its 1000 before are not the run's). */
+	assert_true(sm.run_gen_tokens.v == 200 + 50);
+	assert_true(sm.gauge[SRV_RUNNING].v == 8);
+	assert_true(fabs(sm.gauge[SRV_KV_USAGE].v - 0.4) < 1e-12);
+	assert_true(fabs(sm.gauge[SRV_KV_USAGE_MAX].v - 0.6) < 1e-12);
+	/* TTFTs over the run: a 8 (6 fast), b 1 (1 fast): p50 in the first bucket. */
+	assert_true(sm.run_mean[SRVL_TTFT].valid);
+	assert_true(sm.run_p50[SRVL_TTFT].valid && sm.run_p50[SRVL_TTFT].hi == 0.1);
+
+	/* b down: its totals stay in the sum, its gauges leave it. */
+	int n = 0;
+	profile_raw_add(&acc, &n, &ra, true);
+	profile_raw_add(&acc, &n, &rb, false);
+	profile_raw_finish(&acc);
+	assert_true(acc.slot[PSLOT_RUNNING].v == 2);
+	assert_true(fabs(acc.slot[PSLOT_KV].v - 0.2) < 1e-12);
+	assert_true(acc.slot[PSLOT_GEN].valid && acc.slot[PSLOT_GEN].v == 250);
+	assert_true(acc.hist_valid[SRVL_TTFT] && acc.hist[SRVL_TTFT].count == 8 + 1);
+
+	/* Other buckets cannot be summed: unknown, never a wrong figure. */
+	rb.hist[SRVL_TTFT].le[0] = 0.25;
+	n = 0;
+	profile_raw_add(&acc, &n, &ra, true);
+	profile_raw_add(&acc, &n, &rb, true);
+	profile_raw_finish(&acc);
+	assert_false(acc.hist_valid[SRVL_TTFT]);
+	profile_tracker_free(a);
+	profile_tracker_free(b);
+	profile_tracker_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1048,6 +1130,7 @@ int main(void)
 		cmocka_unit_test(test_dcgm_fixture),
 		cmocka_unit_test(test_joules_per_token),
 		cmocka_unit_test(test_brief_and_json),
+		cmocka_unit_test(test_replica_sum),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

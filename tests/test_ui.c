@@ -332,7 +332,7 @@ static void test_panel_table(void **state)
 	static const enum panel_kind focusable[] = {PANEL_LATENCY, PANEL_SERVER, PANEL_GPU,
 						    PANEL_CHART,   PANEL_ERRORS, PANEL_STEPS,
 						    PANEL_HIST,    PANEL_GPU_HIST, PANEL_REQUESTS,
-						    PANEL_SESSIONS};
+						    PANEL_SESSIONS, PANEL_REPLICAS};
 	for (int k = 0; k < PANEL_KIND_N; k++) {
 		assert_non_null(widgets[k].draw);
 		assert_non_null(widgets[k].name);
@@ -411,6 +411,54 @@ static void test_sessions_panel(void **state)
 	if (!strstr(row, "done 1") || !strstr(row, "failed 1") || !strstr(row, "context limit 1") ||
 	    !strstr(row, "turns/session 10.0") || !strstr(row, "duration p50 2.0s"))
 		fail_msg("sessions row: \"%s\"", row);
+	fixture_free(&f);
+}
+
+/* The replicas panel: one row per replica (its host:port, status and
+ * figures, its share of the generated tokens, the age of its last good
+ * scrape), "N of M read" and the load imbalance; flagged for the layout
+ * only with 2+ replicas, and drawn without touching the server state. */
+static void test_replicas_panel(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, 0);
+	server_state_init(&f.srv);
+	f.v.server = &f.srv;
+	f.srv.status = SERVER_UP;
+	f.srv.nreplicas = 1;
+	assert_false(widgets_layout_flags(&f.v) & LAYOUT_REPLICAS);
+	f.srv.nreplicas = 3;
+	f.srv.replicas_read = 2;
+	static const double run[3] = { 6, 2, 0 }, gen[3] = { 300, 100, 100 };
+	for (int i = 0; i < 3; i++) {
+		struct server_replica *p = &f.srv.replica[i];
+		snprintf(p->url, sizeof p->url, "http://10.0.0.%d:8000/metrics", i + 1);
+		p->status = i == 2 ? SERVER_DOWN : SERVER_UP;
+		p->last_ok_ns = f.d.now - (int64_t)(i + 1) * S / 2;
+		p->running = (struct server_value){ .v = run[i], .valid = i < 2 };
+		p->waiting = (struct server_value){ .v = 0, .valid = i < 2 };
+		p->kv = (struct server_value){ .v = 0.25 * (i + 1), .valid = i < 2 };
+		p->run_gen_tokens = (struct server_value){ .v = gen[i], .valid = true };
+	}
+	assert_true(widgets_layout_flags(&f.v) & LAYOUT_REPLICAS);
+	struct server_state before = f.srv;
+	draw_panel(&f.d, PANEL_REPLICAS, 0, LAYOUT_REPLICAS_H, 100);
+	assert_memory_equal(&before, &f.srv, sizeof before);
+	char row[1024];
+	row_text(0, row, sizeof row);
+	if (!strstr(row, "Replicas") || !strstr(row, "2 of 3 read"))
+		fail_msg("title: \"%s\"", row);
+	row_text(2, row, sizeof row);
+	if (!strstr(row, "1 10.0.0.1:8000") || !strstr(row, "up     6     0    25%    60%    0.5s"))
+		fail_msg("replica 1: \"%s\"", row);
+	row_text(4, row, sizeof row);
+	if (!strstr(row, "3 10.0.0.3:8000") || !strstr(row, "down"))
+		fail_msg("replica 3: \"%s\"", row);
+	/* Running + waiting over the two read: 6 and 2, mean 4, max/mean 1.5. */
+	row_text(LAYOUT_REPLICAS_H - 2, row, sizeof row);
+	if (!strstr(row, "imbalance (max/mean of running+waiting) 1.50"))
+		fail_msg("imbalance: \"%s\"", row);
 	fixture_free(&f);
 }
 
@@ -493,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_panel_table),
 		cmocka_unit_test(test_latency_rows),
 		cmocka_unit_test(test_sessions_panel),
+		cmocka_unit_test(test_replicas_panel),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

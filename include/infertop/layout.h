@@ -39,7 +39,11 @@ enum hist_id { HIST_TTFT, HIST_ITL, HIST_E2E, HIST_N };
 #define LAYOUT_HELP 4u     /* the help overlay is open */
 #define LAYOUT_SERVER 8u   /* server metrics are scraped: queue and KV charts */
 #define LAYOUT_SESSIONS 16u /* the run has prefix-cache reports or sessions */
-#define LAYOUT_NFLAGS 32u  /* all combinations of the above */
+#define LAYOUT_REPLICAS 32u /* 2+ server replicas are scraped */
+#define LAYOUT_NFLAGS 64u  /* all combinations of the above */
+
+/* The replicas panel: its box, a header, six replicas, the imbalance. */
+#define LAYOUT_REPLICAS_H 10
 
 /* The sessions / cache panel: its box, five rows of figures. */
 #define LAYOUT_SESSIONS_H 8

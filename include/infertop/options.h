@@ -71,6 +71,8 @@ struct config {
 
 	/* Server metrics (scrape/profile). */
 	char *metrics_url;      /* NULL: the profile's path on the target; "none": off */
+	char **metrics_urls;    /* every --metrics-url, in order; 2+ = server replicas */
+	size_t nmetrics_urls;
 	int64_t metrics_interval_ns;
 	char *server;           /* "auto" or a profile name */
 	char *gpu_metrics_url;  /* DCGM exporter, NULL = none */

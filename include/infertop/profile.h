@@ -124,6 +124,24 @@ const struct profile_raw *profile_extract(struct profile_tracker *t, const char 
 int profile_tracker_update(struct profile_tracker *t, const char *text, size_t len, unsigned prom_flags,
 			   int64_t now_ns, struct server_state *out, char *err, size_t errcap);
 
+/* The history half of profile_tracker_update(), from a raw reading (one
+ * profile_extract() or replicas summed with profile_raw_add()). */
+void profile_tracker_apply(struct profile_tracker *t, const struct profile_raw *r, int64_t now_ns,
+			   struct server_state *out);
+
+/* Server replicas. After a successful update of t (one replica's tracker):
+ * its latest reading in a form that sums exactly across replicas: counters
+ * as their increase since t first saw them (restarts handled by t) and
+ * histograms as their buckets' increase since then. */
+void profile_tracker_summable(const struct profile_tracker *t, struct profile_raw *out);
+/* acc += r (*nadded counts the calls; 0 starts acc afresh). Counters and
+ * histograms of every replica ever read; gauges only when live (read
+ * now): running/waiting summed, KV usage and prefix rate as the mean over
+ * replicas (max: the max). Histograms with other buckets make the sum
+ * unknown. Call profile_raw_finish() after the last one. */
+void profile_raw_add(struct profile_raw *acc, int *nadded, const struct profile_raw *r, bool live);
+void profile_raw_finish(struct profile_raw *acc);
+
 /* The profile in use: the given one, or the detected one (PROFILE_NONE
  * until something was detected). */
 int profile_tracker_profile(const struct profile_tracker *t);

@@ -24,7 +24,9 @@ struct scrape;
  * cfg->url, or, for auto, the candidates of profile_default_urls() tried in
  * turn until one serves known metrics; "none" = off), metrics_interval_ns,
  * server, gpu_metrics_url, watch_metrics, window_ns, insecure, headers and
- * the API key (both sent only to the target's own origin). out is
+ * the API key (both sent only to the target's own origin). With 2+
+ * metrics_urls each is a server replica with its own scrape, and out holds
+ * their sum (profile_raw_add()) and one server_replica each. out is
  * initialised here and written only by the scraper; it must outlive it.
  * NULL with a message in err (bad --watch-metric, bad URL, no memory). */
 struct scrape *scrape_new(struct ev_loop *loop, struct http *http, const struct config *cfg,

@@ -74,6 +74,20 @@ struct server_watch {
 	struct server_value rate;   /* per second over the window, counters only */
 };
 
+#define SERVER_MAX_REPLICAS 16
+#define SERVER_MAX_REPLICAS_STR "16"
+
+/* One replica of the server (repeated --metrics-url), as its own scrape
+ * read it. */
+struct server_replica {
+	char url[256];              /* redacted: no credentials, no query */
+	enum server_status status;
+	char last_error[200];
+	int64_t last_ok_ns;
+	struct server_value running, waiting, kv, kv_max;
+	struct server_value run_gen_tokens;   /* generated over the run */
+};
+
 struct server_state {
 	enum server_status status;
 	char url[256];
@@ -112,6 +126,11 @@ struct server_state {
 	/* Per-GPU history for the GPU view (owned by the scraper); NULL
 	 * when no GPU metrics are scraped, or in a loaded file. */
 	const struct gpu_history *gpu_hist;
+
+	/* Server replicas: 0 with one endpoint. With 2+, the figures above
+	 * sum (or average, see the man page) the replicas' own scrapes. */
+	int nreplicas, replicas_read;   /* replicas_read: up or stale now */
+	struct server_replica replica[SERVER_MAX_REPLICAS];
 };
 
 struct cJSON;

@@ -18,6 +18,7 @@
 
 struct run_view;
 struct stats;
+struct server_state;
 
 /* The requests view's own state: the UI's, never the run's. */
 #define REQ_UI_FILTER_MAX 48
@@ -83,6 +84,8 @@ bool w_requests_key(struct req_ui *q, int ch, const struct run_view *v, int64_t 
  * said some of its prompt was cached (stats_cache_shown), or a session's
  * turn or session ended. */
 bool w_sessions_shown(const struct stats *st);
+/* Whether the replicas panel is shown: 2+ server replicas are scraped. */
+bool w_replicas_shown(const struct server_state *s);
 /* A chart's filled area (braille, or # and . in ASCII) in rows 1.. of r,
  * from npts values (2 per column, 1 in ASCII), 0 at the bottom, top at
  * the top row. */

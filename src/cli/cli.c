@@ -688,7 +688,16 @@ static int set_url(struct config *cfg, const struct cli_opt *o, const char *arg,
 	if (!(none_ok && strcmp(arg, "none") == 0) && strncmp(arg, "http://", 7) != 0 &&
 	    strncmp(arg, "https://", 8) != 0)
 		return cli_error(name, arg, none_ok ? "expected an http(s) URL or 'none'" : "expected an http(s) URL");
-	return set_string(cfg, o, arg, name);
+	if (!none_ok)
+		return set_string(cfg, o, arg, name);
+	/* Repeated: each URL is one replica of the server, scraped on its own. */
+	if (cfg->metrics_url && (strcmp(arg, "none") == 0 || strcmp(cfg->metrics_url, "none") == 0))
+		return cli_error(name, arg, "'none' cannot be combined with another --metrics-url");
+	if (cfg->nmetrics_urls >= SERVER_MAX_REPLICAS)
+		return cli_error(name, arg, "at most " SERVER_MAX_REPLICAS_STR " replicas");
+	if (push_str(&cfg->metrics_urls, &cfg->nmetrics_urls, arg) != 0)
+		return -1;
+	return cfg->metrics_url ? 0 : set_string(cfg, o, arg, name);
 }
 
 static int add_watch_metric(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
@@ -889,7 +898,7 @@ static const struct cli_opt opts[] = {
 
 	{ "metrics-url", 0, "URL", G_METRICS, set_url, F(metrics_url),
 	  .help = "Prometheus endpoint to scrape (default: the server profile's path on the target; 'none' turns "
-		  "it off)" },
+		  "it off); repeat it for each replica of the server" },
 	{ "metrics-interval", 0, "TIME", G_METRICS, set_duration, F(metrics_interval_ns), 100 * NS_MS, 0,
 	  "expected a duration >= 100ms", .help = "scrape period (default 1s)" },
 	{ "server", 0, "NAME", G_METRICS, set_server, F(server), .values = server_value,
@@ -1587,6 +1596,7 @@ void cli_free(struct config *cfg)
 	free(cfg->output_path);
 	free(cfg->html_path);
 	free(cfg->metrics_url);
+	free_strv(cfg->metrics_urls, cfg->nmetrics_urls);
 	free(cfg->server);
 	free(cfg->gpu_metrics_url);
 	free(cfg->theme);

@@ -930,6 +930,114 @@ int profile_tracker_update(struct profile_tracker *t, const char *text, size_t l
 	const struct profile_raw *r = profile_extract(t, text, len, prom_flags, err, errcap);
 	if (!r)
 		return -1;
+	profile_tracker_apply(t, r, now_ns, out);
+	return 0;
+}
+
+static bool is_counter_slot(int q)
+{
+	return q == PSLOT_PREEMPT || q == PSLOT_PREFIX_HITS || q == PSLOT_PREFIX_QUERIES || q == PSLOT_PROMPT ||
+	       q == PSLOT_GEN || q == PSLOT_QUEUE_SUM || q == PSLOT_E2E_SUM || q == PSLOT_REQ_COUNT;
+}
+
+void profile_tracker_summable(const struct profile_tracker *t, struct profile_raw *out)
+{
+	*out = t->raw;
+	for (int q = 0; q < PSLOT_COUNT; q++) {
+		if (!is_counter_slot(q))
+			continue;
+		out->slot[q].valid = t->q[q].have_last;
+		out->slot[q].v = t->q[q].mono;
+	}
+	for (int w = 0; w < t->nwatch; w++)
+		if (out->watch_counter[w]) {
+			out->watch_valid[w] = t->q[PSLOT_COUNT + w].have_last;
+			out->watch[w] = t->q[PSLOT_COUNT + w].mono;
+		}
+	for (int l = 0; l < SRVL_N; l++) {
+		const struct hstate *hs = &t->hs[l];
+		out->hist_valid[l] = t->cur.hvalid[l] && hs->run_set && hs->run_epoch == hs->epoch;
+		if (out->hist_valid[l])
+			prom_hist_delta(&t->cur.h[l], &hs->run, &out->hist[l]);
+	}
+}
+
+static bool same_bounds(const struct prom_hist *a, const struct prom_hist *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (int i = 0; i < a->n; i++)
+		if (a->le[i] != b->le[i])
+			return false;
+	return true;
+}
+
+void profile_raw_add(struct profile_raw *acc, int *nadded, const struct profile_raw *r, bool live)
+{
+	if (*nadded == 0) {
+		memset(acc, 0, sizeof *acc);
+		acc->profile = PROFILE_NONE;
+	}
+	(*nadded)++;
+	if (acc->profile == PROFILE_NONE)
+		acc->profile = r->profile;
+	for (int p = 0; p < PROFILE_COUNT; p++)
+		acc->score[p] += r->score[p];
+	acc->nsamples += r->nsamples;
+	for (int q = 0; q < PSLOT_COUNT; q++) {
+		const struct profile_value *v = &r->slot[q];
+		struct profile_value *a = &acc->slot[q];
+		/* Gauges only from replicas read now; counters keep a down
+		 * replica's last total so the sum never goes back. */
+		if (!v->valid || (!is_counter_slot(q) && !live))
+			continue;
+		a->max = a->valid ? fmax(a->max, v->max) : v->max;
+		a->v += v->v;           /* KV and the prefix ratio: divided in finish */
+		a->engines++;
+		a->valid = true;
+	}
+	for (int l = 0; l < SRVL_N; l++) {
+		if (!r->hist_valid[l])
+			continue;
+		if (!acc->hist_valid[l] && acc->hist[l].n == 0) {
+			acc->hist[l] = r->hist[l];
+			acc->hist_valid[l] = true;
+		} else if (acc->hist_valid[l] && same_bounds(&acc->hist[l], &r->hist[l])) {
+			for (int i = 0; i < r->hist[l].n; i++)
+				acc->hist[l].cum[i] += r->hist[l].cum[i];
+			acc->hist[l].sum += r->hist[l].sum;
+			acc->hist[l].count += r->hist[l].count;
+		} else {
+			/* Different buckets cannot be summed exactly: unknown. */
+			acc->hist_valid[l] = false;
+			acc->hist[l].n = -1;
+		}
+	}
+	for (int w = 0; w < SERVER_MAX_WATCH; w++) {
+		if (!r->watch_valid[w] || (!r->watch_counter[w] && !live))
+			continue;
+		acc->watch[w] += r->watch[w];
+		acc->watch_valid[w] = true;
+		acc->watch_counter[w] = r->watch_counter[w];
+	}
+}
+
+void profile_raw_finish(struct profile_raw *acc)
+{
+	static const int mean_slots[] = { PSLOT_KV, PSLOT_PREFIX_RATE };
+	for (size_t i = 0; i < sizeof mean_slots / sizeof mean_slots[0]; i++) {
+		struct profile_value *a = &acc->slot[mean_slots[i]];
+		if (a->valid && a->engines > 0)
+			a->v /= a->engines;
+	}
+	for (int l = 0; l < SRVL_N; l++)
+		if (acc->hist[l].n < 0)
+			acc->hist[l].n = 0;
+}
+
+void profile_tracker_apply(struct profile_tracker *t, const struct profile_raw *r, int64_t now_ns,
+			   struct server_state *out)
+{
 	if (t->locked == PROFILE_AUTO && r->profile != PROFILE_NONE)
 		t->locked = r->profile;
 
@@ -937,10 +1045,7 @@ int profile_tracker_update(struct profile_tracker *t, const char *text, size_t l
 	struct snap *c = &t->cur;
 	c->t = now_ns;
 	for (int q = 0; q < PSLOT_COUNT; q++) {
-		bool counter = q == PSLOT_PREEMPT || q == PSLOT_PREFIX_HITS || q == PSLOT_PREFIX_QUERIES ||
-			       q == PSLOT_PROMPT || q == PSLOT_GEN || q == PSLOT_QUEUE_SUM ||
-			       q == PSLOT_E2E_SUM || q == PSLOT_REQ_COUNT;
-		bool valid = counter && r->slot[q].valid;
+		bool valid = is_counter_slot(q) && r->slot[q].valid;
 		q_observe(&t->q[q], valid, r->slot[q].v);
 	}
 	for (int w = 0; w < t->nwatch; w++) {
@@ -1063,5 +1168,4 @@ int profile_tracker_update(struct profile_tracker *t, const char *text, size_t l
 			 r->perr.nbad, r->perr.line, r->perr.msg);
 
 	push_ring(t);
-	return 0;
 }

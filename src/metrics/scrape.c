@@ -24,6 +24,13 @@ struct target {
 	struct scrape *s;
 	bool gpu;
 	bool enabled;
+	/* Where its readings go: the scrape's own state and tracker, or, for
+	 * one of several replicas, the replica's (then summed in merge()). */
+	struct server_state *out;
+	struct profile_tracker *prof;
+	bool replica;
+	bool have_sum;
+	struct profile_raw sum;	/* profile_tracker_summable() of the last good scrape */
 	CURL *easy;
 	char *buf;
 	size_t len, cap;
@@ -60,8 +67,11 @@ struct scrape {
 	int64_t interval_ns;
 	long timeout_ms;
 	struct target metrics, gpu;
+	struct target *reps;	/* 2+ --metrics-url: one per replica, else NULL */
+	int nreps;
 	struct gpu_power_ring ring;
 	struct gpu_history gpu_hist;   /* the GPU view's charts */
+	struct profile_raw acc;	/* merge()'s sum */
 	bool running;
 };
 
@@ -134,19 +144,19 @@ static bool starts_with_ci(const char *s, const char *prefix)
 static void set_status(struct target *tg, enum server_status st)
 {
 	if (tg->gpu)
-		tg->s->out->gpu_status = st;
+		tg->out->gpu_status = st;
 	else
-		tg->s->out->status = st;
+		tg->out->status = st;
 }
 
 static enum server_status get_status(const struct target *tg)
 {
-	return tg->gpu ? tg->s->out->gpu_status : tg->s->out->status;
+	return tg->gpu ? tg->out->gpu_status : tg->out->status;
 }
 
 static void set_url(struct target *tg, const char *url)
 {
-	struct server_state *o = tg->s->out;
+	struct server_state *o = tg->out;
 	/* What is shown and saved; the request itself keeps the full URL. */
 	if (tg->gpu)
 		redact_url(url, o->gpu_url, sizeof o->gpu_url);
@@ -172,7 +182,7 @@ static void start(struct target *tg, int64_t now)
 	tg->in_flight = true;
 	tg->sent_ns = now;
 	if (!tg->gpu)
-		s->out->last_attempt_ns = now;
+		tg->out->last_attempt_ns = now;
 	set_url(tg, tg->urls[tg->cur]);
 }
 
@@ -229,7 +239,7 @@ static void classify(struct target *tg, CURLcode rc, char *err, size_t cap, unsi
 
 static void on_success(struct target *tg, int64_t now)
 {
-	struct server_state *o = tg->s->out;
+	struct server_state *o = tg->out;
 	tg->fails = 0;
 	tg->ever_ok = true;
 	tg->next_due = 0;
@@ -246,7 +256,7 @@ static void on_success(struct target *tg, int64_t now)
 static void on_failure(struct target *tg, const char *msg, int64_t now)
 {
 	struct scrape *s = tg->s;
-	struct server_state *o = s->out;
+	struct server_state *o = tg->out;
 	if (tg->fails < 64)
 		tg->fails++;
 	if (tg->gpu) {
@@ -304,6 +314,63 @@ static void round_note(struct target *tg, const char *msg)
 	snprintf(tg->round_err + n, sizeof tg->round_err - n, "%s%s: %s", n ? "; " : "", shown, msg);
 }
 
+/* Server replicas: the scrape's state from every replica's own. Counters
+ * and histograms sum exactly (a replica down keeps its last totals, so the
+ * sum never goes back); gauges come from the replicas read now. */
+static void merge(struct scrape *s, int64_t now)
+{
+	struct server_state *o = s->out;
+	struct profile_raw *acc = &s->acc;
+	int nadded = 0, nread = 0, npending = 0;
+	uint64_t scrapes = 0, failures = 0, skipped = 0;
+	o->last_error[0] = '\0';
+	for (int i = 0; i < s->nreps; i++) {
+		struct target *tg = &s->reps[i];
+		const struct server_state *rs = tg->out;
+		struct server_replica *r = &o->replica[i];
+		bool live = rs->status == SERVER_UP || rs->status == SERVER_STALE;
+		nread += live;
+		npending += rs->status == SERVER_PENDING;
+		scrapes += rs->scrapes;
+		failures += rs->failures;
+		skipped += rs->skipped;
+		if (rs->last_ok_ns > o->last_ok_ns)
+			o->last_ok_ns = rs->last_ok_ns;
+		if (rs->last_attempt_ns > o->last_attempt_ns)
+			o->last_attempt_ns = rs->last_attempt_ns;
+		r->status = rs->status;
+		r->last_ok_ns = rs->last_ok_ns;
+		scopy(r->last_error, sizeof r->last_error, rs->last_error);
+		scopy(r->url, sizeof r->url, rs->url);
+		r->running = rs->gauge[SRV_RUNNING];
+		r->waiting = rs->gauge[SRV_WAITING];
+		r->kv = rs->gauge[SRV_KV_USAGE];
+		r->kv_max = rs->gauge[SRV_KV_USAGE_MAX];
+		r->run_gen_tokens = rs->run_gen_tokens;
+		if (rs->status == SERVER_DOWN && !o->last_error[0])
+			snprintf(o->last_error, sizeof o->last_error, "replica %d down: %.160s", i + 1, rs->last_error);
+		if (tg->have_sum)
+			profile_raw_add(acc, &nadded, &tg->sum, live);
+	}
+	o->nreplicas = s->nreps;
+	o->replicas_read = nread;
+	o->scrapes = scrapes;
+	o->failures = failures;
+	o->skipped = skipped;
+	if (nadded > 0) {
+		profile_raw_finish(acc);
+		profile_tracker_apply(s->prof, acc, now, o);
+	}
+	if (nread > 0)
+		o->status = SERVER_UP;
+	else if (npending == s->nreps)
+		o->status = SERVER_PENDING;
+	else {
+		o->status = SERVER_DOWN;
+		profile_invalidate_live(o);
+	}
+}
+
 static void on_done(struct http_xfer *x, CURLcode rc)
 {
 	struct target *tg = (struct target *)x;
@@ -323,9 +390,9 @@ static void on_done(struct http_xfer *x, CURLcode rc)
 				if (rd.power_valid)
 					server_agg_add(&s->out->power_agg, rd.power_w);
 			}
-		} else if (profile_tracker_update(s->prof, tg->buf, tg->len, flags, now, s->out, err, sizeof err) ==
+		} else if (profile_tracker_update(tg->prof, tg->buf, tg->len, flags, now, tg->out, err, sizeof err) ==
 				   0 &&
-			   !tg->locked && profile_tracker_profile(s->prof) == PROFILE_NONE) {
+			   !tg->locked && profile_tracker_profile(tg->prof) == PROFILE_NONE) {
 			/* Metrics, but none of a known server: a later candidate
 			 * may be the real one; this one is the fallback. */
 			if (tg->fallback < 0)
@@ -336,10 +403,17 @@ static void on_done(struct http_xfer *x, CURLcode rc)
 	if (!err[0]) {
 		tg->locked = true;
 		on_success(tg, now);
+		if (tg->replica) {
+			profile_tracker_summable(tg->prof, &tg->sum);
+			tg->have_sum = true;
+			merge(s, now);
+		}
 		return;
 	}
 	if (tg->locked || tg->nurls <= 1) {
 		on_failure(tg, err, now);
+		if (tg->replica)
+			merge(s, now);
 		return;
 	}
 	round_note(tg, err);
@@ -369,7 +443,7 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	if (tg->in_flight) {
 		/* A slow endpoint gets one scrape at a time, never a pile. */
 		if (!tg->gpu)
-			tg->s->out->skipped++;
+			tg->out->skipped++;
 		return;
 	}
 	if (now < tg->next_due)
@@ -385,6 +459,7 @@ static int target_init(struct scrape *s, struct target *tg, bool gpu, char *err,
 {
 	tg->s = s;
 	tg->gpu = gpu;
+	tg->out = s->out;
 	tg->x.done = on_done;
 	tg->fallback = -1;
 	tg->easy = curl_easy_init();
@@ -443,6 +518,59 @@ static int build_headers(struct scrape *s)
 	return 0;
 }
 
+/* One target per --metrics-url, each with its own state and tracker;
+ * merge() sums them into the scrape's. */
+static int replicas_init(struct scrape *s, int want, const char *origin, char *err, size_t errcap)
+{
+	const struct config *cfg = s->cfg;
+	int n = (int)cfg->nmetrics_urls;
+	if (n > SERVER_MAX_REPLICAS) {
+		snprintf(err, errcap, "at most %d --metrics-url replicas", SERVER_MAX_REPLICAS);
+		return -1;
+	}
+	s->reps = calloc((size_t)n, sizeof *s->reps);
+	if (!s->reps) {
+		snprintf(err, errcap, "out of memory");
+		return -1;
+	}
+	s->nreps = n;
+	for (int i = 0; i < n; i++) {
+		struct target *tg = &s->reps[i];
+		const char *url = cfg->metrics_urls[i];
+		char o2[PROFILE_URL_MAX];
+		if (strlen(url) >= PROFILE_URL_MAX) {
+			snprintf(err, errcap, "metrics URL longer than %d characters", PROFILE_URL_MAX - 1);
+			return -1;
+		}
+		if (target_init(s, tg, false, err, errcap) != 0)
+			return -1;
+		tg->replica = true;
+		tg->out = calloc(1, sizeof *tg->out);
+		if (!tg->out) {
+			snprintf(err, errcap, "out of memory");
+			return -1;
+		}
+		server_state_init(tg->out);
+		tg->prof = profile_tracker_new(want, (const char *const *)cfg->watch_metrics, cfg->nwatch_metrics,
+					       cfg->window_ns, s->interval_ns, err, errcap);
+		if (!tg->prof)
+			return -1;
+		snprintf(tg->urls[0], sizeof tg->urls[0], "%s", url);
+		origin_of(url, o2, sizeof o2);
+		tg->same_origin[0] = strcmp(origin, o2) == 0;
+		tg->nurls = 1;
+		tg->locked = true;
+		tg->enabled = true;
+		tg->out->status = SERVER_PENDING;
+		redact_url(url, tg->out->url, sizeof tg->out->url);
+		struct server_replica *r = &s->out->replica[i];
+		scopy(r->url, sizeof r->url, tg->out->url);
+		r->status = SERVER_PENDING;
+	}
+	s->out->nreplicas = n;
+	return 0;
+}
+
 struct scrape *scrape_new(struct ev_loop *loop, struct http *http, const struct config *cfg,
 			  struct server_state *out, char *err, size_t errcap)
 {
@@ -492,6 +620,7 @@ struct scrape *scrape_new(struct ev_loop *loop, struct http *http, const struct 
 		scrape_free(s);
 		return NULL;
 	}
+	s->metrics.prof = s->prof;
 	if ((cfg->metrics_url && strlen(cfg->metrics_url) >= PROFILE_URL_MAX) ||
 	    (cfg->gpu_metrics_url && strlen(cfg->gpu_metrics_url) >= PROFILE_URL_MAX)) {
 		snprintf(err, errcap, "metrics URL longer than %d characters", PROFILE_URL_MAX - 1);
@@ -520,10 +649,14 @@ struct scrape *scrape_new(struct ev_loop *loop, struct http *http, const struct 
 			m->same_origin[i] = strcmp(origin, o2) == 0;
 		}
 		m->locked = m->nurls == 1;
-		m->enabled = true;
+		m->enabled = cfg->nmetrics_urls < 2;
 		out->status = SERVER_PENDING;
 		redact_url(m->urls[0], out->url, sizeof out->url);
 		snprintf(out->detected, sizeof out->detected, "%s", want == PROFILE_AUTO ? "" : profile_name(want));
+	}
+	if (cfg->nmetrics_urls >= 2 && replicas_init(s, want, origin, err, errcap) != 0) {
+		scrape_free(s);
+		return NULL;
 	}
 	if (cfg->gpu_metrics_url) {
 		struct target *g = &s->gpu;
@@ -554,6 +687,10 @@ void scrape_start(struct scrape *s)
 		ev_timer_set(&ts[i]->timer, 0., (double)s->interval_ns / 1e9);
 		ev_timer_start(s->loop, &ts[i]->timer);
 	}
+	for (int i = 0; i < s->nreps; i++) {
+		ev_timer_set(&s->reps[i].timer, 0., (double)s->interval_ns / 1e9);
+		ev_timer_start(s->loop, &s->reps[i].timer);
+	}
 }
 
 static void target_stop(struct target *tg)
@@ -572,8 +709,8 @@ static void target_stop(struct target *tg)
 		else
 			snprintf(msg, sizeof msg, "the run ended before the first scrape");
 		set_status(tg, SERVER_DOWN);
-		char *dst = tg->gpu ? s->out->gpu_error : s->out->last_error;
-		snprintf(dst, sizeof s->out->last_error, "%s", msg);
+		char *dst = tg->gpu ? tg->out->gpu_error : tg->out->last_error;
+		snprintf(dst, sizeof tg->out->last_error, "%s", msg);
 		redact_userinfo(dst);
 	}
 }
@@ -587,6 +724,11 @@ void scrape_stop(struct scrape *s)
 		target_stop(&s->metrics);
 	if (s->gpu.s)
 		target_stop(&s->gpu);
+	for (int i = 0; i < s->nreps; i++)
+		if (s->reps[i].s)
+			target_stop(&s->reps[i]);
+	if (s->nreps > 0 && s->reps[0].s)
+		merge(s, clock_now_ns());
 }
 
 void scrape_free(struct scrape *s)
@@ -604,6 +746,21 @@ void scrape_free(struct scrape *s)
 			curl_easy_cleanup(ts[i]->easy);
 		free(ts[i]->buf);
 	}
+	for (int i = 0; i < s->nreps; i++) {
+		struct target *tg = &s->reps[i];
+		if (!tg->s)
+			continue;
+		ev_timer_stop(s->loop, &tg->timer);
+		if (tg->in_flight)
+			http_remove(s->http, tg->easy);
+		if (tg->easy)
+			curl_easy_cleanup(tg->easy);
+		free(tg->buf);
+		if (tg->replica)
+			free(tg->out);
+		profile_tracker_free(tg->prof);
+	}
+	free(s->reps);
 	/* After the easy handles: a share in use cannot be freed. It closes
 	 * the pooled connections while the multi is still there to be told. */
 	if (s->share)

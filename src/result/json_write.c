@@ -930,6 +930,29 @@ static cJSON *gpu_object(const struct server_state *st)
 	return o;
 }
 
+/* "replicas_read" and one object a --metrics-url replica: its own scrape's
+ * latest gauges and run total (URLs as redact_url() left them). */
+static void add_replicas(cJSON *o, const struct server_state *st)
+{
+	cJSON_AddNumberToObject(o, "replicas_read", st->replicas_read);
+	cJSON *a = cJSON_AddArrayToObject(o, "replicas");
+	for (int i = 0; a && i < st->nreplicas && i < SERVER_MAX_REPLICAS; i++) {
+		const struct server_replica *r = &st->replica[i];
+		cJSON *ro = cJSON_CreateObject();
+		if (!ro)
+			break;
+		add_str_or_null(ro, "url", r->url);
+		cJSON_AddStringToObject(ro, "status", server_status_name(r->status));
+		add_str_or_null(ro, "error", r->status == SERVER_UP ? NULL : r->last_error);
+		add_value(ro, "running", &r->running, 1);
+		add_value(ro, "waiting", &r->waiting, 1);
+		add_value(ro, "kv_usage", &r->kv, 1);
+		add_value(ro, "kv_usage_max", &r->kv_max, 1);
+		add_value(ro, "generation_tokens", &r->run_gen_tokens, 1);
+		cJSON_AddItemToArray(a, ro);
+	}
+}
+
 cJSON *server_to_json(const struct server_state *st)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -983,6 +1006,9 @@ cJSON *server_to_json(const struct server_state *st)
 	}
 	if (st->gpu_status != SERVER_OFF)
 		cJSON_AddItemToObject(o, "gpu", gpu_object(st));
+	/* Only with 2+ replicas: a one-endpoint result keeps its bytes. */
+	if (st->nreplicas >= 2)
+		add_replicas(o, st);
 	return o;
 }
 

@@ -433,7 +433,10 @@ void server_format_brief(const struct server_state *st, char *buf, size_t cap)
 		fmt_num(r, sizeof r, &st->gauge[SRV_RUNNING], "%.0f", 1);
 		fmt_num(w, sizeof w, &st->gauge[SRV_WAITING], "%.0f", 1);
 		fmt_num(k, sizeof k, &st->gauge[SRV_KV_USAGE], "%.0f%%", 100);
-		snprintf(buf, cap, "run %s wait %s kv %s%s", r, w, k, st->status == SERVER_STALE ? " (stale)" : "");
+		char n[40] = "";
+		if (st->nreplicas >= 2)
+			snprintf(n, sizeof n, " (%d of %d replicas)", st->replicas_read, st->nreplicas);
+		snprintf(buf, cap, "run %s wait %s kv %s%s%s", r, w, k, n, st->status == SERVER_STALE ? " (stale)" : "");
 		break;
 	}
 	}
@@ -480,6 +483,9 @@ void server_print_summary(FILE *out, const struct server_state *st)
 					st->last_error);
 			if (st->note[0])
 				fprintf(out, "%-40s %s\n", "Note:", st->note);
+			if (st->nreplicas >= 2)
+				fprintf(out, "%-40s %d of %d replicas\n", "Read at the end:", st->replicas_read,
+					st->nreplicas);
 			print_agg(out, "Running requests:", &st->agg[SRV_RUNNING], 1, "");
 			print_agg(out, "Waiting requests:", &st->agg[SRV_WAITING], 1, "");
 			print_agg(out, "KV-cache usage:", &st->agg[SRV_KV_USAGE], 100, "%");

@@ -171,7 +171,12 @@ static void server_view(struct layout *l, int top, int bottom, unsigned flags)
 	} else {
 		add(l, PANEL_SERVER, PANEL_DETAIL, top, 0, h, l->cols);
 	}
-	chart_grid(l, top + h, 0, bottom - top - h, l->cols, server_charts, NIDS(server_charts));
+	int y = top + h;
+	if ((flags & LAYOUT_REPLICAS) && bottom - y - LAYOUT_REPLICAS_H >= LAYOUT_CHART_MIN_H) {
+		add(l, PANEL_REPLICAS, 0, y, 0, LAYOUT_REPLICAS_H, l->cols);
+		y += LAYOUT_REPLICAS_H;
+	}
+	chart_grid(l, y, 0, bottom - y, l->cols, server_charts, NIDS(server_charts));
 }
 
 static void errors_view(struct layout *l, int top, int bottom)

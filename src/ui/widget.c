@@ -30,6 +30,8 @@ unsigned widgets_layout_flags(const struct run_view *e)
 		f |= LAYOUT_SERVER;
 	if (e->stats && w_sessions_shown(e->stats))
 		f |= LAYOUT_SESSIONS;
+	if (w_replicas_shown(e->server))
+		f |= LAYOUT_REPLICAS;
 	return f;
 }
 
