@@ -119,7 +119,7 @@ static void test_chart_axis_follows_zoom(void **state)
 	static const struct {
 		int64_t zoom_s;
 		const char *left, *mid;
-	} cases[] = {{60, "-1m", "-30s"}, {600, "-10m", "-5m"}, {3600, "-1h", "-30m"}, {0, "-60m", "-30m"}}; /* the run: 3601 s */
+	} cases[] = {{60, "-60s", "-30s"}, {600, "-10m", "-5m"}, {3600, "-60m", "-30m"}, {0, "-60m", "-30m"}}; /* the run: 3601 s */
 	char top[1024], bottom[1024];
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		f.d.zoom_ns = cases[i].zoom_s * S;
@@ -143,6 +143,104 @@ static void test_chart_axis_follows_zoom(void **state)
 	row_text(5, bottom, sizeof bottom);
 	assert_non_null(strstr(bottom, "-10m"));
 	assert_non_null(strstr(bottom, "now"));
+	fixture_free(&f);
+}
+
+/* Time ticks sit at nice values (1-2-5 steps, and 30) in one unit per
+ * axis, whatever the span and the width: -10s -20s -30s, never the
+ * quarter points -27s -14s of a 27 s run, nor "-80s -40s" beside "-3m". */
+static void test_chart_ticks_nice(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, 0);
+	static const int64_t zooms_s[] = {27, 45, 90, 160, 450, 600, 3600};
+	static const int widths[] = {38, 78, 118, 198};
+	char bottom[2048];
+	for (size_t z = 0; z < sizeof zooms_s / sizeof zooms_s[0]; z++) {
+		for (size_t k = 0; k < sizeof widths / sizeof widths[0]; k++) {
+			f.d.zoom_ns = zooms_s[z] * S;
+			draw_panel(&f.d, PANEL_CHART, CHART_TOK, 8, widths[k]);
+			row_text(7, bottom, sizeof bottom);
+			char unit = 0;
+			long vals[64];
+			int n = 0;
+			for (const char *p = bottom; (p = strchr(p, '-')) != NULL && n < 64; p++) {
+				char *end;
+				long v = strtol(p + 1, &end, 10);
+				if (end == p + 1)
+					continue;
+				if (unit && *end != unit)
+					fail_msg("zoom %llds width %d: two units in \"%s\"", (long long)zooms_s[z], widths[k],
+						 bottom);
+				unit = *end;
+				vals[n++] = v;
+			}
+			if (n < 2)
+				fail_msg("zoom %llds width %d: fewer than two ticks in \"%s\"", (long long)zooms_s[z],
+					 widths[k], bottom);
+			/* Labels right to left are multiples of the smallest. */
+			long step = vals[n - 1];
+			long m = step;
+			while (m % 10 == 0)
+				m /= 10;
+			if (!(m == 1 || m == 2 || m == 5 || m == 3))
+				fail_msg("zoom %llds width %d: step %ld in \"%s\"", (long long)zooms_s[z], widths[k], step,
+					 bottom);
+			for (int i = 0; i < n; i++)
+				if (vals[i] % step != 0)
+					fail_msg("zoom %llds width %d: tick -%ld%c not a multiple of %ld in \"%s\"",
+						 (long long)zooms_s[z], widths[k], vals[i], unit, step, bottom);
+		}
+	}
+	/* The step function alone: the smallest nice step with few enough
+	 * ticks. */
+	assert_int_equal(wd_time_step(27 * S, 4), 10 * S);
+	assert_int_equal(wd_time_step(27 * S, 30), 1 * S);
+	assert_int_equal(wd_time_step(450 * S, 5), 120 * S);
+	assert_int_equal(wd_time_step(3600 * S, 6), 600 * S);
+	char b[16];
+	wd_fmt_tick(b, sizeof b, 120 * S, 60 * S);
+	assert_string_equal(b, "-2m");
+	wd_fmt_tick(b, sizeof b, 90 * S, 30 * S);
+	assert_string_equal(b, "-90s");
+	fixture_free(&f);
+}
+
+/* A long title is cut before the value scale goes: the scale is what
+ * makes the plot readable. A latency past a second reads in seconds, in
+ * the title and on the scale alike. */
+static void test_chart_scale_kept(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, 0);
+	f.load.concurrency = 123456789;
+	char top[1024];
+	draw_panel(&f.d, PANEL_CHART, CHART_CONC, 8, 30);
+	row_text(0, top, sizeof top);
+	if (!strstr(top, " 0\xe2\x80\xa6" "200 "))
+		fail_msg("no scale in \"%s\"", top);
+	/* The fixture's values are 100..149 everywhere; as TTFT in ms they
+	 * stay in ms. */
+	draw_panel(&f.d, PANEL_CHART, CHART_TTFT, 8, 60);
+	row_text(0, top, sizeof top);
+	if (!strstr(top, " ms") || strstr(top, " s "))
+		fail_msg("ms chart: \"%s\"", top);
+	/* 11.2 s of TTFT: "11.2 s" beside "0…20 s", never "11.2k ms". */
+	series_free(f.ser);
+	f.ser = series_new();
+	f.v.series = f.ser;
+	for (int64_t t = 0; t <= 60; t++) {
+		double v[SER_N];
+		for (int i = 0; i < SER_N; i++)
+			v[i] = 11200;
+		series_push(f.ser, T0 + (3600 - 60 + t) * S, v);
+	}
+	draw_panel(&f.d, PANEL_CHART, CHART_TTFT, 8, 60);
+	row_text(0, top, sizeof top);
+	if (!strstr(top, "11.2 s") || !strstr(top, " 0\xe2\x80\xa6" "20 s ") || strstr(top, "k ms"))
+		fail_msg("s chart: \"%s\"", top);
 	fixture_free(&f);
 }
 
@@ -485,6 +583,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chart_axis_follows_zoom),
+		cmocka_unit_test(test_chart_ticks_nice),
+		cmocka_unit_test(test_chart_scale_kept),
 		cmocka_unit_test(test_markers_thinned),
 		cmocka_unit_test(test_hist_bounds),
 		cmocka_unit_test(test_hist_p99_mark),

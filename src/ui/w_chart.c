@@ -163,22 +163,40 @@ void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 	}
 	double scale = cd->percent ? 100 : 1;
 	double top = cd->percent ? 1.0 : wd_nice_ceil(maxv);
-	char b[64], tb[32], extra[96] = "";
+	/* One unit for the title's value and the scale: milliseconds from a
+	 * second on read as seconds ("11.2 s" and "0…20 s", never "11.2k ms"). */
+	const char *unit = cd->percent ? "%" : cd->unit;
+	if (!strcmp(cd->unit, " ms") && top >= 1000) {
+		scale = 1e-3;
+		unit = " s";
+	}
+	char b[64], tb[32], extra[96] = "", sc[64];
 	if (!isnan(cur)) {
 		wd_fmt_si(b, sizeof b, cur * scale);
-		snprintf(extra, sizeof extra, "%s%s", b, cd->unit);
+		snprintf(extra, sizeof extra, "%s%s", b, cd->percent ? "%" : unit);
 	}
 	if (arg == CHART_CONC && d->v->load->mode == LOAD_CLOSED) {
 		size_t len = strlen(extra);
 		snprintf(extra + len, sizeof extra - len, " / target %ld", d->v->load->concurrency);
 	}
-	int x = wd_title(w, r, d, cd->title, extra[0] ? extra : NULL);
 	/* The value scale: the plot runs from 0 at the bottom row to this at
-	 * the top row. */
+	 * the top row. It is what makes the plot readable, so a long title
+	 * is cut first (its value, then its name) to leave room for it. */
 	wd_fmt_si(tb, sizeof tb, top * scale);
-	snprintf(b, sizeof b, " 0%s%s%s ", d->ascii ? ".." : "\xe2\x80\xa6", tb, cd->percent ? "%" : cd->unit);
-	if (x + 1 + wd_width(b) <= r->w - 1)
-		wd_put_right(w, r, 0, r->w - 1, dim, b);
+	snprintf(sc, sizeof sc, " 0%s%s%s ", d->ascii ? ".." : "\xe2\x80\xa6", tb, unit);
+	int room = r->w - 1 - wd_width(sc) - 1 - 3; /* "╭─ " ... " ─" */
+	char t[64];
+	snprintf(t, sizeof t, "%s", cd->title);
+	if (wd_width(t) + 1 + wd_width(extra) > room) {
+		wd_truncate(extra, room - wd_width(t) - 1, d->ascii);
+		if (!extra[0] || wd_width(extra) < 2) {
+			extra[0] = '\0';
+			wd_truncate(t, room, d->ascii);
+		}
+	}
+	int x = wd_title(w, r, d, t, extra[0] ? extra : NULL);
+	if (x + 1 + wd_width(sc) <= r->w - 1)
+		wd_put_right(w, r, 0, r->w - 1, dim, sc);
 	if (!any) {
 		wd_put(w, r, 1, 1, dim, cd->no_data ? cd->no_data : "no data in this span");
 		return;
