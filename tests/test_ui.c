@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "infertop/clock.h"
+#include "infertop/hist.h"
 #include "infertop/layout.h"
 #include "infertop/load.h"
 #include "infertop/options.h"
@@ -302,6 +303,35 @@ static void record(struct stats *st, int64_t ttft_us)
 	};
 	st->in_flight++;
 	stats_request_done(st, &r);
+}
+
+/* Tokens that came in the same read have an ITL of exactly 0: they get
+ * one "= 0" row, and the other rows span the nonzero samples (8 to 12
+ * ms here) instead of rows of "0.00" from 1 µs up. */
+static void test_hist_zero_row(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, 0);
+	struct hist *h = f.st->win[STAT_ITL];
+	hist_record_n(h, 0, 600);
+	for (int i = 0; i < 400; i++)
+		hist_record(h, 8000 + i * 10);
+	draw_panel(&f.d, PANEL_HIST, HIST_ITL, 30, 90);
+	char row[1024];
+	int zero_rows = 0, tiny = 0;
+	for (int y = 1; y < 29; y++) {
+		row_text(y, row, sizeof row);
+		if (strstr(row, "= 0\xe2\x94\x82"))
+			zero_rows++;
+		const char *p = strstr(row, "\xe2\x89\xa4 ");
+		if (p && atof(p + 4) < 7.9)
+			tiny++;
+	}
+	assert_int_equal(zero_rows, 1);
+	if (tiny)
+		fail_msg("%d rows below the smallest nonzero sample (8 ms)", tiny);
+	fixture_free(&f);
 }
 
 /* The p99 mark's row: the row above ends below p99, the row itself at
@@ -588,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_markers_thinned),
 		cmocka_unit_test(test_hist_bounds),
 		cmocka_unit_test(test_hist_p99_mark),
+		cmocka_unit_test(test_hist_zero_row),
 		cmocka_unit_test(test_joules_per_token),
 		cmocka_unit_test(test_gpu_history),
 		cmocka_unit_test(test_panel_table),
