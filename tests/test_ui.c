@@ -245,6 +245,46 @@ static void test_chart_scale_kept(void **state)
 	fixture_free(&f);
 }
 
+/* A chart's title gives the current value, not the mean of the points
+ * its last column stands for; a server gauge from before /metrics went
+ * quiet says "stale"; a rate says it is over the last second. */
+static void test_chart_title_current(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, 0);
+	server_state_init(&f.srv);
+	f.v.server = &f.srv;
+	f.srv.status = SERVER_UP;
+	f.srv.gauge[SRV_WAITING] = (struct server_value){.valid = true, .v = 5};
+	f.st->in_flight = 7;
+	char top[1024];
+	draw_panel(&f.d, PANEL_CHART, CHART_QUEUE, 8, 60);
+	row_text(0, top, sizeof top);
+	if (!strstr(top, "server queue 5 ") || strstr(top, "stale"))
+		fail_msg("queue: \"%s\"", top);
+	draw_panel(&f.d, PANEL_CHART, CHART_CONC, 8, 60);
+	row_text(0, top, sizeof top);
+	if (!strstr(top, "in flight 7 / target 8"))
+		fail_msg("in flight: \"%s\"", top);
+	draw_panel(&f.d, PANEL_CHART, CHART_TOK, 8, 60);
+	row_text(0, top, sizeof top);
+	if (!strstr(top, "(1 s)"))
+		fail_msg("output tok/s: \"%s\"", top);
+	f.srv.status = SERVER_STALE;
+	draw_panel(&f.d, PANEL_CHART, CHART_QUEUE, 8, 60);
+	row_text(0, top, sizeof top);
+	if (!strstr(top, "server queue 5 stale"))
+		fail_msg("stale queue: \"%s\"", top);
+	f.srv.status = SERVER_DOWN;
+	f.srv.gauge[SRV_WAITING].valid = false;
+	draw_panel(&f.d, PANEL_CHART, CHART_QUEUE, 8, 60);
+	row_text(0, top, sizeof top);
+	if (!strstr(top, "server queue \xe2\x80\x93 "))
+		fail_msg("unknown queue: \"%s\"", top);
+	fixture_free(&f);
+}
+
 /* After many load changes only the latest few are labelled, the latest
  * one among them, and labels never run into each other. */
 static void test_markers_thinned(void **state)
@@ -615,6 +655,7 @@ int main(void)
 		cmocka_unit_test(test_chart_axis_follows_zoom),
 		cmocka_unit_test(test_chart_ticks_nice),
 		cmocka_unit_test(test_chart_scale_kept),
+		cmocka_unit_test(test_chart_title_current),
 		cmocka_unit_test(test_markers_thinned),
 		cmocka_unit_test(test_hist_bounds),
 		cmocka_unit_test(test_hist_p99_mark),
