@@ -103,7 +103,8 @@ void w_hist_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 	 * the zeros no longer stretch them over microseconds nobody has. */
 	int64_t zero_le = 0;
 	uint64_t zeros = 0;
-	hist_cumulative(h, &zero_le, 1, &zeros);
+	if (rows > 1) /* one row alone holds everything */
+		hist_cumulative(h, &zero_le, 1, &zeros);
 	int n = 0;
 	if (zeros > 0)
 		le[n++] = 0;
