@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "infertop/clock.h"
+#include "infertop/hist.h"
 #include "infertop/layout.h"
 #include "infertop/load.h"
 #include "infertop/options.h"
@@ -119,7 +120,7 @@ static void test_chart_axis_follows_zoom(void **state)
 	static const struct {
 		int64_t zoom_s;
 		const char *left, *mid;
-	} cases[] = {{60, "-1m", "-30s"}, {600, "-10m", "-5m"}, {3600, "-1h", "-30m"}, {0, "-60m", "-30m"}}; /* the run: 3601 s */
+	} cases[] = {{60, "-60s", "-30s"}, {600, "-10m", "-5m"}, {3600, "-60m", "-30m"}, {0, "-60m", "-30m"}}; /* the run: 3601 s */
 	char top[1024], bottom[1024];
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		f.d.zoom_ns = cases[i].zoom_s * S;
@@ -143,6 +144,144 @@ static void test_chart_axis_follows_zoom(void **state)
 	row_text(5, bottom, sizeof bottom);
 	assert_non_null(strstr(bottom, "-10m"));
 	assert_non_null(strstr(bottom, "now"));
+	fixture_free(&f);
+}
+
+/* Time ticks sit at nice values (1-2-5 steps, and 30) in one unit per
+ * axis, whatever the span and the width: -10s -20s -30s, never the
+ * quarter points -27s -14s of a 27 s run, nor "-80s -40s" beside "-3m". */
+static void test_chart_ticks_nice(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, 0);
+	static const int64_t zooms_s[] = {27, 45, 90, 160, 450, 600, 3600};
+	static const int widths[] = {38, 78, 118, 198};
+	char bottom[2048];
+	for (size_t z = 0; z < sizeof zooms_s / sizeof zooms_s[0]; z++) {
+		for (size_t k = 0; k < sizeof widths / sizeof widths[0]; k++) {
+			f.d.zoom_ns = zooms_s[z] * S;
+			draw_panel(&f.d, PANEL_CHART, CHART_TOK, 8, widths[k]);
+			row_text(7, bottom, sizeof bottom);
+			char unit = 0;
+			long vals[64];
+			int n = 0;
+			for (const char *p = bottom; (p = strchr(p, '-')) != NULL && n < 64; p++) {
+				char *end;
+				long v = strtol(p + 1, &end, 10);
+				if (end == p + 1)
+					continue;
+				if (unit && *end != unit)
+					fail_msg("zoom %llds width %d: two units in \"%s\"", (long long)zooms_s[z], widths[k],
+						 bottom);
+				unit = *end;
+				vals[n++] = v;
+			}
+			if (n < 2)
+				fail_msg("zoom %llds width %d: fewer than two ticks in \"%s\"", (long long)zooms_s[z],
+					 widths[k], bottom);
+			/* Labels right to left are multiples of the smallest. */
+			long step = vals[n - 1];
+			long m = step;
+			while (m % 10 == 0)
+				m /= 10;
+			if (!(m == 1 || m == 2 || m == 5 || m == 3))
+				fail_msg("zoom %llds width %d: step %ld in \"%s\"", (long long)zooms_s[z], widths[k], step,
+					 bottom);
+			for (int i = 0; i < n; i++)
+				if (vals[i] % step != 0)
+					fail_msg("zoom %llds width %d: tick -%ld%c not a multiple of %ld in \"%s\"",
+						 (long long)zooms_s[z], widths[k], vals[i], unit, step, bottom);
+		}
+	}
+	/* The step function alone: the smallest nice step with few enough
+	 * ticks. */
+	assert_int_equal(wd_time_step(27 * S, 4), 10 * S);
+	assert_int_equal(wd_time_step(27 * S, 30), 1 * S);
+	assert_int_equal(wd_time_step(450 * S, 5), 120 * S);
+	assert_int_equal(wd_time_step(3600 * S, 6), 600 * S);
+	char b[16];
+	wd_fmt_tick(b, sizeof b, 120 * S, 60 * S);
+	assert_string_equal(b, "-2m");
+	wd_fmt_tick(b, sizeof b, 90 * S, 30 * S);
+	assert_string_equal(b, "-90s");
+	fixture_free(&f);
+}
+
+/* A long title is cut before the value scale goes: the scale is what
+ * makes the plot readable. A latency past a second reads in seconds, in
+ * the title and on the scale alike. */
+static void test_chart_scale_kept(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, 0);
+	f.load.concurrency = 123456789;
+	char top[1024];
+	draw_panel(&f.d, PANEL_CHART, CHART_CONC, 8, 30);
+	row_text(0, top, sizeof top);
+	if (!strstr(top, " 0\xe2\x80\xa6" "200 "))
+		fail_msg("no scale in \"%s\"", top);
+	/* The fixture's values are 100..149 everywhere; as TTFT in ms they
+	 * stay in ms. */
+	draw_panel(&f.d, PANEL_CHART, CHART_TTFT, 8, 60);
+	row_text(0, top, sizeof top);
+	if (!strstr(top, " ms") || strstr(top, " s "))
+		fail_msg("ms chart: \"%s\"", top);
+	/* 11.2 s of TTFT: "11.2 s" beside "0…20 s", never "11.2k ms". */
+	series_free(f.ser);
+	f.ser = series_new();
+	f.v.series = f.ser;
+	for (int64_t t = 0; t <= 60; t++) {
+		double v[SER_N];
+		for (int i = 0; i < SER_N; i++)
+			v[i] = 11200;
+		series_push(f.ser, T0 + (3600 - 60 + t) * S, v);
+	}
+	draw_panel(&f.d, PANEL_CHART, CHART_TTFT, 8, 60);
+	row_text(0, top, sizeof top);
+	if (!strstr(top, "11.2 s") || !strstr(top, " 0\xe2\x80\xa6" "20 s ") || strstr(top, "k ms"))
+		fail_msg("s chart: \"%s\"", top);
+	fixture_free(&f);
+}
+
+/* A chart's title gives the current value, not the mean of the points
+ * its last column stands for; a server gauge from before /metrics went
+ * quiet says "stale"; a rate says it is over the last second. */
+static void test_chart_title_current(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, 0);
+	server_state_init(&f.srv);
+	f.v.server = &f.srv;
+	f.srv.status = SERVER_UP;
+	f.srv.gauge[SRV_WAITING] = (struct server_value){.valid = true, .v = 5};
+	f.st->in_flight = 7;
+	char top[1024];
+	draw_panel(&f.d, PANEL_CHART, CHART_QUEUE, 8, 60);
+	row_text(0, top, sizeof top);
+	if (!strstr(top, "server queue 5 ") || strstr(top, "stale"))
+		fail_msg("queue: \"%s\"", top);
+	draw_panel(&f.d, PANEL_CHART, CHART_CONC, 8, 60);
+	row_text(0, top, sizeof top);
+	if (!strstr(top, "in flight 7 / target 8"))
+		fail_msg("in flight: \"%s\"", top);
+	draw_panel(&f.d, PANEL_CHART, CHART_TOK, 8, 60);
+	row_text(0, top, sizeof top);
+	if (!strstr(top, "(1 s)"))
+		fail_msg("output tok/s: \"%s\"", top);
+	f.srv.status = SERVER_STALE;
+	draw_panel(&f.d, PANEL_CHART, CHART_QUEUE, 8, 60);
+	row_text(0, top, sizeof top);
+	if (!strstr(top, "server queue 5 stale"))
+		fail_msg("stale queue: \"%s\"", top);
+	f.srv.status = SERVER_DOWN;
+	f.srv.gauge[SRV_WAITING].valid = false;
+	draw_panel(&f.d, PANEL_CHART, CHART_QUEUE, 8, 60);
+	row_text(0, top, sizeof top);
+	if (!strstr(top, "server queue \xe2\x80\x93 "))
+		fail_msg("unknown queue: \"%s\"", top);
 	fixture_free(&f);
 }
 
@@ -204,6 +343,35 @@ static void record(struct stats *st, int64_t ttft_us)
 	};
 	st->in_flight++;
 	stats_request_done(st, &r);
+}
+
+/* Tokens that came in the same read have an ITL of exactly 0: they get
+ * one "= 0" row, and the other rows span the nonzero samples (8 to 12
+ * ms here) instead of rows of "0.00" from 1 µs up. */
+static void test_hist_zero_row(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fixture_init(&f, 0);
+	struct hist *h = f.st->win[STAT_ITL];
+	hist_record_n(h, 0, 600);
+	for (int i = 0; i < 400; i++)
+		hist_record(h, 8000 + i * 10);
+	draw_panel(&f.d, PANEL_HIST, HIST_ITL, 30, 90);
+	char row[1024];
+	int zero_rows = 0, tiny = 0;
+	for (int y = 1; y < 29; y++) {
+		row_text(y, row, sizeof row);
+		if (strstr(row, "= 0\xe2\x94\x82"))
+			zero_rows++;
+		const char *p = strstr(row, "\xe2\x89\xa4 ");
+		if (p && atof(p + 4) < 7.9)
+			tiny++;
+	}
+	assert_int_equal(zero_rows, 1);
+	if (tiny)
+		fail_msg("%d rows below the smallest nonzero sample (8 ms)", tiny);
+	fixture_free(&f);
 }
 
 /* The p99 mark's row: the row above ends below p99, the row itself at
@@ -533,9 +701,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chart_axis_follows_zoom),
+		cmocka_unit_test(test_chart_ticks_nice),
+		cmocka_unit_test(test_chart_scale_kept),
+		cmocka_unit_test(test_chart_title_current),
 		cmocka_unit_test(test_markers_thinned),
 		cmocka_unit_test(test_hist_bounds),
 		cmocka_unit_test(test_hist_p99_mark),
+		cmocka_unit_test(test_hist_zero_row),
 		cmocka_unit_test(test_joules_per_token),
 		cmocka_unit_test(test_gpu_history),
 		cmocka_unit_test(test_panel_table),

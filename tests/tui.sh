@@ -95,7 +95,7 @@ done
 wait_for "boxed panels: latency titled in its top border" "^╭─ Latency client ms"
 wait_for "boxed panels: server and a chart side by side" "╭─ Server .*"
 wait_for "boxed panels: bottom borders" "^╰─+╯"
-wait_for "chart: value scale 0…max in its top border" "╭─ output tok/s [0-9.k]+ ─+ 0…[0-9.k]+ ─╮"
+wait_for "chart: value scale 0…max in its top border" "╭─ output tok/s [0-9.k]+ \\(1 s\\) ─+ 0…[0-9.k]+ ─╮"
 wait_for "chart: time axis, -span … now, in its bottom border" "╰─-[0-9]+s─+(-[0-9]+s─+)*now─╯"
 wait_for "client figures say so" "╭─ TTFT p99 client [0-9.]+ ms"
 wait_for "server figures say so" "srv TTFT p99 +(<=|>)?[0-9]"
@@ -197,11 +197,11 @@ wait_for "histogram view: ITL and E2E too" "╭─ E2E client ms"
 wait_for "histogram view: a p99 mark" "◀ [p0-9 ]*p99"
 # The p99 mark sits in the bucket holding the p99 of the title: the row
 # above it ends below that value, its own row ends at or above it (both
-# as printed, so within the rounding of three digits).
+# as printed, "≤ 24.3", so within the rounding of three digits).
 screen | awk '
 	/╭─ TTFT client/ { on = 1; for (i = 1; i <= NF; i++) if ($i == "p99") p99 = $(i + 1); next }
 	on && /^╰/ { exit }
-	on { split($0, a, "│"); b = a[2] + 0; if ($0 ~ /◀.*p99/) { hi = b; lo = prev; found = 1; exit } prev = b }
+	on { split($0, a, "│"); lab = a[2]; gsub(/[^0-9.]/, "", lab); b = lab + 0; if ($0 ~ /◀.*p99/) { hi = b; lo = prev; found = 1; exit } prev = b }
 	END {
 		printf "p99 %s, bucket (%s, %s]\n", p99, lo, hi
 		if (!found || p99 == "") exit 1

@@ -121,6 +121,11 @@ void wd_box(WINDOW *w, const struct rect *r, const struct dash *d, bool focus);
 /* The bottom border of a boxed widget whose inner rectangle is r: a row
  * of its own, for a chart's time axis. */
 struct rect wd_bottom_border(const struct rect *r);
+/* The nice step (1-2-5 s, 10, 20, 30 s, 1, 2, 5 ... min, h) that puts at
+ * most max_ticks ticks in span_ns, and a tick's label in the step's unit
+ * ("-20s", "-2m", "-1h"). */
+int64_t wd_time_step(int64_t span_ns, int max_ticks);
+void wd_fmt_tick(char *buf, size_t cap, int64_t t_ns, int64_t step_ns);
 /* A time axis over the last span_ns in the bottom border of the boxed
  * widget whose inner rectangle is r: "-10m ... -5m ... now". */
 void wd_time_axis(WINDOW *w, const struct rect *r, int64_t span_ns, const struct dash *d);

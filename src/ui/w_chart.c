@@ -5,7 +5,10 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "infertop/clock.h"
 #include "infertop/load.h"
+#include "infertop/server.h"
+#include "infertop/stats.h"
 #include "infertop/series.h"
 #include "infertop/widget.h"
 #include "infertop/view.h"
@@ -124,6 +127,33 @@ void w_chart_plot(WINDOW *w, const struct rect *r, const double *v, int npts, do
 	plot(w, r, v, npts, top, d, role, NULL, 0, NULL);
 }
 
+/* The figure in a chart's title is the current value, never the mean of
+ * the points a column stands for (the queue is 5 requests, not 0.33):
+ * the engine's count in flight, the server's latest gauge, or the latest
+ * one-second point. A server gauge read before /metrics stopped
+ * answering is said to be stale. Returns NaN when nothing is known. */
+static double current_value(int arg, const struct chart_def *cd, const struct dash *d, bool *stale)
+{
+	*stale = false;
+	if (arg == CHART_CONC && d->v->stats)
+		return (double)d->v->stats->in_flight;
+	if (arg == CHART_QUEUE || arg == CHART_KV) {
+		const struct server_state *s = d->v->server;
+		const struct server_value *g = s ? &s->gauge[arg == CHART_QUEUE ? SRV_WAITING : SRV_KV_USAGE] : NULL;
+		if (!g || !g->valid || isnan(g->v))
+			return NAN;
+		*stale = s->status != SERVER_UP;
+		return g->v;
+	}
+	double pts[3];
+	int64_t t0;
+	size_t n = d->v->series ? series_read(d->v->series, cd->id, 3 * CLOCK_NS_PER_S, pts, 3, &t0) : 0;
+	for (size_t i = n; i-- > 0;)
+		if (!isnan(pts[i]))
+			return pts[i];
+	return NAN;
+}
+
 void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 {
 	if (arg < 0 || arg >= CHART_N)
@@ -151,34 +181,59 @@ void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 	int64_t span = want > 0 ? want : last - t0;
 	if (span > 0)
 		wd_time_axis(w, r, span, d);
-	double maxv = 0, cur = NAN;
+	double maxv = 0, cur;
 	bool any = false;
 	for (int i = 0; i < npts; i++) {
 		if (isnan(v[i]))
 			continue;
 		any = true;
-		cur = v[i];
 		if (v[i] > maxv)
 			maxv = v[i];
 	}
 	double scale = cd->percent ? 100 : 1;
 	double top = cd->percent ? 1.0 : wd_nice_ceil(maxv);
-	char b[64], tb[32], extra[96] = "";
+	/* One unit for the title's value and the scale: milliseconds from a
+	 * second on read as seconds ("11.2 s" and "0…20 s", never "11.2k ms"). */
+	const char *unit = cd->percent ? "%" : cd->unit;
+	if (!strcmp(cd->unit, " ms") && top >= 1000) {
+		scale = 1e-3;
+		unit = " s";
+	}
+	char b[64], tb[32], extra[96] = "", sc[64];
+	bool stale = false;
+	cur = current_value(arg, cd, d, &stale);
 	if (!isnan(cur)) {
 		wd_fmt_si(b, sizeof b, cur * scale);
-		snprintf(extra, sizeof extra, "%s%s", b, cd->unit);
+		/* Rates are per second over the last second: said, since the
+		 * load line's figures are over the sliding window. */
+		bool rate = arg == CHART_TOK || arg == CHART_REQ || arg == CHART_ERR;
+		snprintf(extra, sizeof extra, "%s%s%s%s", b, cd->percent ? "%" : unit, rate ? " (1 s)" : "",
+			 stale ? " stale" : "");
+	} else if (arg == CHART_QUEUE || arg == CHART_KV) {
+		snprintf(extra, sizeof extra, "%s", wd_dash(d));
 	}
 	if (arg == CHART_CONC && d->v->load->mode == LOAD_CLOSED) {
 		size_t len = strlen(extra);
 		snprintf(extra + len, sizeof extra - len, " / target %ld", d->v->load->concurrency);
 	}
-	int x = wd_title(w, r, d, cd->title, extra[0] ? extra : NULL);
 	/* The value scale: the plot runs from 0 at the bottom row to this at
-	 * the top row. */
+	 * the top row. It is what makes the plot readable, so a long title
+	 * is cut first (its value, then its name) to leave room for it. */
 	wd_fmt_si(tb, sizeof tb, top * scale);
-	snprintf(b, sizeof b, " 0%s%s%s ", d->ascii ? ".." : "\xe2\x80\xa6", tb, cd->percent ? "%" : cd->unit);
-	if (x + 1 + wd_width(b) <= r->w - 1)
-		wd_put_right(w, r, 0, r->w - 1, dim, b);
+	snprintf(sc, sizeof sc, " 0%s%s%s ", d->ascii ? ".." : "\xe2\x80\xa6", tb, unit);
+	int room = r->w - 1 - wd_width(sc) - 1 - 3; /* "╭─ " ... " ─" */
+	char t[64];
+	snprintf(t, sizeof t, "%s", cd->title);
+	if (wd_width(t) + 1 + wd_width(extra) > room) {
+		wd_truncate(extra, room - wd_width(t) - 1, d->ascii);
+		if (!extra[0] || wd_width(extra) < 2) {
+			extra[0] = '\0';
+			wd_truncate(t, room, d->ascii);
+		}
+	}
+	int x = wd_title(w, r, d, t, extra[0] ? extra : NULL);
+	if (x + 1 + wd_width(sc) <= r->w - 1)
+		wd_put_right(w, r, 0, r->w - 1, dim, sc);
 	if (!any) {
 		wd_put(w, r, 1, 1, dim, cd->no_data ? cd->no_data : "no data in this span");
 		return;

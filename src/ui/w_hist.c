@@ -14,7 +14,8 @@
  * logarithmically from the window's fastest to its slowest request (the
  * long tail gets rows of its own instead of one crowded bar), a bar per
  * bucket, its count, and the p50, p90, p99 marks in the rows that hold
- * those percentiles. Read from the sliding window's histogram, which the
+ * those percentiles, each of which ends a row of its own. Exact zeros
+ * get a row apart. Read from the sliding window's histogram, which the
  * run keeps anyway: no samples are held for this. */
 
 static const struct {
@@ -95,10 +96,43 @@ void w_hist_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 		rows = MAX_ROWS;
 	if (rows <= 0)
 		return;
-	int64_t le[MAX_ROWS];
-	uint64_t cum[MAX_ROWS];
+	int64_t le[MAX_ROWS + NPCTS + 1];
+	uint64_t cum[MAX_ROWS + NPCTS + 1];
+	/* Exact zeros (tokens that came in the same read as the one before)
+	 * get a row of their own; the log rows span the nonzero samples, so
+	 * the zeros no longer stretch them over microseconds nobody has. */
+	int64_t zero_le = 0;
+	uint64_t zeros = 0;
+	if (rows > 1) /* one row alone holds everything */
+		hist_cumulative(h, &zero_le, 1, &zeros);
+	int n = 0;
+	if (zeros > 0)
+		le[n++] = 0;
 	int64_t lo = hist_min(h), hi = hist_max(h);
-	int n = w_hist_bounds(lo, hi, rows, le);
+	if (zeros > 0 && zeros < total)
+		lo = hist_percentile(h, 100.0 * (double)(zeros + 1) / (double)total);
+	if (zeros < total && rows - n > 0) {
+		/* Rows to spare for the percentiles' own bounds, so that each
+		 * ends a bar of its own (p50 and p90 apart when they differ). */
+		int want = rows - n - NPCTS;
+		bool room = want >= 1;
+		if (!room)
+			want = rows - n;
+		int k = w_hist_bounds(lo < 1 ? 1 : lo, hi, want, le + n);
+		n += k;
+		for (int p = 0; room && p < NPCTS && n < rows; p++) {
+			if (pv[p] <= 0 || pv[p] >= hi)
+				continue;
+			int at = 0;
+			while (at < n && le[at] < pv[p])
+				at++;
+			if (at < n && le[at] == pv[p])
+				continue;
+			memmove(le + at + 1, le + at, (size_t)(n - at) * sizeof le[0]);
+			le[at] = pv[p];
+			n++;
+		}
+	}
 	hist_cumulative(h, le, (size_t)n, cum);
 	cum[n - 1] = total; /* the top bound is the max: every sample */
 	uint64_t most = 0;
@@ -117,7 +151,16 @@ void w_hist_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 	for (int i = 0; i < n; i++) {
 		int y = 1 + i;
 		uint64_t c = cum[i] - (i ? cum[i - 1] : 0);
-		wd_fmt_ms(b, sizeof b, (double)le[i] / 1000.0);
+		/* A row holds the samples above the row before, up to its
+		 * label: said with "≤" (the zero row is "= 0"). */
+		char ms[24];
+		if (le[i] == 0)
+			snprintf(ms, sizeof ms, "0");
+		else if (le[i] < 10)
+			snprintf(ms, sizeof ms, "%.3f", (double)le[i] / 1000.0);
+		else
+			wd_fmt_ms(ms, sizeof ms, (double)le[i] / 1000.0);
+		snprintf(b, sizeof b, "%s %s", le[i] == 0 ? "=" : d->ascii ? "<=" : "\xe2\x89\xa4", ms);
 		wd_put_right(w, r, y, 1 + label_w, lab, b);
 		wd_put(w, r, y, 1 + label_w, wd_attr(d, THEME_R_BORDER), wd_vbar(d));
 		/* The bar's length is the share of the fullest bucket. */

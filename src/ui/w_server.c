@@ -123,28 +123,67 @@ static void title(WINDOW *w, const struct rect *r, const struct dash *d)
 	wd_put(w, r, 0, x, b, " ");
 }
 
-static void latency_rows(WINDOW *w, const struct rect *r, int y, int x, int rows, const struct dash *d)
+/* The quantile table: each column as wide as its widest cell (bucket
+ * bounds such as "0.75-1 s" or ">2560 s" are wider than a number), two
+ * spaces between columns, and no cell past its column or past xmax (the
+ * run aggregates' column): a cell that cannot fit is cut with a marker. */
+static void latency_rows(WINDOW *w, const struct rect *r, int y, int x, int xmax, int rows, const struct dash *d)
 {
 	static const struct {
 		enum server_latency l;
 		const char *name;
 	} ls[] = {{SRVL_TTFT, "TTFT"}, {SRVL_ITL, "ITL"}, {SRVL_E2E, "E2E"}, {SRVL_QUEUE, "queue"}};
+	static const char *const head[3] = {"p50", "p90", "p99"};
 	const struct server_state *s = d->v->server;
 	unsigned long lab = wd_attr(d, THEME_R_LABEL);
-	wd_put(w, r, y, x, lab, "server ms");
-	wd_put_right(w, r, y, x + 19, lab, "p50");
-	wd_put_right(w, r, y, x + 27, lab, "p90");
-	wd_put_right(w, r, y, x + 35, lab, "p99");
-	for (int i = 0; i < 4 && i + 1 < rows; i++) {
-		wd_put(w, r, y + 1 + i, x, lab, ls[i].name);
+	char cell[4][3][48];
+	int colw[3] = {0, 0, 0};
+	for (int i = 0; i < 4; i++) {
 		const struct server_value *vals[3] = {&s->p50[ls[i].l], &s->p90[ls[i].l], &s->p99[ls[i].l]};
 		for (int k = 0; k < 3; k++) {
-			char v[48];
 			if (vals[k]->valid)
-				server_format_ms(vals[k], v, sizeof v);
+				server_format_ms(vals[k], cell[i][k], sizeof cell[i][k]);
 			else
-				snprintf(v, sizeof v, "%s", wd_dash(d));
-			wd_put_right(w, r, y + 1 + i, x + 19 + 8 * k, wd_attr(d, vals[k]->valid ? THEME_R_VALUE : THEME_R_DIM), v);
+				snprintf(cell[i][k], sizeof cell[i][k], "%s", wd_dash(d));
+		}
+	}
+	for (int k = 0; k < 3; k++) {
+		colw[k] = wd_width(head[k]);
+		for (int i = 0; i < 4; i++)
+			if (wd_width(cell[i][k]) > colw[k])
+				colw[k] = wd_width(cell[i][k]);
+	}
+	/* Right edges of the three columns, after the row names. */
+	int xend[3], at = x + wd_width("server ms");
+	for (int k = 0; k < 3; k++) {
+		at += 2 + colw[k];
+		if (at > xmax)
+			at = xmax;
+		xend[k] = at;
+	}
+	char name[16];
+	snprintf(name, sizeof name, "%s", "server ms");
+	wd_truncate(name, xmax - x, d->ascii);
+	wd_put(w, r, y, x, lab, name);
+	for (int k = 0; k < 3; k++) {
+		int room = xend[k] - (k ? xend[k - 1] : x + wd_width("server ms")) - 1;
+		char h[8];
+		snprintf(h, sizeof h, "%s", head[k]);
+		wd_truncate(h, room, d->ascii);
+		wd_put_right(w, r, y, xend[k], lab, h);
+	}
+	for (int i = 0; i < 4 && i + 1 < rows; i++) {
+		snprintf(name, sizeof name, "%s", ls[i].name);
+		wd_truncate(name, xmax - x, d->ascii);
+		wd_put(w, r, y + 1 + i, x, lab, name);
+		int prev = x + wd_width(ls[i].name);
+		for (int k = 0; k < 3; k++) {
+			const struct server_value *v = k == 0 ? &s->p50[ls[i].l] : k == 1 ? &s->p90[ls[i].l] : &s->p99[ls[i].l];
+			/* One space at least from whatever is to the left. */
+			int left = k ? xend[k - 1] : prev;
+			wd_truncate(cell[i][k], xend[k] - left - 1, d->ascii);
+			wd_put_right(w, r, y + 1 + i, xend[k], wd_attr(d, v->valid ? THEME_R_VALUE : THEME_R_DIM),
+				     cell[i][k]);
 		}
 	}
 }
@@ -222,9 +261,10 @@ void w_server_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 	}
 	grid(w, r, 1, 2, items, n, d);
 	int y = 3, rows = r->h - y - (s->last_error[0] ? 1 : 0);
-	latency_rows(w, r, y, 1, rows, d);
+	int agx = r->w >= 120 ? r->w / 2 : 42;
+	latency_rows(w, r, y, 1, r->w >= 80 ? agx - 2 : r->w - 1, rows, d);
 	if (r->w >= 80)
-		run_aggregates(w, r, y, r->w >= 120 ? r->w / 2 : 42, rows, d);
+		run_aggregates(w, r, y, agx, rows, d);
 	if (s->last_error[0] && s->status != SERVER_UP)
 		wd_printf(w, r, r->h - 1, 1, wd_attr(d, THEME_R_CRIT), "last error: %s", s->last_error);
 }

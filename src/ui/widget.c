@@ -119,37 +119,63 @@ struct rect wd_bottom_border(const struct rect *r)
 	return (struct rect){r->y + r->h, r->x, 1, r->w};
 }
 
-/* The time axis in the bottom border: "-span" at the left, "now" at the
- * right, then the middle and the quarters where they fit with two
- * columns to spare on each side. */
+/* Nice steps for a time axis, in seconds: 1-2-5 (and 30, the half of a
+ * minute or an hour) so that ticks read -10s -20s -30s or -1m -2m, never
+ * the quarter points of an odd span (-27s -14s). */
+static const int64_t time_steps_s[] = {1,    2,    5,    10,    20,    30,     60,     120,   300,
+				       600,  1200, 1800, 3600, 7200, 18000, 36000, 86400, 172800};
+
+int64_t wd_time_step(int64_t span_ns, int max_ticks)
+{
+	size_t n = sizeof time_steps_s / sizeof time_steps_s[0];
+	if (max_ticks < 1)
+		max_ticks = 1;
+	for (size_t i = 0; i < n; i++) {
+		int64_t st = time_steps_s[i] * 1000000000LL;
+		if (span_ns / st <= max_ticks)
+			return st;
+	}
+	return time_steps_s[n - 1] * 1000000000LL;
+}
+
+void wd_fmt_tick(char *buf, size_t cap, int64_t t_ns, int64_t step_ns)
+{
+	/* One unit per axis, the step's: every tick is a whole number of it. */
+	long long t = (long long)(t_ns / 1000000000LL), st = (long long)(step_ns / 1000000000LL);
+	if (st >= 3600 && st % 3600 == 0)
+		snprintf(buf, cap, "-%lldh", t / 3600);
+	else if (st >= 60 && st % 60 == 0)
+		snprintf(buf, cap, "-%lldm", t / 60);
+	else
+		snprintf(buf, cap, "-%llds", t);
+}
+
+/* "now" at the right; ticks at whole multiples of a nice step back from
+ * it, each centred on its column, where it fits with two columns to
+ * spare on each side. */
 void wd_time_axis(WINDOW *w, const struct rect *r, int64_t span, const struct dash *d)
 {
 	struct rect ax = wd_bottom_border(r);
 	unsigned long dim = wd_attr(d, THEME_R_DIM);
-	int lo[8], hi[8], nused = 0; /* columns taken: [lo, hi) */
 	int now_x = ax.w - 1 - 3;
-	if (now_x < 1)
+	if (now_x < 1 || span <= 0)
 		return;
 	wd_put(w, &ax, 0, now_x, dim, "now");
-	lo[nused] = now_x;
-	hi[nused++] = now_x + 3;
-	/* Fractions of the span back from now: all of it, 1/2, 3/4, 1/4. */
-	static const int num[] = {4, 2, 3, 1}, den = 4;
-	for (size_t k = 0; k < sizeof num / sizeof num[0]; k++) {
-		char b[24], lab[32];
-		wd_fmt_span(b, sizeof b, span * num[k] / den);
-		snprintf(lab, sizeof lab, "-%s", b);
+	int prev_lo = now_x; /* the leftmost label so far starts here */
+	/* A label is at most 5 columns ("-120s"), 2 spare on each side. */
+	int64_t step = wd_time_step(span, (ax.w - 4) / 8);
+	for (int64_t t = step; t <= span; t += step) {
+		char lab[32];
+		wd_fmt_tick(lab, sizeof lab, t, step);
 		int len = wd_width(lab);
-		int col = (ax.w - 1) * (den - num[k]) / den;
-		int x = k == 0 ? 1 : col - len / 2;
-		bool fits = x >= 1;
-		for (int i = 0; fits && i < nused; i++)
-			fits = x + len + 2 <= lo[i] || x >= hi[i] + 2;
-		if (!fits)
+		int col = (int)lround((double)(ax.w - 1) * (1.0 - (double)t / (double)span));
+		int x = col - len / 2;
+		if (x < 1)
+			x = 1;
+		if (x + len + 2 > prev_lo)
 			continue;
 		wd_put(w, &ax, 0, x, dim, lab);
-		lo[nused] = x;
-		hi[nused++] = x + len;
+		prev_lo = x;
 	}
 }
 
