@@ -1,0 +1,103 @@
+#!/bin/sh
+# Console details a user trips over, in a tmux pane at 80x24, 120x40 and
+# 200x60 against the simulator:
+# - the requests view: the selected request keeps its row when it finishes
+#   (marked finished) and Enter opens that request, not the next one.
+# Every wait polls the pane with a deadline; nothing sleeps blindly.
+: "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
+set -u
+command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
+
+tmp=$(mktemp -d)
+simpid=""
+cleanup() {
+	T kill-server 2>/dev/null
+	[ -n "$simpid" ] && kill "$simpid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+. "$(dirname "$0")/check_lib.sh"
+. "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$tmp/asan"
+UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$tmp/ubsan:print_stacktrace=1"
+export ASAN_OPTIONS UBSAN_OPTIONS
+
+"$INFERTOP_BIN" sim --listen 127.0.0.1:0 --max-running 8 --step-time 100ms >"$tmp/sim.out" 2>"$tmp/sim.err" &
+simpid=$!
+i=0
+while [ $i -lt 100 ] && ! grep -q "listening on" "$tmp/sim.out" 2>/dev/null; do i=$((i + 1)); sleep 0.1; done
+port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/sim.out")
+[ -n "$port" ]
+check "the simulator listens" $? || exit 1
+
+ROW='^(│|\|) +[0-9]+ infertop-s'
+ids() { screen | grep -E "$ROW" | awk '{print $2}' | tr '\n' ' '; }
+# The row of request $1, "" when it is not listed.
+row_of() { screen | grep -E "$ROW" | awk -v id="$1" '$2 == id'; }
+# The number of the selected (reverse video) row, "" when none.
+sel_id() {
+	T capture-pane -p -e -t tui | grep -E "$(printf '\033')\\[([0-9;]*;)?7[;m]" |
+		sed "s/$(printf '\033')\\[[0-9;]*m//g" | grep -E "$ROW" | awk '{print $2}' | head -1
+}
+
+session() { # COLS ROWS ARGS...
+	c=$1
+	l=$2
+	shift 2
+	T kill-session -t tui 2>/dev/null
+	rm -f "$tmp/status"
+	tmux_session "$c" "$l" "$tmp" \
+		"env TERM=screen-256color INFERTOP_THEMES_DIR=$INFERTOP_SRCDIR/themes $INFERTOP_BIN --metrics-url none $* http://127.0.0.1:$port; echo \$? >$tmp/status"
+}
+
+# Item: the requests view's selection follows its request.
+follow() { # COLS ROWS
+	s="$1x$2"
+	# 3 users, 40 tokens at 100 ms a step: each request streams ~4 s.
+	session "$1" "$2" -c 3 --output-tokens 40 -d 600s
+	wait_for "$s: dashboard shows up" "Latency" 20 || return 1
+	T send-keys -t tui R
+	wait_for "$s: three requests stream" " streaming .* streaming .*|streaming" 20 || return 1
+	i=0
+	while [ $i -lt 100 ] && [ "$(screen | grep -c ' streaming ')" -lt 3 ]; do i=$((i + 1)); sleep 0.1; done
+	# j selects the second row: read back from the reverse-video row.
+	first=$(sel_id)
+	T send-keys -t tui j
+	i=0
+	while [ $i -lt 50 ] && { [ -z "$(sel_id)" ] || [ "$(sel_id)" = "$first" ]; }; do i=$((i + 1)); sleep 0.1; done
+	x=$(sel_id)
+	[ -n "$x" ] && [ "$x" != "$first" ]
+	check "$s: j selects another row ($first -> $x)" $? || return 1
+	# Wait for request $x to finish (its row no longer streaming).
+	i=0
+	while [ $i -lt 150 ] && row_of "$x" | grep -Eq 'streaming|prefill|waiting'; do i=$((i + 1)); sleep 0.1; done
+	! row_of "$x" | grep -Eq 'streaming|prefill|waiting'
+	check "$s: request $x finished" $? || return 1
+	row_of "$x" | grep -q ' ok '
+	check "$s: its row stays, status ok ($(row_of "$x" | tr -s ' ' | cut -c1-60))" $?
+	if [ "$1" -ge 120 ]; then
+		row_of "$x" | grep -q 'finished, now in recent'
+		check "$s: the row says it finished and moved to recent" $?
+	fi
+	T send-keys -t tui Enter
+	wait_for "$s: Enter opens request $x, the selected one" "Request $x[^0-9]" 5
+	T send-keys -t tui Escape
+	T send-keys -t tui j
+	wait_for "$s: moving on drops the finished row" "streaming" 5
+	i=0
+	while [ $i -lt 30 ] && [ -n "$(row_of "$x")" ]; do i=$((i + 1)); sleep 0.1; done
+	[ -z "$(row_of "$x")" ]
+	check "$s: request $x gone from the in-flight list once the cursor left it" $?
+}
+
+for size in "80 24" "120 40" "200 60"; do
+	# shellcheck disable=SC2086
+	follow $size
+done
+T kill-session -t tui 2>/dev/null
+if ls "$tmp"/asan* "$tmp"/ubsan* >/dev/null 2>&1; then
+	cat "$tmp"/asan* "$tmp"/ubsan* 2>/dev/null
+	check "no sanitizer reports" 1
+fi
+echo "$fails failed"
+[ "$fails" -eq 0 ]
