@@ -2,7 +2,9 @@
 # Console details a user trips over, in a tmux pane at 80x24, 120x40 and
 # 200x60 against the simulator:
 # - the requests view: the selected request keeps its row when it finishes
-#   (marked finished) and Enter opens that request, not the next one.
+#   (marked finished) and Enter opens that request, not the next one;
+# - the plan view of a finished sweep: no stale live row, titled
+#   "Plan: done, N steps".
 # Every wait polls the pane with a deadline; nothing sleeps blindly.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
@@ -90,9 +92,32 @@ follow() { # COLS ROWS
 	check "$s: request $x gone from the in-flight list once the cursor left it" $?
 }
 
+# Item: a finished sweep's plan view.
+plan_done() { # COLS ROWS
+	s="$1x$2"
+	session "$1" "$2" --sweep c=1,2 --stage-duration 2s --output-tokens 4
+	wait_for "$s: sweep dashboard" "Latency" 20 || return 1
+	for k in 1 2 3 4 5 6; do T send-keys -t tui v; done
+	wait_for "$s: plan view" "Plan" 10 || return 1
+	wait_for "$s: the run ends with the plan" "q quits" 30 || return 1
+	wait_for "$s: titled 'Plan: done, 2 steps'" "Plan: done, 2 steps" 5
+	screen | grep -q "Plan plan done"
+	[ $? -ne 0 ]
+	check "$s: no 'Plan plan done'" $?
+	n=$(screen | grep -Ec '^(│|\|) +2 c=2 ')
+	[ "$n" = 1 ]
+	check "$s: the last step listed once ($n)" $?
+	screen | grep -Eq 'c=[0-9]+ \*'
+	[ $? -ne 0 ]
+	check "$s: no live row once done" $?
+	T send-keys -t tui q
+}
+
 for size in "80 24" "120 40" "200 60"; do
 	# shellcheck disable=SC2086
 	follow $size
+	# shellcheck disable=SC2086
+	plan_done $size
 done
 T kill-session -t tui 2>/dev/null
 if ls "$tmp"/asan* "$tmp"/ubsan* >/dev/null 2>&1; then
