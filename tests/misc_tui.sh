@@ -4,7 +4,8 @@
 # - the requests view: the selected request keeps its row when it finishes
 #   (marked finished) and Enter opens that request, not the next one;
 # - the plan view of a finished sweep: no stale live row, titled
-#   "Plan: done, N steps".
+#   "Plan: done, N steps";
+# - --demo's GPU view shows the simulator's GPU and J/token.
 # Every wait polls the pane with a deadline; nothing sleeps blindly.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
@@ -113,7 +114,22 @@ plan_done() { # COLS ROWS
 	T send-keys -t tui q
 }
 
+# Item: --demo has a GPU (the simulator's DCGM exporter).
+demo_gpu() { # COLS ROWS
+	s="$1x$2"
+	T kill-session -t tui 2>/dev/null
+	tmux_session "$1" "$2" "$tmp" \
+		"env TERM=screen-256color INFERTOP_THEMES_DIR=$INFERTOP_SRCDIR/themes $INFERTOP_BIN --demo -c 4 -d 600s"
+	wait_for "$s: demo dashboard" "Latency" 20 || return 1
+	for k in 1 2 3 4; do T send-keys -t tui v; done
+	wait_for "$s: GPU view lists the simulated GPU" "infertop sim \(simulated" 15
+	wait_for "$s: J/token shown" "J/tok" 15
+	T send-keys -t tui q
+}
+
 for size in "80 24" "120 40" "200 60"; do
+	# shellcheck disable=SC2086
+	demo_gpu $size
 	# shellcheck disable=SC2086
 	follow $size
 	# shellcheck disable=SC2086
