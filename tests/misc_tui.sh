@@ -127,7 +127,32 @@ demo_gpu() { # COLS ROWS
 	T send-keys -t tui q
 }
 
+# Item: latency cells over their --slo in another colour.
+# sgr ROWNAME: the colour escapes before the row's first figure.
+sgr() {
+	T capture-pane -p -e -t tui | sed "s/$(printf '\033')\\[\\([0-9;]*\\)m/<\\1>/g" |
+		awk -v n="$1" '{ p = $0; gsub(/<[0-9;]*>/, "", p) } p ~ "^(│|\\|) " n " +[0-9]" { print; exit }' |
+		sed "s/$1/@@/; s/^[^@]*@@//" | grep -o '<[0-9;]*>[0-9]' | head -1 | sed 's/.$//'
+}
+slo_colours() { # COLS ROWS
+	s="$1x$2"
+	T kill-session -t tui 2>/dev/null
+	tmux_session "$1" "$2" "$tmp" \
+		"env TERM=screen-256color INFERTOP_THEMES_DIR=$INFERTOP_SRCDIR/themes $INFERTOP_BIN --demo -c 4 --slo ttft=1ms,e2e=100s -d 600s"
+	wait_for "$s: --slo demo, latency table" "E2E +[0-9]" 20 || return 1
+	b=$(sgr TTFB)
+	t=$(sgr TTFT)
+	e=$(sgr E2E)
+	[ -n "$b" ] && [ -n "$t" ] && [ "$t" != "$b" ]
+	check "$s: TTFT over its 1 ms SLO coloured ($t), not as TTFB ($b)" $?
+	[ -n "$e" ] && [ "$e" = "$b" ]
+	check "$s: E2E within its 100 s SLO as TTFB ($e)" $?
+	T send-keys -t tui q
+}
+
 for size in "80 24" "120 40" "200 60"; do
+	# shellcheck disable=SC2086
+	slo_colours $size
 	# shellcheck disable=SC2086
 	demo_gpu $size
 	# shellcheck disable=SC2086
