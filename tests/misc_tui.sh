@@ -81,6 +81,8 @@ follow() { # COLS ROWS
 	if [ "$1" -ge 120 ]; then
 		row_of "$x" | grep -q 'finished, now in recent'
 		check "$s: the row says it finished and moved to recent" $?
+		screen | grep -Eq '([0-9]+) of \1 in flight \(\+1 finished, selected\)'
+		check "$s: the footer counts it apart from the in-flight ones" $?
 	fi
 	T send-keys -t tui Enter
 	wait_for "$s: Enter opens request $x, the selected one" "Request $x[^0-9]" 5

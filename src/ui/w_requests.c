@@ -325,9 +325,13 @@ static void draw_table(WINDOW *w, const struct rect *r, const struct req_ui *q, 
 		wd_put(w, r, 2, 1, dim,
 		       total ? "no request matches the filter"
 			     : q->list == RT_INFLIGHT ? "no request in flight" : "no finished request kept yet");
+	/* The selected finished row is not one of the list's: not counted. */
+	size_t gone = 0;
+	for (size_t i = 0; i < n; i++)
+		gone += rows[i].gone;
 	char foot[256];
-	int k = snprintf(foot, sizeof foot, "%zu of %zu %s, sorted by %s %s", n, total, lists[q->list].name,
-			 c_name(sc), desc ? "desc" : "asc");
+	int k = snprintf(foot, sizeof foot, "%zu of %zu %s%s, sorted by %s %s", n - gone, total, lists[q->list].name,
+			 gone ? " (+1 finished, selected)" : "", c_name(sc), desc ? "desc" : "asc");
 	if (q->filter[0] && k > 0 && (size_t)k < sizeof foot)
 		k += snprintf(foot + k, sizeof foot - (size_t)k, ", filter \"%s\"", q->filter);
 	const char *hint = "  l list  o/O sort  / filter  Enter open";
