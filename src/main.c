@@ -82,7 +82,18 @@ static int demo_start(struct config *cfg)
 	snprintf(url, sizeof url, "http://127.0.0.1:%d", demo_child.port);
 	free(cfg->url);
 	cfg->url = strdup(url);
-	return cfg->url ? 0 : -1;
+	if (!cfg->url)
+		return -1;
+	/* The simulator's GPU (a DCGM exporter following its load), unless
+	 * one was named: the GPU view and J/token then work in the demo. */
+	if (!cfg->gpu_metrics_url) {
+		char gpu[96];
+		snprintf(gpu, sizeof gpu, "%s%s", url, SIM_DCGM_URL_PATH);
+		cfg->gpu_metrics_url = strdup(gpu);
+		if (!cfg->gpu_metrics_url)
+			return -1;
+	}
+	return 0;
 }
 
 /* What comes up between the probe and the load: the control API (its

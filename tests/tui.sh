@@ -219,7 +219,7 @@ wait_for "Enter: back to the view" "╭─ ITL client"
 T send-keys -t tui Tab
 wait_for "Tab: server view" " server [|│] "
 T send-keys -t tui v
-wait_for "v: GPU view" "no GPU metrics"
+wait_for "v: GPU view (--demo: the simulator's GPU)" "infertop sim \\(simulated"
 T send-keys -t tui v
 wait_for "v: errors view" "Errors .* of [0-9]+ requests"
 T send-keys -t tui v

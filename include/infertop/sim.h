@@ -48,6 +48,10 @@
  * stderr). */
 int sim_main(int argc, char **argv);
 
+/* Where the sim serves its simulated DCGM exporter (one GPU whose
+ * utilisation and power follow the load): --demo's --gpu-metrics-url. */
+#define SIM_DCGM_URL_PATH "/dcgm/metrics"
+
 /* The `infertop sim --help` text. */
 void sim_usage(FILE *out);
 

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "infertop/clock.h"
+#include "infertop/sim.h"
 #include "sim_internal.h"
 
 #define RQ_OF_TMR(ptr) ((struct sim_rq *)(void *)((char *)(ptr) - offsetof(struct sim_rq, tmr)))
@@ -260,6 +261,14 @@ static enum MHD_Result serve_metrics(struct sim_server *s, struct sim_rq *rq)
 	rq->phase = SIM_PH_DONE;
 	return send_buf(rq->conn, MHD_HTTP_OK, buf, len, "text/plain; version=0.0.4; charset=utf-8",
 			NULL, NULL);
+}
+
+static enum MHD_Result serve_dcgm(struct sim_server *s, struct sim_rq *rq)
+{
+	size_t len = 0;
+	char *buf = sim_dcgm_render(s, clock_now_ns(), &len);
+	rq->phase = SIM_PH_DONE;
+	return send_buf(rq->conn, MHD_HTTP_OK, buf, len, "text/plain; version=0.0.4; charset=utf-8", NULL, NULL);
 }
 
 static int model_ok(const struct sim_server *s, const struct sim_req *req)
@@ -544,7 +553,7 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
 
 /* ---- routing ---- */
 
-enum route { R_NONE, R_MODELS, R_HEALTH, R_METRICS, R_TOKENIZE, R_CHAT, R_COMPLETIONS };
+enum route { R_NONE, R_MODELS, R_HEALTH, R_METRICS, R_DCGM, R_TOKENIZE, R_CHAT, R_COMPLETIONS };
 
 static enum route route_of(const struct sim_server *s, const char *url, int *want_post)
 {
@@ -556,6 +565,7 @@ static enum route route_of(const struct sim_server *s, const char *url, int *wan
 		{ "/v1/models", R_MODELS, 0 },
 		{ "/health", R_HEALTH, 0 },
 		{ "/metrics", R_METRICS, 0 },
+		{ SIM_DCGM_URL_PATH, R_DCGM, 0 },
 		{ "/tokenize", R_TOKENIZE, 1 },
 		{ "/v1/chat/completions", R_CHAT, 1 },
 		{ "/v1/completions", R_COMPLETIONS, 1 },
@@ -604,6 +614,8 @@ static enum MHD_Result dispatch(struct sim_server *s, struct sim_rq *rq, const c
 		return send_buf(rq->conn, MHD_HTTP_OK, dup_text("", &len), 0, "text/plain", NULL, NULL);
 	case R_METRICS:
 		return serve_metrics(s, rq);
+	case R_DCGM:
+		return serve_dcgm(s, rq);
 	case R_TOKENIZE:
 		return serve_tokenize(s, rq);
 	case R_CHAT:

@@ -7,6 +7,7 @@
  *   sim_sched.c    timing models: fixed and continuous batching
  *   sim_render.c   JSON and SSE text of responses
  *   sim_metrics.c  statistics and the Prometheus exposition per profile
+ *   sim_dcgm.c     a simulated DCGM exporter following the load
  *   sim_fault.c    seeded RNG and fault injection choices
  *   sim_timer.c    nanosecond timer heap (infertop/sim_timer.h)
  *   sim_req.c      request body parsing, tokenizer, block hashes (sim_req.h)
@@ -240,6 +241,10 @@ struct sim_server {
 	double step_budget;		/* prefill tokens the current step can do */
 	struct sim_cache cache;
 	struct sim_stats st;
+	/* The simulated GPU (sim_dcgm.c): the last scrape and its power, the
+	 * energy counter. */
+	int64_t dcgm_t_ns;
+	double dcgm_w, dcgm_energy_mj;
 	void (*wake)(struct sim_rq *rq);   /* the HTTP side: send what is ready */
 };
 
@@ -287,5 +292,12 @@ int sim_profile_parse(const char *s, enum sim_profile *p);
 const char *sim_profile_metrics_path(enum sim_profile p);
 /* Prometheus text of the current state (malloc'd), NULL when out of memory. */
 char *sim_metrics_render(const struct sim_server *s, size_t *len);
+
+/* sim_dcgm.c */
+/* The GPU's utilisation (0..1) now and its power (W) at a utilisation. */
+double sim_dcgm_util(const struct sim_server *s);
+double sim_dcgm_power(double util);
+/* dcgm-exporter's text at now_ns (advances the energy counter). */
+char *sim_dcgm_render(struct sim_server *s, int64_t now_ns, size_t *len);
 
 #endif

@@ -5,6 +5,8 @@
 
 #include "infertop/options.h"
 #include "infertop/hist.h"
+#include "infertop/plan.h"
+#include "infertop/slo.h"
 #include "infertop/stats.h"
 #include "infertop/widget.h"
 #include "infertop/view.h"
@@ -40,11 +42,33 @@ static const struct {
 	[COL_P999] = {"p99.9", 99.9}, [COL_MAX] = {"max", 100}, [COL_MEAN] = {"mean", -1},
 };
 
-static void cell(char *buf, size_t cap, const struct hist *h, enum col c, const struct dash *d)
+/* The --slo limit (ns) of a row, 0 when it has none: TTFT, TPOT and E2E
+ * are the SLO's own figures; the rest (ITL, TTFB, ...) have no SLO. */
+static int64_t row_limit(const struct slo *slo, enum stat_metric m)
+{
+	int k = m == STAT_TTFT ? SLO_TTFT : m == STAT_TPOT ? SLO_TPOT : m == STAT_E2E ? SLO_E2E : -1;
+	return slo && k >= 0 && slo->set[k] ? slo->limit_ns[k] : 0;
+}
+
+/* A cell over its SLO in the crit colour, within 80 % of it in the warn
+ * colour: the glance says which latencies break the objective. Without
+ * --slo nothing is coloured: a default limit would judge a server by a
+ * figure the user never gave. */
+static unsigned long cell_attr(double us, int64_t limit_ns, const struct dash *d)
+{
+	if (limit_ns > 0 && us * 1e3 > (double)limit_ns)
+		return wd_attr(d, THEME_R_CRIT);
+	if (limit_ns > 0 && us * 1e3 > 0.8 * (double)limit_ns)
+		return wd_attr(d, THEME_R_WARN);
+	return wd_attr(d, THEME_R_VALUE);
+}
+
+/* The cell's text; returns its figure (us), -1 when none. */
+static double cell(char *buf, size_t cap, const struct hist *h, enum col c, const struct dash *d)
 {
 	if (hist_count(h) == 0) {
 		snprintf(buf, cap, "%s", wd_dash(d));
-		return;
+		return -1;
 	}
 	double us;
 	if (c == COL_MAX)
@@ -54,6 +78,7 @@ static void cell(char *buf, size_t cap, const struct hist *h, enum col c, const 
 	else
 		us = (double)hist_percentile(h, cols[c].p);
 	wd_fmt_ms(buf, cap, us / 1000.0);
+	return us;
 }
 
 static void span_name(char *buf, size_t cap, int64_t ns)
@@ -70,6 +95,7 @@ static void span_name(char *buf, size_t cap, int64_t ns)
 void w_latency_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 {
 	const struct stats *st = d->v->stats;
+	const struct slo *slo = plan_slo(d->v->plan);
 	bool detail = arg == PANEL_DETAIL;
 	enum stat_metric rows[STAT_NMETRICS];
 	int nrows = rows_of(arg, d->layout_flags, rows);
@@ -127,14 +153,15 @@ void w_latency_draw(WINDOW *w, const struct rect *r, int arg, const struct dash 
 	for (int i = 0; i < nrows && 2 + i < r->h; i++) {
 		int y = 2 + i;
 		wd_put(w, r, y, 1, lab, row_names[rows[i]]);
+		int64_t limit = row_limit(slo, rows[i]);
 		for (int s = 0; s < 2; s++) {
 			const struct hist *h = s ? st->run[rows[i]] : st->win[rows[i]];
 			int x0 = s ? x_run : x_win;
 			for (int c = 0; c < nc; c++) {
 				char v[16];
-				cell(v, sizeof v, h, want[c], d);
-				bool none = hist_count(h) == 0;
-				wd_put_right(w, r, y, x0 + (c + 1) * cw, wd_attr(d, none ? THEME_R_DIM : THEME_R_VALUE), v);
+				double us = cell(v, sizeof v, h, want[c], d);
+				unsigned long a = us < 0 ? wd_attr(d, THEME_R_DIM) : cell_attr(us, limit, d);
+				wd_put_right(w, r, y, x0 + (c + 1) * cw, a, v);
 			}
 		}
 		wd_put(w, r, y, x_run - 2, wd_attr(d, THEME_R_BORDER), wd_vbar(d));

@@ -60,12 +60,13 @@ struct row {
 	const char *msg;
 	int64_t ttft, e2e, in, out;
 	uint32_t gap;
+	bool gone;          /* selected, finished since: now in the recent list */
 };
 
 static void row_from(struct row *w, const struct reqtrack_rec *rec, const char *model, const char *msg)
 {
 	*w = (struct row){rec->seq, model, rec->phase, rec->http, rec->err, msg,
-			  rec->ttft_ns, rec->e2e_ns, rec->tokens_in, rec->tokens_out, rec->worst_gap_us};
+			  rec->ttft_ns, rec->e2e_ns, rec->tokens_in, rec->tokens_out, rec->worst_gap_us, false};
 }
 
 static const char *c_name(int c)
@@ -141,6 +142,14 @@ static struct row *rows_make(const struct req_ui *q, const struct reqtrack *t, i
 			cap++;
 	else
 		cap = reqtrack_count(t, (enum reqtrack_list)q->list);
+	/* The selected request keeps its row when it finishes (k9s follows
+	 * the selected object too): Enter then opens the request the cursor
+	 * was on, not whichever slid under it. It goes when the cursor moves. */
+	const struct reqtrack_rec *gone = NULL;
+	if (q->list == RT_INFLIGHT && q->sel && !reqtrack_live_find(t, q->sel))
+		gone = reqtrack_find(t, q->sel);
+	if (gone)
+		cap++;
 	if (cap == 0)
 		return NULL;
 	struct row *rows = malloc(cap * sizeof *rows);
@@ -153,6 +162,10 @@ static struct row *rows_make(const struct req_ui *q, const struct reqtrack *t, i
 			(*total)++;
 			if (reqtrack_match(&tmp, q->filter))
 				row_from(&rows[(*n)++], &tmp, r->model ? r->model : "", "");
+		}
+		if (gone && *n < cap) {
+			row_from(&rows[*n], gone, gone->model, gone->msg);
+			rows[(*n)++].gone = true;
 		}
 	} else {
 		for (size_t i = 0; i < cap; i++) {
@@ -248,12 +261,15 @@ static void draw_row(WINDOW *w, const struct rect *r, int y, const struct row *r
 	else
 		snprintf(b, sizeof b, "-");
 	cell(w, r, y, x[C_GAP], cw[C_GAP], true, val, b, d->ascii);
+	/* A finished row still listed in flight (selected) says so first. */
+	const char *pre = rw->gone ? "finished, now in recent" : "";
 	if (rw->phase == RT_FAILED)
-		snprintf(b, sizeof b, "%s: %s", stats_err_name(rw->err), rw->msg && *rw->msg ? rw->msg : "-");
+		snprintf(b, sizeof b, "%s%s%s: %s", pre, *pre ? ": " : "", stats_err_name(rw->err),
+			 rw->msg && *rw->msg ? rw->msg : "-");
 	else if (rw->phase == RT_INCOMPLETE)
-		snprintf(b, sizeof b, "cut by the run's end (not a failure)");
+		snprintf(b, sizeof b, "%s%scut by the run's end (not a failure)", pre, *pre ? ": " : "");
 	else
-		b[0] = '\0';
+		snprintf(b, sizeof b, "%s", pre);
 	cell(w, r, y, x[C_ERROR], cw[C_ERROR], false, rw->phase == RT_FAILED ? st : nor, b, d->ascii);
 }
 
@@ -309,9 +325,13 @@ static void draw_table(WINDOW *w, const struct rect *r, const struct req_ui *q, 
 		wd_put(w, r, 2, 1, dim,
 		       total ? "no request matches the filter"
 			     : q->list == RT_INFLIGHT ? "no request in flight" : "no finished request kept yet");
+	/* The selected finished row is not one of the list's: not counted. */
+	size_t gone = 0;
+	for (size_t i = 0; i < n; i++)
+		gone += rows[i].gone;
 	char foot[256];
-	int k = snprintf(foot, sizeof foot, "%zu of %zu %s, sorted by %s %s", n, total, lists[q->list].name,
-			 c_name(sc), desc ? "desc" : "asc");
+	int k = snprintf(foot, sizeof foot, "%zu of %zu %s%s, sorted by %s %s", n - gone, total, lists[q->list].name,
+			 gone ? " (+1 finished, selected)" : "", c_name(sc), desc ? "desc" : "asc");
 	if (q->filter[0] && k > 0 && (size_t)k < sizeof foot)
 		k += snprintf(foot + k, sizeof foot - (size_t)k, ", filter \"%s\"", q->filter);
 	const char *hint = "  l list  o/O sort  / filter  Enter open";

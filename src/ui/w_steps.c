@@ -80,11 +80,17 @@ void w_steps_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 	const struct plan_step_result *done = NULL;
 	size_t n = p ? plan_steps(p, &done) : 0;
 	char status[160] = "";
-	if (p)
+	/* Once done the plan is its ended steps: the last one's live row would
+	 * repeat it with the figures of a moment before its end. */
+	bool finished = p && strcmp(plan_state_name(p), "done") == 0;
+	const struct plan_step_result *live = finished ? NULL : d->v->live_step;
+	if (finished)
+		snprintf(status, sizeof status, "done, %zu step%s", n, n == 1 ? "" : "s");
+	else if (p)
 		plan_status(p, d->now, status, sizeof status);
-	wd_title(w, r, d, "Plan", status[0] ? status : NULL);
+	wd_title(w, r, d, finished ? "Plan:" : "Plan", status[0] ? status : NULL);
 	bool planned = p && plan_state_name(p)[0] != '\0';
-	if (!planned || (n == 0 && !d->v->live_step)) {
+	if (!planned || (n == 0 && !live)) {
 		wd_put(w, r, 1, 1, wd_attr(d, THEME_R_DIM),
 		       planned ? "no step has started yet" : "no plan: run with --stages, --sweep, --scenario or --matrix");
 		return;
@@ -96,11 +102,11 @@ void w_steps_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 		wd_put_right(w, r, 1, col_end(c), lab, cols[c].head);
 	bool slo = plan_slo(p) != NULL;
 	/* Newest rows win when the table outgrows the panel. */
-	int room = r->h - 2 - (d->v->live_step ? 1 : 0);
+	int room = r->h - 2 - (live ? 1 : 0);
 	size_t first = room > 0 && n > (size_t)room ? n - (size_t)room : 0;
 	int y = 2;
 	for (size_t i = first; i < n && y < r->h; i++, y++)
 		row(w, r, y, &done[i], false, slo, d);
-	if (d->v->live_step && y < r->h)
-		row(w, r, y, d->v->live_step, true, slo, d);
+	if (live && y < r->h)
+		row(w, r, y, live, true, slo, d);
 }
