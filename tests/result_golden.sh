@@ -53,7 +53,7 @@ import json, re, sys
 TIMING = re.compile(r"(_ms|_unix|_utc|_per_s|_tok_s|throughput|goodput|^duration$|^elapsed_s$|"
                     r"^measured_s$|^t_s$|^start_s$|^end_s$|^held_s$|^seconds$|^hist$|"
                     r"^mean_concurrency$|^run_id$|^host$|^url$|^target_url$|^output$|^definitions$|"
-                    r"^plan_summary_text$|^max_output_tokens_per_s$|^date$)")
+                    r"^plan_summary_text$|^max_output_tokens_per_s$|^date$|^gpu_metrics_url$)")
 # Subtrees whose values depend on the clock (the scraper's samples, the
 # time series).
 SKIP_TREE = ("infertop/server", "infertop/series")
@@ -62,8 +62,9 @@ SKIP_TREE = ("infertop/server", "infertop/series")
 OPTIONAL = ("infertop/plan_summary_text",)
 # Keys that come and go with the clock, never listed: the time series'
 # levels (none in a run shorter than a second) and a server quantile's
-# bucket (written only while the bucket is wide).
-OPTIONAL_RE = re.compile(r"^infertop/series/levels/|^infertop/server/.*_bucket_ms")
+# bucket (written only while the bucket is wide), and the GPU block of
+# --demo's simulated DCGM exporter (its GPUs only once it was scraped).
+OPTIONAL_RE = re.compile(r"^infertop/series/levels/|^infertop/server/.*_bucket_ms|^infertop/server/gpu/")
 
 def walk(o, path, keys, vals, idx_path):
     if isinstance(o, dict):

@@ -471,10 +471,6 @@ static const char *const options_not_in_results[] = {
 	"metadata", "metadata-json", /* the result's "metadata" object has them */
 	"html",                 /* where a page of the result went: nothing of how the run ran */
 	"max-change",           /* a guard on live changes; the changes themselves are in the timeline */
-	/* Never written, though they shape the requests: writing them now
-	 * would change every result's bytes (kept identical through issue
-	 * 24's restructuring); left for a change of the schema of its own. */
-	"dataset", "prefix-tokens", "prefix-groups",
 	/* Likewise the trace's (a key for them in every result would change
 	 * every result's bytes); a traced run's result has a "trace" object
 	 * of its own (infertop-snapshot(5)). */
@@ -491,7 +487,8 @@ static bool left_out(const char *name)
 
 /* Written only when given (json_write.c's put_string_given): the block
  * of a run that gave them has them. */
-static const char *const options_given_only[] = { "sessions", "session-answers" };
+static const char *const options_given_only[] = { "sessions", "session-answers", "dataset", "prefix-tokens",
+						  "prefix-groups" };
 
 static bool given_only(const char *name)
 {
@@ -508,6 +505,25 @@ static void test_options_given_only(void **state)
 	char *argv[] = { "infertop", "--no-config", "--sessions", "turns=2,think=1s,user=8", "--session-answers",
 			 "recorded", NULL };
 	assert_int_equal(cli_parse(&cfg, 6, argv), CLI_RUN);
+	cJSON *b2;
+	{
+		struct config c2;
+		char *argv2[] = { "infertop", "--no-config", "--prefix-tokens", "64", NULL };
+		assert_int_equal(cli_parse(&c2, 4, argv2), CLI_RUN);
+		b2 = result_json_options(&c2, NULL);
+		/* Numbers are written as raw text (json_write.c): read the text. */
+		char *txt = cJSON_PrintUnformatted(b2);
+		assert_non_null(strstr(txt, "\"prefix_tokens\":64"));
+		free(txt);
+		cJSON_Delete(b2);
+		cli_free(&c2);
+		char *argv3[] = { "infertop", "--no-config", "--prefix-groups", "2,2,20,5", NULL };
+		assert_int_equal(cli_parse(&c2, 4, argv3), CLI_RUN);
+		b2 = result_json_options(&c2, NULL);
+		assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b2, "prefix_groups")), "2,2,20,5");
+		cJSON_Delete(b2);
+		cli_free(&c2);
+	}
 	cJSON *block = result_json_options(&cfg, NULL);
 	assert_non_null(block);
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(block, "sessions")),

@@ -1057,10 +1057,19 @@ static void put_string_given(cJSON *o, const struct opt_row *r, const struct con
 		put_string(o, r, c, model);
 }
 
+static void put_long_given(cJSON *o, const struct opt_row *r, const struct config *c, const char *model);
+
 static void put_long(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
 {
 	(void)model;
 	put_num(o, r->key, (double)FIELD(c, r->field, long));
+}
+
+/* Only when not 0, for the reason of put_string_given. */
+static void put_long_given(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	if (FIELD(c, r->field, long))
+		put_long(o, r, c, model);
 }
 
 static void put_double(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
@@ -1249,6 +1258,10 @@ static const struct opt_row opt_rows[] = {
 	{ "ascii", "ascii", put_bool, .field = CF(ascii) },
 	{ "sessions", "sessions", put_string_given, .field = CF(sessions) },
 	{ "session_answers", "session-answers", put_string_given, .field = CF(session_answers) },
+	/* The prompts' source (issue 27: a result must say what it ran). */
+	{ "dataset", "dataset", put_string_given, .field = CF(dataset) },
+	{ "prefix_tokens", "prefix-tokens", put_long_given, .field = CF(prefix_tokens) },
+	{ "prefix_groups", "prefix-groups", put_string_given, .field = CF(prefix_groups) },
 };
 
 cJSON *result_json_options(const struct config *c, const char *model)
