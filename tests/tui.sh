@@ -473,7 +473,7 @@ s.serve_forever()' "$tmp/dcgm" "$tmp/dcgm.port" &
 	wait_for "gpu: requests complete" "(done|ok) [1-9]" 20
 	wait_for "gpu: J/token is a dash while energy has not moved" "total [0-9]+ W +– J/token"
 	wait_for "gpu: history charts per GPU: util, memory, power" "│ 0 util [0-9]+% .*0 mem [0-9]+% .*0 power [0-9]+ W"
-	wait_for "gpu: history has a time axis" "╰─-[0-9]+s─+.*now─╯"
+	wait_for "gpu: history has a time axis" "╰─+-[0-9]+[smh]─+.*now─╯"
 	screen | grep -Eq "[^0-9.]0 J/token"
 	[ $? -ne 0 ]
 	check "gpu: no 0 J/token" $?
