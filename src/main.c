@@ -85,8 +85,10 @@ static int demo_start(struct config *cfg)
 	if (!cfg->url)
 		return -1;
 	/* The simulator's GPU (a DCGM exporter following its load), unless
-	 * one was named: the GPU view and J/token then work in the demo. */
-	if (!cfg->gpu_metrics_url) {
+	 * one was named, or the server is not to be scraped at all
+	 * (--metrics-url none: the simulated GPU is the server's): the GPU
+	 * view and J/token then work in the demo. */
+	if (!cfg->gpu_metrics_url && !(cfg->metrics_url && strcmp(cfg->metrics_url, "none") == 0)) {
 		char gpu[96];
 		snprintf(gpu, sizeof gpu, "%s%s", url, SIM_DCGM_URL_PATH);
 		cfg->gpu_metrics_url = strdup(gpu);
