@@ -18,9 +18,7 @@ cleanup() {
 trap cleanup EXIT
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$tmp/asan"
-UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$tmp/ubsan:print_stacktrace=1"
-export ASAN_OPTIONS UBSAN_OPTIONS
+tui_sanitizer_logs
 mkdir -p "$tmp/xdg"
 
 # axis_ok FILE: every bottom border with "now" has ticks in one unit, all

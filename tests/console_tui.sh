@@ -24,9 +24,7 @@ trap cleanup EXIT
 # check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$tmp/asan"
-UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$tmp/ubsan:print_stacktrace=1"
-export ASAN_OPTIONS UBSAN_OPTIONS
+tui_sanitizer_logs
 
 screen_all() { T capture-pane -p -S - -t tui; }
 start() { # COLS ROWS ARGS...

@@ -21,9 +21,7 @@ trap cleanup EXIT
 # check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$tmp/asan"
-UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$tmp/ubsan:print_stacktrace=1"
-export ASAN_OPTIONS UBSAN_OPTIONS
+tui_sanitizer_logs
 
 "$INFERTOP_BIN" sim --listen 127.0.0.1:0 --max-running 4 --step-time 200ms >"$tmp/sim.out" 2>"$tmp/sim.err" &
 simpid=$!

@@ -19,19 +19,10 @@ cleanup() {
 trap cleanup EXIT
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$tmp/asan"
-UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$tmp/ubsan:print_stacktrace=1"
-export ASAN_OPTIONS UBSAN_OPTIONS
+tui_sanitizer_logs
 mkdir -p "$tmp/xdg"
 
-"$INFERTOP_BIN" sim --listen 127.0.0.1:0 --timing fixed --ttft 50ms --no-prefix-caching >"$tmp/sim.out" 2>"$tmp/sim.err" &
-simpid=$!
-i=0
-while [ $i -lt 100 ] && ! grep -q "listening on" "$tmp/sim.out" 2>/dev/null; do i=$((i + 1)); sleep 0.1; done
-port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/sim.out")
-[ -n "$port" ]
-check "the simulator listens" $? || exit 1
-url="http://127.0.0.1:$port"
+tui_sim --timing fixed --ttft 50ms --no-prefix-caching || exit 1
 
 for size in 80x24 120x40 200x60; do
 	cols=${size%x*}

@@ -23,19 +23,10 @@ trap cleanup EXIT
 # check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$tmp/asan"
-UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$tmp/ubsan:print_stacktrace=1"
-export ASAN_OPTIONS UBSAN_OPTIONS
+tui_sanitizer_logs
 mkdir -p "$tmp/xdg"
 
-"$INFERTOP_BIN" sim --listen 127.0.0.1:0 >"$tmp/sim.out" 2>"$tmp/sim.err" &
-simpid=$!
-i=0
-while [ $i -lt 100 ] && ! grep -q "listening on" "$tmp/sim.out" 2>/dev/null; do i=$((i + 1)); sleep 0.1; done
-port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/sim.out")
-[ -n "$port" ]
-check "the simulator listens" $? || exit 1
-url="http://127.0.0.1:$port"
+tui_sim || exit 1
 
 # One long prompt over and over: from the second request on, the
 # simulator's prefix cache serves all its whole blocks.

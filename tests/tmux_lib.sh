@@ -40,3 +40,23 @@ tmux_session() {
 	T set-option -t tui remain-on-exit on >/dev/null
 	T set-option -t tui window-size manual >/dev/null 2>&1
 }
+# Sanitizer reports go to files under $tmp (printed into the pane they
+# would be lost with it); a test reads $tmp/asan* and $tmp/ubsan* at its end.
+tui_sanitizer_logs() {
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$tmp/asan"
+	UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$tmp/ubsan:print_stacktrace=1"
+	export ASAN_OPTIONS UBSAN_OPTIONS
+}
+# tui_sim [SIM OPTIONS]: a simulator on a free loopback port; its pid in
+# $simpid, its port in $port, its base URL in $url. Fails (after a failed
+# check) when it does not come up within 10 s.
+tui_sim() {
+	"$INFERTOP_BIN" sim --listen 127.0.0.1:0 "$@" >"$tmp/sim.out" 2>"$tmp/sim.err" &
+	simpid=$!
+	i=0
+	while [ $i -lt 100 ] && ! grep -q "listening on" "$tmp/sim.out" 2>/dev/null; do i=$((i + 1)); sleep 0.1; done
+	port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/sim.out")
+	[ -n "$port" ]
+	check "the simulator listens" $? || return 1
+	url="http://127.0.0.1:$port"
+}

@@ -19,9 +19,7 @@ cleanup() {
 trap cleanup EXIT
 
 # Sanitizer reports must not vanish with the alternate screen.
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$tmp/asan"
-UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$tmp/ubsan:print_stacktrace=1"
-export ASAN_OPTIONS UBSAN_OPTIONS
+tui_sanitizer_logs
 mkdir -p "$tmp/xdg" "$tmp/run"
 
 # With SGR escape sequences: the colours actually drawn.
