@@ -5,6 +5,9 @@
 # (4 s against the simulator, which sends no Keep-Alive) they are closed,
 # on both clients: the client's connections are counted 2 s into the
 # 300-stream stage (most of 300 open) and 7 s into the 2-stream one.
+# The demo's scrapes of the simulator's /metrics and its DCGM exporter
+# stay on: a scrape each second reusing a connection the load had left
+# kept 64 of them open (http.c's sweep).
 : "${INFERTOP_BIN:?}"
 set -u
 fails=0
@@ -19,7 +22,7 @@ conns() { ss -tnpH state established 2>/dev/null | grep -c "pid=$1,"; }
 
 for client in direct curl; do
 	"$INFERTOP_BIN" --demo --sim-arg --timing --sim-arg fixed --sim-arg --ttft --sim-arg 5ms \
-		--sim-arg --itl --sim-arg 100ms --no-tui -q --output-tokens 5 --metrics-url none \
+		--sim-arg --itl --sim-arg 100ms --no-tui -q --output-tokens 5 \
 		--stages '3s@c=300, 9s@c=2' --http-client $client -o "$tmp/r.json" >/dev/null 2>"$tmp/err" &
 	pid=$!
 	sleep 2
