@@ -164,6 +164,36 @@ done
 [ $ok -eq 1 ]
 check "a serve run spec may not set --upload, --upload-endpoint or --upload-region" $?
 
+#    serve's own --upload takes every run's result up; serve ends after
+#    the uploads, exit 0.
+mkdir "$tmp/results6"
+AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER "$INFERTOP_BIN" serve --listen 127.0.0.1:0 \
+	--results-dir "$tmp/results6" --upload s3://bkt/served/ --upload-endpoint "$endpoint" \
+	>"$tmp/out6b" 2>"$tmp/err6b" &
+sv=$!
+pids="$pids $sv"
+wait_for "$tmp/err6b" "control API on"
+api=$(sed -n 's/^infertop: control API on \(http:[^ ]*\).*/\1/p' "$tmp/err6b")
+for i in 1 2; do
+	curl -s -o /dev/null -X POST -H 'Content-Type: application/json' \
+		--data-binary "{\"url\":\"http://127.0.0.1:$simport\",\"duration\":\"1s\",\"concurrency\":2}" "$api/v1/runs"
+	# One run at a time: the next is asked for once this one is done.
+	k=0
+	while [ $k -lt 400 ] && [ "$(grep -c 'run .* done' "$tmp/err6b")" -lt $i ]; do k=$((k + 1)); sleep 0.05; done
+done
+kill -TERM $sv
+wait $sv
+st=$?
+ok=1
+n=0
+for f in "$tmp"/results6/infertop-run-*.json; do
+	[ -e "$f" ] || continue
+	n=$((n + 1))
+	get "served/$(basename "$f")" "$tmp/got6" && cmp -s "$tmp/got6" "$f" || ok=0
+done
+[ $st -eq 0 ] && [ $n -eq 2 ] && [ $ok -eq 1 ]
+check "serve --upload puts each of its $n runs' results up byte for byte (exit $st)" $?
+
 # 7. Signatures, checked: s3rver does not verify v4 signatures, so a
 #    server that does (tests/sigv4_server.py, written from the SigV4
 #    spec) takes the same uploads: a session token and a key that needs

@@ -41,6 +41,7 @@ enum session_phase {
 
 struct session;
 struct engine;
+struct uploader;
 
 typedef void (*session_probed_fn)(struct session *s, int rc, const char *err, void *ud);
 typedef void (*session_fn)(struct session *s, void *ud);
@@ -51,6 +52,10 @@ typedef int (*session_ready_fn)(struct session *s, void *ud);
  * message in err, starting "--OPTION" when one option is to blame. */
 struct session *session_new(const struct config *cfg, struct ev_loop *loop, char *err, size_t errcap);
 void session_free(struct session *s);
+/* The run's files go up through up, which outlives the session (serve's
+ * one uploader for all its runs; a session's own is made from --upload).
+ * Call before session_start. */
+void session_share_uploader(struct session *s, struct uploader *up);
 struct engine *session_engine(const struct session *s);
 enum session_phase session_phase(const struct session *s);
 const char *session_phase_name(enum session_phase p);

@@ -28,6 +28,7 @@ struct session {
 	struct ev_loop *loop;
 	struct engine *e;
 	struct uploader *up;           /* --upload; NULL: none */
+	bool up_shared;                /* up is its owner's (session_share_uploader) */
 	enum session_phase phase;      /* up to probed, then waiting or later */
 	ev_timer start_at;
 	ev_timer probed_later;         /* hands the probe's outcome over */
@@ -145,12 +146,13 @@ struct session *session_new(const struct config *cfg, struct ev_loop *loop, char
 			.url = cfg->upload, .endpoint = cfg->upload_endpoint, .region = cfg->upload_region,
 			.quiet = cfg->quiet,
 		};
-		if (!(s->up = uploader_new(loop, &uo, err, errcap))) {
+		struct uploader *up = uploader_new(loop, &uo, err, errcap);
+		if (!up) {
 			session_free(s);
 			return NULL;
 		}
-		snapshot_writer_set_uploader(engine_snapshot_writer(s->e), s->up);
-		reqlog_set_uploader(engine_reqlog(s->e), session_put_upload, s->up);
+		session_share_uploader(s, up);
+		s->up_shared = false;
 	}
 	ev_init(&s->start_at, NULL);
 	ev_init(&s->probed_later, session_tell_probed);
@@ -165,8 +167,17 @@ void session_free(struct session *s)
 		return;
 	session_cancel(s);
 	engine_free(s->e);
-	uploader_free(s->up);
+	if (!s->up_shared)
+		uploader_free(s->up);
 	free(s);
+}
+
+void session_share_uploader(struct session *s, struct uploader *up)
+{
+	s->up = up;
+	s->up_shared = true;
+	snapshot_writer_set_uploader(engine_snapshot_writer(s->e), up);
+	reqlog_set_uploader(engine_reqlog(s->e), session_put_upload, up);
 }
 
 struct engine *session_engine(const struct session *s)

@@ -36,6 +36,7 @@
 #include "infertop/session.h"
 #include "infertop/snapshot.h"
 #include "infertop/trace.h"
+#include "infertop/upload.h"
 #include "infertop/view.h"
 
 /* Runs remembered for GET /v1/runs/ID after they end; the oldest are
@@ -70,6 +71,9 @@ struct serve {
 	 * the outcome; NULL when none. */
 	struct serve_run *starting;
 	struct control_later *starting_answer;
+	/* --upload: serve's, for every run's files (a run spec may not say
+	 * where results go, runspec.c); NULL: none. */
+	struct uploader *up;
 };
 
 /* ---- answers ---- */
@@ -534,6 +538,8 @@ static unsigned serve_post_run(struct serve *s, const char *body, size_t len, ch
 		return code;
 	}
 	r->sess = session_new(&r->cfg, s->loop, err, sizeof err);
+	if (r->sess && s->up)
+		session_share_uploader(r->sess, s->up);
 	if (!r->sess) {
 		field_of_message(err, cfield, sizeof cfield);
 		unsigned code = status_json(json, 400, "invalid", err, cfield);
@@ -709,6 +715,18 @@ int serve_main(int argc, char **argv)
 		fprintf(stderr, "infertop serve: %s\n", err);
 		goto out;
 	}
+	if (cfg.upload) {
+		struct upload_opts uo = {
+			.url = cfg.upload, .endpoint = cfg.upload_endpoint, .region = cfg.upload_region,
+			.quiet = cfg.quiet,
+		};
+		if (!(s.up = uploader_new(s.loop, &uo, err, sizeof err))) {
+			fprintf(stderr, "infertop serve: --upload: %s\n", err);
+			control_stop(s.ctl);
+			goto out;
+		}
+		fprintf(stderr, "infertop serve: every run's files go up to %s\n", cfg.upload);
+	}
 	control_set_runs(s.ctl, serve_runs, &s);
 	ev_idle_init(&s.reaper, serve_on_reap);
 	s.reaper.data = &s;
@@ -725,6 +743,19 @@ int serve_main(int argc, char **argv)
 	control_stop(s.ctl);
 	for (size_t i = 0; i < s.nruns; i++)
 		serve_free_run(s.runs[i]);
+	/* The last run's files may still be going up: waited for (Ctrl-C
+	 * again abandons them, named), and a failed one fails serve, as it
+	 * fails a command-line run. */
+	if (s.up) {
+		uploader_wait(s.up, UPLOAD_WAIT_MAX_S, stderr);
+		unsigned long lost = uploader_failed(s.up);
+		if (lost > 0) {
+			fprintf(stderr, "infertop serve: %lu upload%s to %s failed\n", lost, lost == 1 ? "" : "s",
+				cfg.upload);
+			rc = 1;
+		}
+		uploader_free(s.up);
+	}
 out:
 	free(s.data_dir);
 	cli_free(&cfg);
