@@ -68,6 +68,36 @@ check "--demo --workers 2: one simulator, 40 requests merged" $?
 [ -z "$(ls -A "$tmp/cwd")" ]
 check "without --results-dir the workers leave no file behind ($(ls -A "$tmp/cwd" | head -2))" $?
 
+# Files: the workers are serve processes, which read files only under a
+# --data-dir; they get the file's directory, and the file by its full
+# path (given here relative to the caller's directory).
+mkdir "$tmp/data"
+python3 -c "
+import json
+print(json.dumps([{'conversations': [{'from': 'human', 'value': 'question %d' % i},
+                                     {'from': 'gpt', 'value': 'answer'}]} for i in range(8)]))" >"$tmp/data/sg.json"
+python3 -c "
+import json
+for i in range(30):
+    print(json.dumps({'timestamp': i * 20, 'input_length': 64, 'output_length': 4, 'hash_ids': [1, 2 + i % 3]}))" \
+	>"$tmp/data/tr.jsonl"
+(cd "$tmp" && "$INFERTOP_BIN" --no-tui -q --workers 2 -n 12 --output-tokens 4 --metrics-url none \
+	--dataset sharegpt:data/sg.json -o "$tmp/ds.json" "$sim" >/dev/null 2>"$tmp/err.ds")
+st=$?
+[ $st -eq 0 ] && [ "$(jq '.completed' "$tmp/ds.json")" = 12 ]
+check "--workers 2 --dataset sharegpt:FILE: 12 requests merged (exit $st; $(grep -m1 'not started' "$tmp/err.ds"))" $?
+(cd "$tmp/data" && "$INFERTOP_BIN" --no-tui -q --workers 2 --metrics-url none --trace mooncake:tr.jsonl \
+	-o "$tmp/tr.json" "$sim" >/dev/null 2>"$tmp/err.tr")
+st=$?
+[ $st -eq 0 ] && [ "$(jq '.completed' "$tmp/tr.json")" = 30 ] &&
+	[ "$(jq '.infertop.trace.slices_merged' "$tmp/tr.json")" = 2 ] &&
+	[ "$(jq '.infertop.trace.sent' "$tmp/tr.json")" = 30 ]
+check "--workers 2 --trace: each worker replays its slice, the 30 records merged (exit $st)" $?
+"$INFERTOP_BIN" --no-tui -q --workers 2 --dataset "sharegpt:$tmp/none.json" "$sim" >/dev/null 2>"$tmp/err.nf"
+st=$?
+[ $st -eq 2 ] && grep -q "none.json" "$tmp/err.nf"
+check "a missing dataset file: exit 2 naming it ($st: $(head -1 "$tmp/err.nf"))" $?
+
 for bad in "--workers 0" "--workers x" "--workers 257" "--workers 2 --listen 127.0.0.1:0" "--workers 2 --request-log $tmp/r.log"; do
 	# shellcheck disable=SC2086
 	"$INFERTOP_BIN" --no-tui -n 1 $bad "$sim" >/dev/null 2>"$tmp/bad"
@@ -86,7 +116,7 @@ wait $pid 2>/dev/null
 pid=
 [ -n "$pids" ] && all_gone $pids
 check "kill -9 of the dashboard ends its workers" $?
-! grep -qi "sanitizer\|runtime error" "$tmp/err" "$tmp/err.demo" "$tmp/err.k"
+! grep -qi "sanitizer\|runtime error" "$tmp/err" "$tmp/err.demo" "$tmp/err.k" "$tmp/err.ds" "$tmp/err.tr"
 check "no sanitizer report" $?
 echo "workers: $fails failed"
 [ "$fails" -eq 0 ]

@@ -76,6 +76,9 @@ uint64_t dataset_slice_seed(uint64_t base, long index);
 /* --dataset's forms, default first: "synthetic", "sharegpt:FILE", ...;
  * NULL past the last. */
 const char *dataset_spec_form(int i);
+/* The file a --dataset value names ("sharegpt:FILE" and the like), the
+ * form's prefix length in *plen; NULL: none (synthetic). */
+const char *dataset_spec_file(const char *spec, size_t *plen);
 /* 0 when spec has one of those forms (a FILE not yet opened), else -1. */
 int dataset_spec_check(const char *spec);
 

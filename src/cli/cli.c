@@ -1369,13 +1369,11 @@ static enum cli_result cli_parse_words(struct config *cfg, int argc, char **argv
 		return CLI_EXIT_USAGE;
 	}
 	/* --slice splits a trace (by session id, else by request index:
-	 * trace_replay.h); local --workers do not read files (no --data-dir),
-	 * so each would need the whole trace: refused. */
+	 * trace_replay.h), and so do --workers (each replays its slice). */
 	if (cfg->trace && (cfg->rate > 0 || cfg->stages || cfg->sweep || cfg->matrix || cfg->scenario || cfg->warmup ||
-			   cfg->dataset || cfg->prefix_tokens || cfg->workers > 1)) {
+			   cfg->dataset || cfg->prefix_tokens)) {
 		fprintf(cli_errf(), "infertop: --trace sets the load and the prompts: it does not go with --rate, "
-			"--stages, --sweep, --matrix, --scenario, --warmup, --dataset, --prefix-tokens or "
-			"--workers\n");
+			"--stages, --sweep, --matrix, --scenario, --warmup, --dataset or --prefix-tokens\n");
 		return CLI_EXIT_USAGE;
 	}
 	{

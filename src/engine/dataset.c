@@ -511,6 +511,20 @@ const char *dataset_spec_form(int i)
 	return i >= 0 && (size_t)i < NKINDS ? kinds[i].form : NULL;
 }
 
+const char *dataset_spec_file(const char *spec, size_t *plen)
+{
+	for (int i = 0; spec && dataset_spec_form(i); i++) {
+		const char *form = dataset_spec_form(i);
+		const char *colon = strchr(form, ':');
+		size_t n = colon ? (size_t)(colon - form) + 1 : 0;
+		if (n && strncmp(spec, form, n) == 0 && spec[n]) {
+			*plen = n;
+			return spec + n;
+		}
+	}
+	return NULL;
+}
+
 static int kind_of(const char *spec, enum dataset_kind *k, const char **path)
 {
 	*path = NULL;

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,8 +24,10 @@
 #include <unistd.h>
 
 #include "infertop/cli.h"
+#include "infertop/dataset.h"
 #include "infertop/fleet.h"
 #include "infertop/options.h"
+#include "infertop/trace.h"
 
 #define WORKER_UP_MS 10000   /* a worker says its address within this */
 
@@ -73,11 +76,54 @@ static void argvec_free(struct argvec *a)
 	free(a->v);
 }
 
-/* The user's options: the run's to the workers (through --start), the
- * display's and -o to the dashboard; --results-dir is the workers'. */
-static int split_args(const struct config *cfg, int argc, char **argv, struct argvec *dash, struct argvec *run,
-		      char *err, size_t errcap)
+/* A --dataset or --trace value naming a file: the workers are serve
+ * processes, which read files only under their --data-dir, so they get
+ * the file's directory and the file by its resolved path (a relative one
+ * would be taken as under that directory). *fixed: the value to pass,
+ * NULL when it names no file. 0, or -1 with why in err. */
+static int file_arg(const char *name, const char *value, char **fixed, char *data_dir, size_t dcap, char *err,
+		    size_t errcap)
 {
+	*fixed = NULL;
+	size_t plen = 0;
+	const char *file = NULL;
+	enum trace_format f;
+	if (!strcmp(name, "dataset"))
+		file = dataset_spec_file(value, &plen);
+	else if (!strcmp(name, "trace") && trace_spec_parse(value, &f, &file) == 0)
+		plen = (size_t)(file - value);
+	else
+		file = NULL;
+	if (!file)
+		return 0;
+	char real[PATH_MAX];
+	if (!realpath(file, real)) {
+		snprintf(err, errcap, "--%s %s: %s", name, file, strerror(errno));
+		return -1;
+	}
+	size_t rl = strlen(real);
+	if (!(*fixed = malloc(plen + rl + 1))) {
+		snprintf(err, errcap, "out of memory");
+		return -1;
+	}
+	memcpy(*fixed, value, plen);
+	memcpy(*fixed + plen, real, rl + 1);
+	char *slash = strrchr(real, '/');
+	if (slash == real)
+		slash[1] = '\0'; /* a file in / */
+	else
+		*slash = '\0';
+	snprintf(data_dir, dcap, "%s", real);
+	return 0;
+}
+
+/* The user's options: the run's to the workers (through --start), the
+ * display's and -o to the dashboard; --results-dir is the workers'.
+ * data_dir: the directory the workers may read files from ("" none). */
+static int split_args(const struct config *cfg, int argc, char **argv, struct argvec *dash, struct argvec *run,
+		      char *data_dir, size_t dcap, char *err, size_t errcap)
+{
+	data_dir[0] = '\0';
 	for (int i = 1; i < argc; i++) {
 		char name[64];
 		const char *value;
@@ -97,7 +143,12 @@ static int split_args(const struct config *cfg, int argc, char **argv, struct ar
 		struct argvec *to = cli_option_of_run(name) == 1 ? run : dash;
 		char opt[80];
 		snprintf(opt, sizeof opt, "--%s", name);
-		if (argvec_add(to, opt) != 0 || (value && argvec_add(to, value) != 0))
+		char *fixed = NULL;
+		if (value && file_arg(name, value, &fixed, data_dir, dcap, err, errcap) != 0)
+			return -1;
+		int bad = argvec_add(to, opt) != 0 || (value && argvec_add(to, fixed ? fixed : value) != 0);
+		free(fixed);
+		if (bad)
 			goto oom;
 	}
 	if (argvec_add(run, cfg->url) != 0)
@@ -129,7 +180,8 @@ static void log_tail(const char *path, char *out, size_t cap)
 	fclose(f);
 }
 
-static int spawn(struct worker *w, int i, const char *dir, const char *results_dir, char *err, size_t errcap)
+static int spawn(struct worker *w, int i, const char *dir, const char *results_dir, const char *data_dir,
+		 char *err, size_t errcap)
 {
 	snprintf(w->log, sizeof w->log, "%s/worker-%d.log", dir, i);
 	int fd = open(w->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -139,8 +191,17 @@ static int spawn(struct worker *w, int i, const char *dir, const char *results_d
 	}
 	char id[32];
 	snprintf(id, sizeof id, "worker-%d", i);
-	const char *args[] = {"infertop", "serve", "--listen", "127.0.0.1:0", "--id", id,
-			      results_dir ? "--results-dir" : NULL, results_dir, NULL};
+	const char *args[12] = {"infertop", "serve", "--listen", "127.0.0.1:0", "--id", id};
+	int na = 6;
+	if (results_dir) {
+		args[na++] = "--results-dir";
+		args[na++] = results_dir;
+	}
+	if (data_dir[0]) {
+		args[na++] = "--data-dir";
+		args[na++] = data_dir;
+	}
+	args[na] = NULL;
 	pid_t parent = getpid();
 	fflush(NULL);
 	pid_t pid = fork();
@@ -259,7 +320,8 @@ int workers_main(const struct config *cfg, int argc, char **argv)
 		fprintf(stderr, "infertop: out of memory\n");
 		goto out;
 	}
-	if (split_args(cfg, argc, argv, &dash, &run, err, sizeof err) != 0) {
+	char data_dir[PATH_MAX];
+	if (split_args(cfg, argc, argv, &dash, &run, data_dir, sizeof data_dir, err, sizeof err) != 0) {
 		fprintf(stderr, "infertop: %s\n", err);
 		goto out;
 	}
@@ -274,7 +336,7 @@ int workers_main(const struct config *cfg, int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		/* Without --results-dir their results go beside the logs, and
 		 * away with them: -o holds the merge. */
-		if (spawn(&ws[i], i, dir, cfg->results_dir ? cfg->results_dir : dir, err, sizeof err) != 0 ||
+		if (spawn(&ws[i], i, dir, cfg->results_dir ? cfg->results_dir : dir, data_dir, err, sizeof err) != 0 ||
 		    wait_up(&ws[i], err, sizeof err) != 0) {
 			fprintf(stderr, "infertop: --workers: %s\n", err);
 			end_workers(ws, n);

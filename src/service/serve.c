@@ -404,22 +404,6 @@ static unsigned serve_busy(struct serve *s, char **json)
 	return 409;
 }
 
-/* The file a --dataset value names ("sharegpt:FILE" and the like), the
- * form's prefix length in *plen; NULL: none (synthetic). */
-static const char *dataset_file(const char *spec, size_t *plen)
-{
-	for (int i = 0; spec && dataset_spec_form(i); i++) {
-		const char *form = dataset_spec_form(i);
-		const char *colon = strchr(form, ':');
-		size_t n = colon ? (size_t)(colon - form) + 1 : 0;
-		if (n && strncmp(spec, form, n) == 0 && spec[n]) {
-			*plen = n;
-			return spec + n;
-		}
-	}
-	return NULL;
-}
-
 /* A run spec reads dataset and trace files under --data-dir only: anyone
  * who may start a run could otherwise send any file the server can read,
  * line by line, to a URL of their choosing (or probe which files exist).
@@ -465,7 +449,7 @@ static int serve_file_check(const struct serve *s, char **spec, size_t plen, con
 static int serve_dataset_check(const struct serve *s, struct config *cfg, char *err, size_t errcap)
 {
 	size_t plen = 0;
-	if (!dataset_file(cfg->dataset, &plen))
+	if (!dataset_spec_file(cfg->dataset, &plen))
 		return 0;
 	return serve_file_check(s, &cfg->dataset, plen, "dataset", err, errcap);
 }
