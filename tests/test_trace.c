@@ -518,8 +518,9 @@ static void test_cli(void **state)
 	(void)state;
 	cli_refuses(6, (const char *[]){"infertop", "--trace", "mooncake:x", "--rate", "5", "http://127.0.0.1:1"},
 		    "does not go with --rate");
-	cli_refuses(6, (const char *[]){"infertop", "--trace", "mooncake:x", "--workers", "2", "http://127.0.0.1:1"},
-		    "--workers");
+	cli_refuses(6, (const char *[]){"infertop", "--trace", "mooncake:x", "--prefix-tokens", "64",
+					"http://127.0.0.1:1"},
+		    "--prefix-tokens");
 	cli_refuses(4, (const char *[]){"infertop", "--trace", "parquet:x", "http://127.0.0.1:1"},
 		    "expected mooncake:FILE, azure:FILE or burstgpt:FILE");
 	cli_refuses(4, (const char *[]){"infertop", "--trace-speed", "2", "http://127.0.0.1:1"}, "need --trace");
