@@ -63,6 +63,47 @@ check "the sessions' page: TTFT by turn, the prefix cache" $?
 	"$INFERTOP_BIN" compare "$tmp/plain.json" "$tmp/other.json" --format html -o "$tmp/compare.html" &&
 	"$INFERTOP_BIN" compare "$tmp/sweep.json" "$tmp/sweep2.json" --format html -o "$tmp/compare-sweeps.html"
 check "pages of the sweep, the merge and the comparisons" $?
+# The merge's series: the generators' windows of the wall clock, rates
+# summed and percentiles the max of theirs (recomputed here from the
+# generators' files), drawn with data and labelled as what they are.
+python3 - "$tmp/fleet.json" "$tmp/fleet.html" "$tmp/gen1.json" "$tmp/gen2.json" <<'EOF'
+import json, math, re, sys
+m = json.load(open(sys.argv[1]))["infertop"]
+page = open(sys.argv[2]).read()
+gens = [json.load(open(p))["infertop"] for p in sys.argv[3:]]
+lv = m["series"]["levels"][0]
+assert lv["resolution_s"] == 1, lv["resolution_s"]
+t0 = m["run"]["start_unix"] + lv["start_s"]
+want = {"requests_s": {}, "ttft_p99_ms": {}}
+for g in gens:
+    glv = g["series"]["levels"][0]
+    for key, slots in want.items():
+        for i, v in enumerate(glv["values"][key]):
+            if v is None:
+                continue
+            k = math.floor(g["run"]["start_unix"] + glv["start_s"] + i - t0 + 1e-6)
+            slots[k] = slots.get(k, 0) + v if key == "requests_s" else max(slots.get(k, 0), v)
+bad = []
+for key, slots in want.items():
+    got = lv["values"][key]
+    for k, v in slots.items():
+        if not (0 <= k < len(got)) or got[k] is None or abs(got[k] - v) > 1e-3 * max(1, v):
+            bad.append("%s[%d]: merged %s, generators %s" % (key, k, got[k] if 0 <= k < len(got) else "-", v))
+    if not any(v for v in got if v is not None):
+        bad.append(key + ": no value")
+how = m["series"]["merge"]["how"]
+if how["requests_s"] != "sum" or how["ttft_p99_ms"] != "max":
+    bad.append("merge.how: %s" % how)
+for title in ("Requests completed per second: sum of the inputs",
+              "TTFT p99, sliding window: max of the inputs&#39; (an upper bound)"):
+    fig = re.search(r'<figcaption>' + re.escape(title) + r'</figcaption>.*?</figure>', page, re.S)
+    n = [int(x) for x in re.findall(r'data-n="(\d+)"', fig.group(0))] if fig else []
+    if not n or max(n) < 2:
+        bad.append("no chart with data: " + title)
+print("; ".join(bad) or "merged series: %d windows" % len(lv["values"]["requests_s"]))
+sys.exit(1 if bad else 0)
+EOF
+check "the merge's page draws the series over time: rates summed, p99 the max, on the wall clock" $?
 grep -q 'Sweeps, A against B' "$tmp/compare-sweeps.html"
 check "two sweeps compared: their steps overlaid" $?
 grep -q 'knee\|Latency against throughput' "$tmp/sweep.html" && grep -q 'Merged inputs' "$tmp/fleet.html" &&

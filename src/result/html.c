@@ -328,72 +328,6 @@ static void errors_table(FILE *out, const struct snapshot *s)
 
 /* ---- time series ---- */
 
-/* One series of the file ("levels" at 1 s, 10 s, 1 min, each ending at
- * the run's end): the coarse levels for the time before the finer ones
- * begin, so each stretch of the run is drawn at the best resolution kept.
- * *x, *v malloc'd; returns the count (0: none, or out of memory). */
-static size_t series_get(const cJSON *ser, const char *key, double **xo, double **vo)
-{
-	const cJSON *levels = cJSON_GetObjectItemCaseSensitive(ser, "levels");
-	int nl = cJSON_GetArraySize(levels);
-	*xo = *vo = NULL;
-	if (nl <= 0 || nl > 8)
-		return 0;
-	const cJSON *lv[8];
-	double res[8], start[8];
-	size_t total = 0;
-	for (int i = 0; i < nl; i++) {
-		lv[i] = cJSON_GetArrayItem(levels, i);
-		const cJSON *r = cJSON_GetObjectItemCaseSensitive(lv[i], "resolution_s");
-		const cJSON *st = cJSON_GetObjectItemCaseSensitive(lv[i], "start_s");
-		res[i] = jnum(r) > 0 ? jnum(r) : 1;
-		start[i] = isfinite(jnum(st)) ? jnum(st) : 0;
-		total += (size_t)cJSON_GetArraySize(
-			cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(lv[i], "values"), key));
-	}
-	if (!total)
-		return 0;
-	double *x = malloc(total * sizeof *x), *v = malloc(total * sizeof *v);
-	if (!x || !v) {
-		free(x);
-		free(v);
-		return 0;
-	}
-	/* Coarsest first; each level up to where a finer one starts. */
-	int order[8];
-	for (int i = 0; i < nl; i++)
-		order[i] = i;
-	for (int i = 1; i < nl; i++)
-		for (int j = i; j > 0 && res[order[j]] > res[order[j - 1]]; j--) {
-			int t = order[j];
-			order[j] = order[j - 1];
-			order[j - 1] = t;
-		}
-	size_t n = 0;
-	for (int oi = 0; oi < nl; oi++) {
-		int i = order[oi];
-		double until = INFINITY;
-		for (int j = 0; j < nl; j++)
-			if (res[j] < res[i] && start[j] < until)
-				until = start[j];
-		const cJSON *a =
-			cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(lv[i], "values"), key);
-		int k = 0;
-		const cJSON *it;
-		cJSON_ArrayForEach(it, a)
-		{
-			double t = start[i] + res[i] * (double)k++;
-			if (t >= until || n >= total)
-				break;
-			x[n] = t;
-			v[n++] = jnum(it);
-		}
-	}
-	*xo = x;
-	*vo = v;
-	return n;
-}
-
 /* A reduced series ready to draw: p holds HTML_SERIES_POINTS. */
 struct drawn_series {
 	struct svg_point p[HTML_SERIES_POINTS];
@@ -403,7 +337,7 @@ struct drawn_series {
 static void series_reduce(const cJSON *ser, const char *key, double scale, struct drawn_series *d)
 {
 	double *x, *v;
-	size_t n = series_get(ser, key, &x, &v);
+	size_t n = result_series_points(ser, key, &x, &v);
 	for (size_t i = 0; i < n; i++)
 		v[i] *= scale;
 	d->n = svg_downsample(x, v, n, HTML_SERIES_POINTS, d->p);
@@ -482,6 +416,15 @@ static const struct series_spec series_specs[] = {
 	{ "Server: KV cache usage", "%", { "server_kv_usage" }, { "KV usage" }, 100 },
 };
 
+/* How a merged series combined key's inputs ("sum", "max", "mean"); ""
+ * for one run's own series. */
+static const char *merge_how(const cJSON *ser, const char *key)
+{
+	const cJSON *h = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ser, "merge"), "how"), key);
+	return cJSON_IsString(h) ? h->valuestring : "";
+}
+
 /* The series charts of runs[0..nruns) (names: the runs' labels when
  * more than one). */
 static int series_section(FILE *out, const struct snapshot *const *runs, const char *const *names, size_t nruns,
@@ -507,10 +450,20 @@ static int series_section(FILE *out, const struct snapshot *const *runs, const c
 			for (int k = 0; k < 3 && sp->key[k] && nl < 6; k++) {
 				series_reduce(runs[r]->series, sp->key[k], sp->scale, &d[nl]);
 				known |= series_known(&d[nl]);
-				if (nruns > 1)
-					snprintf(lname[nl], sizeof lname[nl], "%s %s", names[r], sp->name[k]);
+				/* A merge's series says how it combined its
+				 * inputs: the legend says what the line is. */
+				const char *how = merge_how(runs[r]->series, sp->key[k]);
+				char nm[64];
+				if (strcmp(how, "max") == 0)
+					snprintf(nm, sizeof nm, "max of inputs' %s", sp->name[k]);
+				else if (*how)
+					snprintf(nm, sizeof nm, "%s (%s of inputs)", sp->name[k], how);
 				else
-					snprintf(lname[nl], sizeof lname[nl], "%s", sp->name[k]);
+					snprintf(nm, sizeof nm, "%s", sp->name[k]);
+				if (nruns > 1)
+					snprintf(lname[nl], sizeof lname[nl], "%s %s", names[r], nm);
+				else
+					snprintf(lname[nl], sizeof lname[nl], "%s", nm);
 				lines[nl] = (struct svg_line){ lname[nl], d[nl].p, d[nl].n, true, false };
 				nl++;
 			}
@@ -521,13 +474,34 @@ static int series_section(FILE *out, const struct snapshot *const *runs, const c
 		if (!opened)
 			fputs("<div class=\"grid\">\n", out);
 		opened = true;
-		struct svg_chart ch = { sp->title, NULL, sp->unit, SVG_X_TIME, 0 };
+		/* A one-line chart has no legend: its title says it. */
+		char title[160];
+		const char *how = nruns == 1 ? merge_how(runs[0]->series, sp->key[0]) : "";
+		if (strcmp(how, "max") == 0)
+			snprintf(title, sizeof title, "%s: max of the inputs' (an upper bound)", sp->title);
+		else if (*how && !sp->key[1])
+			snprintf(title, sizeof title, "%s: %s of the inputs", sp->title, how);
+		else
+			snprintf(title, sizeof title, "%s", sp->title);
+		struct svg_chart ch = { title, NULL, sp->unit, SVG_X_TIME, 0 };
 		svg_line_chart(out, &ch, lines, nl, mk ? mk->m : NULL, mk ? mk->n : 0);
 	}
-	if (opened)
+	if (opened) {
 		fputs("</div>\n<p class=\"note\">Each line is the mean over its slice of time; the shaded band spans "
 		      "the slice's minimum to maximum. Dashed lines: load changes and plan steps.</p>\n",
 		      out);
+		bool merged = false;
+		for (size_t r = 0; r < nruns; r++)
+			merged |= cJSON_GetObjectItemCaseSensitive(runs[r]->series, "merge") != NULL;
+		if (merged)
+			fputs("<p class=\"note\">A merge's series: the inputs' windows of the wall clock added up. "
+			      "Rates, in-flight requests and targets are summed. The series keeps no histograms, so "
+			      "a latency percentile per window is the <em>max of the inputs' percentiles</em>: an "
+			      "upper bound of the merged one, not the merged one. The server's figures are the mean "
+			      "of the inputs' scrapes when they loaded one target, else running, waiting and GPU "
+			      "power are summed.</p>\n",
+			      out);
+	}
 	else
 		fputs("<p class=\"note\">No time series: the run was shorter than its first second.</p>\n", out);
 	free(d);
