@@ -63,6 +63,37 @@ check "the sessions' page: TTFT by turn, the prefix cache" $?
 	"$INFERTOP_BIN" compare "$tmp/plain.json" "$tmp/other.json" --format html -o "$tmp/compare.html" &&
 	"$INFERTOP_BIN" compare "$tmp/sweep.json" "$tmp/sweep2.json" --format html -o "$tmp/compare-sweeps.html"
 check "pages of the sweep, the merge and the comparisons" $?
+# The saved series: TTFT and ITL p50 next to the p99, the GPU power (the
+# demo runs a simulated DCGM exporter), the cache hit rate of a run of
+# sessions; each drawn, with data, where the file has it.
+python3 - "$tmp/plain.json" "$tmp/plain.html" "$tmp/sessions.json" "$tmp/sessions.html" <<'EOF'
+import json, re, sys
+bad = []
+def values(fn):
+    return json.load(open(fn))["infertop"]["series"]["levels"][0]["values"]
+def lines(page, title):
+    fig = re.search(r'<figcaption>' + re.escape(title) + r'</figcaption>.*?</figure>', open(page).read(), re.S)
+    return [int(x) for x in re.findall(r'<path class="data[^"]*"[^>]*data-n="(\d+)"', fig.group(0))] if fig else []
+p, s = values(sys.argv[1]), values(sys.argv[3])
+for key, v in (("ttft_p50_ms", p), ("itl_p50_ms", p), ("gpu_power_w", p), ("cache_hit_rate", s)):
+    known = [x for x in v.get(key, []) if x is not None]
+    if not known or not max(known) > 0:
+        bad.append("%s: no value > 0 saved (%s)" % (key, v.get(key)))
+for lo, hi in (("ttft_p50_ms", "ttft_p99_ms"), ("itl_p50_ms", "itl_p99_ms")):
+    if any(a is not None and b is not None and a > b for a, b in zip(p.get(lo, []), p[hi])):
+        bad.append("%s above %s" % (lo, hi))
+for page, title, want in ((sys.argv[2], "TTFT, sliding window", 2), (sys.argv[2], "ITL, sliding window", 2),
+                          (sys.argv[2], "GPU power, all GPUs", 1),
+                          (sys.argv[4], "Prefix cache hit rate, sliding window", 1)):
+    n = [x for x in lines(page, title) if x > 0]
+    if len(n) < want:
+        bad.append("%s: %d line(s) with data, want %d" % (title, len(n), want))
+if lines(sys.argv[2], "Prefix cache hit rate, sliding window"):
+    bad.append("a run without cached prompts draws a cache hit rate")
+print("; ".join(bad) or "p50s, GPU power and the cache hit rate saved and drawn")
+sys.exit(1 if bad else 0)
+EOF
+check "the series keep TTFT/ITL p50, GPU power and the cache hit rate; the page draws them" $?
 # The merge's series: the generators' windows of the wall clock, rates
 # summed and percentiles the max of theirs (recomputed here from the
 # generators' files), drawn with data and labelled as what they are.
@@ -95,7 +126,7 @@ how = m["series"]["merge"]["how"]
 if how["requests_s"] != "sum" or how["ttft_p99_ms"] != "max":
     bad.append("merge.how: %s" % how)
 for title in ("Requests completed per second: sum of the inputs",
-              "TTFT p99, sliding window: max of the inputs&#39; (an upper bound)"):
+              "TTFT, sliding window: max of the inputs&#39; (an upper bound)"):
     fig = re.search(r'<figcaption>' + re.escape(title) + r'</figcaption>.*?</figure>', page, re.S)
     n = [int(x) for x in re.findall(r'data-n="(\d+)"', fig.group(0))] if fig else []
     if not n or max(n) < 2:

@@ -402,18 +402,21 @@ struct series_spec {
 	const char *key[3];
 	const char *name[3];
 	double scale;
+	bool cache;     /* drawn only for a run with prefix-cache figures */
 };
 
 static const struct series_spec series_specs[] = {
-	{ "Requests completed per second", "req/s", { "requests_s" }, { "req/s" }, 1 },
-	{ "Output tokens per second", "tok/s", { "output_tok_s" }, { "output tok/s" }, 1 },
-	{ "In flight and the load's target", "requests", { "in_flight", "target" }, { "in flight", "target" }, 1 },
-	{ "TTFT p99, sliding window", "ms", { "ttft_p99_ms" }, { "TTFT p99" }, 1 },
-	{ "ITL p99, sliding window", "ms", { "itl_p99_ms" }, { "ITL p99" }, 1 },
-	{ "Failed requests per second", "errors/s", { "errors_s" }, { "errors/s" }, 1 },
+	{ "Requests completed per second", "req/s", { "requests_s" }, { "req/s" }, 1, false },
+	{ "Output tokens per second", "tok/s", { "output_tok_s" }, { "output tok/s" }, 1, false },
+	{ "In flight and the load's target", "requests", { "in_flight", "target" }, { "in flight", "target" }, 1, false },
+	{ "TTFT, sliding window", "ms", { "ttft_p50_ms", "ttft_p99_ms" }, { "TTFT p50", "TTFT p99" }, 1, false },
+	{ "ITL, sliding window", "ms", { "itl_p50_ms", "itl_p99_ms" }, { "ITL p50", "ITL p99" }, 1, false },
+	{ "Failed requests per second", "errors/s", { "errors_s" }, { "errors/s" }, 1, false },
 	{ "Server: running and waiting requests", "requests", { "server_running", "server_waiting" },
-	  { "running", "waiting" }, 1 },
-	{ "Server: KV cache usage", "%", { "server_kv_usage" }, { "KV usage" }, 100 },
+	  { "running", "waiting" }, 1, false },
+	{ "Server: KV cache usage", "%", { "server_kv_usage" }, { "KV usage" }, 100, false },
+	{ "GPU power, all GPUs", "W", { "gpu_power_w" }, { "GPU power" }, 1, false },
+	{ "Prefix cache hit rate, sliding window", "%", { "cache_hit_rate" }, { "hit rate" }, 100, true },
 };
 
 /* How a merged series combined key's inputs ("sum", "max", "mean"); ""
@@ -446,6 +449,13 @@ static int series_section(FILE *out, const struct snapshot *const *runs, const c
 		struct svg_line lines[6];
 		size_t nl = 0;
 		bool known = false;
+		bool cache = false;
+		for (size_t r = 0; r < nruns; r++)
+			cache |= snapshot_has_cache(runs[r]);
+		/* A server that says 0 cached tokens for every request of a
+		 * run without shared prefixes draws no flat 0% line. */
+		if (sp->cache && !cache)
+			continue;
 		for (size_t r = 0; r < nruns; r++)
 			for (int k = 0; k < 3 && sp->key[k] && nl < 6; k++) {
 				series_reduce(runs[r]->series, sp->key[k], sp->scale, &d[nl]);
@@ -476,7 +486,9 @@ static int series_section(FILE *out, const struct snapshot *const *runs, const c
 		opened = true;
 		/* A one-line chart has no legend: its title says it. */
 		char title[160];
-		const char *how = nruns == 1 ? merge_how(runs[0]->series, sp->key[0]) : "";
+		const char *how = "";
+		for (int k = 0; nruns == 1 && !*how && k < 3 && sp->key[k]; k++)
+			how = merge_how(runs[0]->series, sp->key[k]);
 		if (strcmp(how, "max") == 0)
 			snprintf(title, sizeof title, "%s: max of the inputs' (an upper bound)", sp->title);
 		else if (*how && !sp->key[1])

@@ -1311,6 +1311,10 @@ static const char *const series_keys[SER_N] = {
 	[SER_WAITING] = "server_waiting",
 	[SER_RUNNING] = "server_running",
 	[SER_KV] = "server_kv_usage",
+	[SER_TTFT_P50] = "ttft_p50_ms",
+	[SER_ITL_P50] = "itl_p50_ms",
+	[SER_GPU_POWER] = "gpu_power_w",
+	[SER_CACHE_HIT] = "cache_hit_rate",
 };
 
 
