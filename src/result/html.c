@@ -668,6 +668,65 @@ static void server_buckets(FILE *out, const struct snapshot *s)
 	      out);
 }
 
+/* The server's replicas (2+ --metrics-url): each one's own latest gauges,
+ * what it generated over the run and its share of the tokens. */
+static void replicas_section(FILE *out, const struct snapshot *s)
+{
+	const cJSON *reps = cJSON_GetObjectItemCaseSensitive(s->server, "replicas");
+	if (cJSON_GetArraySize(reps) < 2)
+		return;
+	double total = 0;
+	const cJSON *r;
+	cJSON_ArrayForEach(r, reps)
+	{
+		double g = jnum(cJSON_GetObjectItemCaseSensitive(r, "generation_tokens"));
+		if (isfinite(g))
+			total += g;
+	}
+	fprintf(out, "<h2>Server replicas</h2>\n<p class=\"note\">%g of %d replicas read at the end.</p>\n",
+		jnum(cJSON_GetObjectItemCaseSensitive(s->server, "replicas_read")), cJSON_GetArraySize(reps));
+	fputs("<div class=\"tw\"><table data-table=\"replicas\"><thead><tr><th>#</th><th>metrics URL</th>"
+	      "<th>status</th><th>running</th><th>waiting</th><th>KV usage %</th><th>generated tokens</th>"
+	      "<th>share of tokens %</th></tr></thead><tbody>\n",
+	      out);
+	int i = 0;
+	cJSON_ArrayForEach(r, reps)
+	{
+		fprintf(out, "<tr><td>%d</td><td class=\"t\">", ++i);
+		json_cell(out, cJSON_GetObjectItemCaseSensitive(r, "url"));
+		fputs("</td><td class=\"t\">", out);
+		json_cell(out, cJSON_GetObjectItemCaseSensitive(r, "status"));
+		const cJSON *err = cJSON_GetObjectItemCaseSensitive(r, "error");
+		if (cJSON_IsString(err) && err->valuestring[0]) {
+			fputs(" (", out);
+			esc(out, err->valuestring);
+			fputs(")", out);
+		}
+		fputs("</td>", out);
+		static const char *const k[] = { "running", "waiting" };
+		for (int j = 0; j < 2; j++) {
+			fputs("<td>", out);
+			json_cell(out, cJSON_GetObjectItemCaseSensitive(r, k[j]));
+			fputs("</td>", out);
+		}
+		double kv = jnum(cJSON_GetObjectItemCaseSensitive(r, "kv_usage"));
+		double g = jnum(cJSON_GetObjectItemCaseSensitive(r, "generation_tokens"));
+		if (isfinite(kv))
+			fprintf(out, "<td>%.1f</td>", 100 * kv);
+		else
+			fputs("<td>-</td>", out);
+		if (isfinite(g))
+			fprintf(out, "<td>%.0f</td>", g);
+		else
+			fputs("<td>-</td>", out);
+		if (isfinite(g) && total > 0)
+			fprintf(out, "<td>%.1f</td></tr>\n", 100 * g / total);
+		else
+			fputs("<td>-</td></tr>\n", out);
+	}
+	fputs("</tbody></table></div>\n", out);
+}
+
 /* ---- sweeps and matrices ---- */
 
 /* The knee: the first step after which throughput grows by under 5% while
@@ -912,6 +971,7 @@ int result_html_report(FILE *out, const char *file, const struct snapshot *s)
 	dist_section(out, s);
 	server_gauges(out, s);
 	server_buckets(out, s);
+	replicas_section(out, s);
 	if (sweep_section(out, s) != 0)
 		return -1;
 	sessions_section(out, s);
