@@ -1,6 +1,6 @@
 #!/bin/sh
 # The HTML report in a real browser: pages of a plain run (--html at its
-# end, and `report --format html`), a sweep, a fleet merge, a comparison
+# end, and `report --format html`), a sweep, a matrix, a fleet merge, a comparison
 # and a run whose model name is hostile markup (echoed back by the server
 # in its errors), all made against the built-in simulator, opened in
 # headless Chromium under `Content-Security-Policy: default-src 'none';
@@ -141,6 +141,30 @@ grep -q 'knee\|Latency against throughput' "$tmp/sweep.html" && grep -q 'Merged 
 	grep -q '<td class="better">better</td>\|<td class="worse">worse</td>' "$tmp/compare.html"
 check "the sweep's chart, the merge's inputs and the compare verdicts are there" $?
 
+# A matrix, made fast (1 s steps, a simulator of fixed 5 ms TTFT and
+# 0.1 ms ITL): one small chart per scenario, each a point per step.
+# shellcheck disable=SC2086
+timeout 120 "$INFERTOP_BIN" --demo --sim-arg --timing --sim-arg fixed --sim-arg --ttft --sim-arg 5ms --sim-arg --itl \
+	--sim-arg 0.1ms --no-tui -q --matrix --sweep c=1,2 --stage-duration 1s -o "$tmp/matrix.json" \
+	>"$tmp/matrix.out" 2>"$tmp/matrix.err" &&
+	"$INFERTOP_BIN" report "$tmp/matrix.json" --format html -o "$tmp/matrix.html"
+check "a matrix and its page" $?
+python3 - "$tmp/matrix.json" "$tmp/matrix.html" <<'EOF'
+import json, re, sys
+mx = json.load(open(sys.argv[1]))["infertop"]["matrix"]
+page = open(sys.argv[2]).read()
+bad = []
+for sc in mx["scenarios"]:
+    steps = sum(1 for r in mx["results"] if r["scenario"] == sc)
+    fig = re.search(r'<figcaption>' + re.escape(sc) + r': TTFT</figcaption>.*?</figure>', page, re.S)
+    n = [int(x) for x in re.findall(r'<path class="data[^"]*"[^>]*data-n="(\d+)"', fig.group(0))] if fig else []
+    if n != [steps, steps]:
+        bad.append("%s: lines of %s points, want p50 and p99 of %d" % (sc, n, steps))
+print("; ".join(bad) or "%d scenarios, one chart each" % len(mx["scenarios"]))
+sys.exit(1 if bad or len(mx["scenarios"]) < 2 else 0)
+EOF
+check "the matrix's page: one chart per scenario, a point per step" $?
+
 # Hostile markup as the model name: the simulator refuses it and echoes it
 # in every error message, so it reaches the page from the options and
 # from the server.
@@ -155,7 +179,7 @@ check "a hostile model name is escaped, in the header and in the server's errors
 python3 "$checker" "$chromium" "$art" "$tmp/plain.html=$tmp/plain.json" "$tmp/plain-run.html=$tmp/plain.json" \
 	"$tmp/sweep.html=$tmp/sweep.json" "$tmp/fleet.html=$tmp/fleet.json" "$tmp/compare.html=$tmp/plain.json,$tmp/other.json" \
 	"$tmp/compare-sweeps.html=$tmp/sweep.json,$tmp/sweep2.json" "$tmp/sessions.html=$tmp/sessions.json" \
-	"$tmp/evil.html"
+	"$tmp/matrix.html=$tmp/matrix.json" "$tmp/evil.html"
 check "every page in Chromium: CSP clean, fits 1280 and 390 wide, charts drawn, markers right" $?
 
 # 24 hours of series (the levels a run keeps: 1 s for the last hour, 10 s
