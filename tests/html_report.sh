@@ -63,6 +63,46 @@ check "the sessions' page: TTFT by turn, the prefix cache" $?
 	"$INFERTOP_BIN" compare "$tmp/plain.json" "$tmp/other.json" --format html -o "$tmp/compare.html" &&
 	"$INFERTOP_BIN" compare "$tmp/sweep.json" "$tmp/sweep2.json" --format html -o "$tmp/compare-sweeps.html"
 check "pages of the sweep, the merge and the comparisons" $?
+# The server's histograms over the run, bucket by bucket (the simulator
+# exposes vLLM's): saved as counts per bucket that agree with the bucket
+# each saved percentile falls in, and drawn as those bars, nothing else.
+python3 - "$tmp/plain.json" "$tmp/plain.html" <<'EOF'
+import json, re, sys
+lat = json.load(open(sys.argv[1]))["infertop"]["server"]["latency_run"]
+page = open(sys.argv[2]).read()
+bad, seen = [], 0
+for m, o in lat.items():
+    b = o.get("buckets")
+    if not b:
+        bad.append("%s: no buckets saved" % m)
+        continue
+    le, cnt = b["le_ms"], b["count"]
+    total = sum(cnt)
+    if le[-1] is not None or len(le) != len(cnt) or min(cnt) < 0 or not total > 0:
+        bad.append("%s: buckets %s" % (m, b))
+        continue
+    for q in ("p50", "p99"):
+        lo, hi = o[q + "_bucket_ms"]
+        k = next(i for i, x in enumerate(le) if x is None or x >= hi) if hi is not None else len(le) - 1
+        below, upto = sum(cnt[:k]), sum(cnt[:k + 1])
+        rank = total * int(q[1:]) / 100
+        if not (below < rank <= upto):
+            bad.append("%s %s in (%s, %s]: counts below %s, up to %s of %s" % (m, q, lo, hi, below, upto, total))
+    div = re.search(r'<div data-server-metric="%s">.*?</div>' % m, page, re.S)
+    d = re.search(r'data-counts="([^"]*)" data-le="([^"]*)"', div.group(0)) if div else None
+    if not d:
+        bad.append("%s: no bucket chart" % m)
+        continue
+    seen += 1
+    counts = [int(x) for x in d.group(1).split()]
+    bounds = [float(x) if x != "inf" else None for x in d.group(2).split()]
+    at = [i for i, x in enumerate(le) if x == bounds[0] or (x is None and bounds[0] is None)][0]
+    if counts != [round(c) for c in cnt[at:at + len(counts)]] or sum(counts) != round(total):
+        bad.append("%s: page %s, file %s" % (m, counts, cnt))
+print("; ".join(bad) or "%d server histograms saved and drawn as bucket bars" % seen)
+sys.exit(1 if bad or seen < 3 else 0)
+EOF
+check "the server's bucket counts over the run: saved, consistent with its percentiles, drawn as bars" $?
 # The saved series: TTFT and ITL p50 next to the p99, the GPU power (the
 # demo runs a simulated DCGM exporter), the cache hit rate of a run of
 # sessions; each drawn, with data, where the file has it.

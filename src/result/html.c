@@ -642,6 +642,60 @@ static void server_gauges(FILE *out, const struct snapshot *s)
 	fputs("</tbody></table></div>\n", out);
 }
 
+/* The server's histograms over the run as it counted them: one bar a
+ * bucket, from the first bucket holding a request to the last (and an
+ * empty one either side). */
+static void bucket_charts(FILE *out, const cJSON *lat)
+{
+	bool opened = false;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, lat)
+	{
+		const cJSON *b = cJSON_GetObjectItemCaseSensitive(it, "buckets");
+		const cJSON *le = cJSON_GetObjectItemCaseSensitive(b, "le_ms");
+		const cJSON *cnt = cJSON_GetObjectItemCaseSensitive(b, "count");
+		int n = cJSON_GetArraySize(le);
+		if (n <= 0 || n > 64 || cJSON_GetArraySize(cnt) != n)
+			continue;
+		struct svg_bin bins[64];
+		int first = -1, last = -1;
+		double lo = 0;
+		for (int i = 0; i < n; i++) {
+			double hi = jnum(cJSON_GetArrayItem(le, i)), c = jnum(cJSON_GetArrayItem(cnt, i));
+			/* The last bound is +Inf (null in the file). */
+			if (!isfinite(hi))
+				hi = INFINITY;
+			bins[i] = (struct svg_bin){ lo, hi, isfinite(c) && c > 0 ? (uint64_t)llround(c) : 0 };
+			lo = hi;
+			if (bins[i].count) {
+				first = first < 0 ? i : first;
+				last = i;
+			}
+		}
+		if (first < 0)
+			continue;
+		/* One empty bucket either side, where there is one: the
+		 * bounds the requests stayed within. */
+		first = first > 0 ? first - 1 : first;
+		last = last + 1 < n ? last + 1 : last;
+		if (!opened)
+			fputs("<h2>Server latency histograms over the run</h2>\n<div class=\"grid\">\n", out);
+		opened = true;
+		char title[96];
+		snprintf(title, sizeof title, "Server %s: requests per bucket", it->string);
+		struct svg_chart ch = { title, "ms (the server's bucket bounds)", "requests", SVG_X_LINEAR, 0 };
+		fputs("<div data-server-metric=\"", out);
+		esc(out, it->string);
+		fputs("\">", out);
+		svg_bucket_chart(out, &ch, bins + first, (size_t)(last - first + 1));
+		fputs("</div>\n", out);
+	}
+	if (opened)
+		fputs("</div>\n<p class=\"note\">Bars of equal width, one a bucket of the server's histogram, its "
+		      "increase over the run: the bounds are the server's, nothing is interpolated.</p>\n",
+		      out);
+}
+
 static void server_buckets(FILE *out, const struct snapshot *s)
 {
 	const cJSON *lat = cJSON_GetObjectItemCaseSensitive(s->server, "latency_run");
@@ -666,6 +720,7 @@ static void server_buckets(FILE *out, const struct snapshot *s)
 	fputs("</tbody></table></div>\n<p class=\"note\">The server exposes bucket counts only: a percentile is "
 	      "known to lie within its bucket.</p>\n",
 	      out);
+	bucket_charts(out, cJSON_GetObjectItemCaseSensitive(s->server, "latency_run"));
 }
 
 /* The server's replicas (2+ --metrics-url): each one's own latest gauges,
