@@ -1,6 +1,6 @@
 #!/bin/sh
 # The HTML report in a real browser: pages of a plain run (--html at its
-# end, and `report --format html`), a sweep, a fleet merge, a comparison
+# end, and `report --format html`), a sweep, a matrix, a fleet merge, a comparison
 # and a run whose model name is hostile markup (echoed back by the server
 # in its errors), all made against the built-in simulator, opened in
 # headless Chromium under `Content-Security-Policy: default-src 'none';
@@ -63,11 +63,147 @@ check "the sessions' page: TTFT by turn, the prefix cache" $?
 	"$INFERTOP_BIN" compare "$tmp/plain.json" "$tmp/other.json" --format html -o "$tmp/compare.html" &&
 	"$INFERTOP_BIN" compare "$tmp/sweep.json" "$tmp/sweep2.json" --format html -o "$tmp/compare-sweeps.html"
 check "pages of the sweep, the merge and the comparisons" $?
+# The server's histograms over the run, bucket by bucket (the simulator
+# exposes vLLM's): saved as counts per bucket that agree with the bucket
+# each saved percentile falls in, and drawn as those bars, nothing else.
+python3 - "$tmp/plain.json" "$tmp/plain.html" <<'EOF'
+import json, re, sys
+lat = json.load(open(sys.argv[1]))["infertop"]["server"]["latency_run"]
+page = open(sys.argv[2]).read()
+bad, seen = [], 0
+for m, o in lat.items():
+    b = o.get("buckets")
+    if not b:
+        bad.append("%s: no buckets saved" % m)
+        continue
+    le, cnt = b["le_ms"], b["count"]
+    total = sum(cnt)
+    if le[-1] is not None or len(le) != len(cnt) or min(cnt) < 0 or not total > 0:
+        bad.append("%s: buckets %s" % (m, b))
+        continue
+    for q in ("p50", "p99"):
+        lo, hi = o[q + "_bucket_ms"]
+        k = next(i for i, x in enumerate(le) if x is None or x >= hi) if hi is not None else len(le) - 1
+        below, upto = sum(cnt[:k]), sum(cnt[:k + 1])
+        rank = total * int(q[1:]) / 100
+        if not (below < rank <= upto):
+            bad.append("%s %s in (%s, %s]: counts below %s, up to %s of %s" % (m, q, lo, hi, below, upto, total))
+    div = re.search(r'<div data-server-metric="%s">.*?</div>' % m, page, re.S)
+    d = re.search(r'data-counts="([^"]*)" data-le="([^"]*)"', div.group(0)) if div else None
+    if not d:
+        bad.append("%s: no bucket chart" % m)
+        continue
+    seen += 1
+    counts = [int(x) for x in d.group(1).split()]
+    bounds = [float(x) if x != "inf" else None for x in d.group(2).split()]
+    at = [i for i, x in enumerate(le) if x == bounds[0] or (x is None and bounds[0] is None)][0]
+    if counts != [round(c) for c in cnt[at:at + len(counts)]] or sum(counts) != round(total):
+        bad.append("%s: page %s, file %s" % (m, counts, cnt))
+print("; ".join(bad) or "%d server histograms saved and drawn as bucket bars" % seen)
+sys.exit(1 if bad or seen < 3 else 0)
+EOF
+check "the server's bucket counts over the run: saved, consistent with its percentiles, drawn as bars" $?
+# The saved series: TTFT and ITL p50 next to the p99, the GPU power (the
+# demo runs a simulated DCGM exporter), the cache hit rate of a run of
+# sessions; each drawn, with data, where the file has it.
+python3 - "$tmp/plain.json" "$tmp/plain.html" "$tmp/sessions.json" "$tmp/sessions.html" <<'EOF'
+import json, re, sys
+bad = []
+def values(fn):
+    return json.load(open(fn))["infertop"]["series"]["levels"][0]["values"]
+def lines(page, title):
+    fig = re.search(r'<figcaption>' + re.escape(title) + r'</figcaption>.*?</figure>', open(page).read(), re.S)
+    return [int(x) for x in re.findall(r'<path class="data[^"]*"[^>]*data-n="(\d+)"', fig.group(0))] if fig else []
+p, s = values(sys.argv[1]), values(sys.argv[3])
+for key, v in (("ttft_p50_ms", p), ("itl_p50_ms", p), ("gpu_power_w", p), ("cache_hit_rate", s)):
+    known = [x for x in v.get(key, []) if x is not None]
+    if not known or not max(known) > 0:
+        bad.append("%s: no value > 0 saved (%s)" % (key, v.get(key)))
+for lo, hi in (("ttft_p50_ms", "ttft_p99_ms"), ("itl_p50_ms", "itl_p99_ms")):
+    if any(a is not None and b is not None and a > b for a, b in zip(p.get(lo, []), p[hi])):
+        bad.append("%s above %s" % (lo, hi))
+for page, title, want in ((sys.argv[2], "TTFT, sliding window", 2), (sys.argv[2], "ITL, sliding window", 2),
+                          (sys.argv[2], "GPU power, all GPUs", 1),
+                          (sys.argv[4], "Prefix cache hit rate, sliding window", 1)):
+    n = [x for x in lines(page, title) if x > 0]
+    if len(n) < want:
+        bad.append("%s: %d line(s) with data, want %d" % (title, len(n), want))
+if lines(sys.argv[2], "Prefix cache hit rate, sliding window"):
+    bad.append("a run without cached prompts draws a cache hit rate")
+print("; ".join(bad) or "p50s, GPU power and the cache hit rate saved and drawn")
+sys.exit(1 if bad else 0)
+EOF
+check "the series keep TTFT/ITL p50, GPU power and the cache hit rate; the page draws them" $?
+# The merge's series: the generators' windows of the wall clock, rates
+# summed and percentiles the max of theirs (recomputed here from the
+# generators' files), drawn with data and labelled as what they are.
+python3 - "$tmp/fleet.json" "$tmp/fleet.html" "$tmp/gen1.json" "$tmp/gen2.json" <<'EOF'
+import json, math, re, sys
+m = json.load(open(sys.argv[1]))["infertop"]
+page = open(sys.argv[2]).read()
+gens = [json.load(open(p))["infertop"] for p in sys.argv[3:]]
+lv = m["series"]["levels"][0]
+assert lv["resolution_s"] == 1, lv["resolution_s"]
+t0 = m["run"]["start_unix"] + lv["start_s"]
+want = {"requests_s": {}, "ttft_p99_ms": {}}
+for g in gens:
+    glv = g["series"]["levels"][0]
+    for key, slots in want.items():
+        for i, v in enumerate(glv["values"][key]):
+            if v is None:
+                continue
+            k = math.floor(g["run"]["start_unix"] + glv["start_s"] + i - t0 + 1e-6)
+            slots[k] = slots.get(k, 0) + v if key == "requests_s" else max(slots.get(k, 0), v)
+bad = []
+for key, slots in want.items():
+    got = lv["values"][key]
+    for k, v in slots.items():
+        if not (0 <= k < len(got)) or got[k] is None or abs(got[k] - v) > 1e-3 * max(1, v):
+            bad.append("%s[%d]: merged %s, generators %s" % (key, k, got[k] if 0 <= k < len(got) else "-", v))
+    if not any(v for v in got if v is not None):
+        bad.append(key + ": no value")
+how = m["series"]["merge"]["how"]
+if how["requests_s"] != "sum" or how["ttft_p99_ms"] != "max":
+    bad.append("merge.how: %s" % how)
+for title in ("Requests completed per second: sum of the inputs",
+              "TTFT, sliding window: max of the inputs&#39; (an upper bound)"):
+    fig = re.search(r'<figcaption>' + re.escape(title) + r'</figcaption>.*?</figure>', page, re.S)
+    n = [int(x) for x in re.findall(r'data-n="(\d+)"', fig.group(0))] if fig else []
+    if not n or max(n) < 2:
+        bad.append("no chart with data: " + title)
+print("; ".join(bad) or "merged series: %d windows" % len(lv["values"]["requests_s"]))
+sys.exit(1 if bad else 0)
+EOF
+check "the merge's page draws the series over time: rates summed, p99 the max, on the wall clock" $?
 grep -q 'Sweeps, A against B' "$tmp/compare-sweeps.html"
 check "two sweeps compared: their steps overlaid" $?
 grep -q 'knee\|Latency against throughput' "$tmp/sweep.html" && grep -q 'Merged inputs' "$tmp/fleet.html" &&
 	grep -q '<td class="better">better</td>\|<td class="worse">worse</td>' "$tmp/compare.html"
 check "the sweep's chart, the merge's inputs and the compare verdicts are there" $?
+
+# A matrix, made fast (1 s steps, a simulator of fixed 5 ms TTFT and
+# 0.1 ms ITL): one small chart per scenario, each a point per step.
+# shellcheck disable=SC2086
+timeout 120 "$INFERTOP_BIN" --demo --sim-arg --timing --sim-arg fixed --sim-arg --ttft --sim-arg 5ms --sim-arg --itl \
+	--sim-arg 0.1ms --no-tui -q --matrix --sweep c=1,2 --stage-duration 1s -o "$tmp/matrix.json" \
+	>"$tmp/matrix.out" 2>"$tmp/matrix.err" &&
+	"$INFERTOP_BIN" report "$tmp/matrix.json" --format html -o "$tmp/matrix.html"
+check "a matrix and its page" $?
+python3 - "$tmp/matrix.json" "$tmp/matrix.html" <<'EOF'
+import json, re, sys
+mx = json.load(open(sys.argv[1]))["infertop"]["matrix"]
+page = open(sys.argv[2]).read()
+bad = []
+for sc in mx["scenarios"]:
+    steps = sum(1 for r in mx["results"] if r["scenario"] == sc)
+    fig = re.search(r'<figcaption>' + re.escape(sc) + r': TTFT</figcaption>.*?</figure>', page, re.S)
+    n = [int(x) for x in re.findall(r'<path class="data[^"]*"[^>]*data-n="(\d+)"', fig.group(0))] if fig else []
+    if n != [steps, steps]:
+        bad.append("%s: lines of %s points, want p50 and p99 of %d" % (sc, n, steps))
+print("; ".join(bad) or "%d scenarios, one chart each" % len(mx["scenarios"]))
+sys.exit(1 if bad or len(mx["scenarios"]) < 2 else 0)
+EOF
+check "the matrix's page: one chart per scenario, a point per step" $?
 
 # Hostile markup as the model name: the simulator refuses it and echoes it
 # in every error message, so it reaches the page from the options and
@@ -83,7 +219,7 @@ check "a hostile model name is escaped, in the header and in the server's errors
 python3 "$checker" "$chromium" "$art" "$tmp/plain.html=$tmp/plain.json" "$tmp/plain-run.html=$tmp/plain.json" \
 	"$tmp/sweep.html=$tmp/sweep.json" "$tmp/fleet.html=$tmp/fleet.json" "$tmp/compare.html=$tmp/plain.json,$tmp/other.json" \
 	"$tmp/compare-sweeps.html=$tmp/sweep.json,$tmp/sweep2.json" "$tmp/sessions.html=$tmp/sessions.json" \
-	"$tmp/evil.html"
+	"$tmp/matrix.html=$tmp/matrix.json" "$tmp/evil.html"
 check "every page in Chromium: CSP clean, fits 1280 and 390 wide, charts drawn, markers right" $?
 
 # 24 hours of series (the levels a run keeps: 1 s for the last hour, 10 s

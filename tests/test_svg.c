@@ -2,7 +2,8 @@
  * escaped; the down-sampling of a series keeps each slice's minimum and
  * maximum (a one-second spike survives a day reduced to 480 points),
  * keeps gaps as gaps, and never writes more points than asked; a chart
- * with no known point says so instead of drawing an empty path. */
+ * with no known point says so instead of drawing an empty path; a
+ * server's buckets are drawn as they are. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -153,6 +154,44 @@ static void test_chart_no_data(void **state)
 	free(s);
 }
 
+/* The server's buckets: one equal-width bar a non-empty bucket, the
+ * counts and bounds as given (the overflow bucket's +Inf included), the
+ * bounds under the edges, and "no data" when every bucket is empty. */
+static void test_bucket_chart(void **state)
+{
+	(void)state;
+	struct svg_bin b[4] = { { 0, 10, 0 }, { 10, 20, 7 }, { 20, 40, 0 }, { 40, INFINITY, 2 } };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	struct svg_chart c = { "ttft", "ms", "requests", SVG_X_LINEAR, 0 };
+	svg_bucket_chart(f, &c, b, 4);
+	fclose(f);
+	assert_non_null(strstr(buf, "data-n=\"2\" data-total=\"9\" data-counts=\"0 7 0 2\" data-le=\"10 20 40 inf\""));
+	assert_non_null(strstr(buf, ">+Inf</text>"));
+	assert_non_null(strstr(buf, ">20</text>"));
+	/* Two bars: two closed rectangles. */
+	const char *d = strstr(buf, "class=\"data bars\"");
+	assert_non_null(d);
+	d = strstr(d, " d=\"M");
+	assert_non_null(d);
+	int z = 0;
+	for (const char *p = d; *p && *p != '>'; p++)
+		z += *p == 'Z';
+	assert_int_equal(z, 2);
+	free(buf);
+	struct svg_bin none[2] = { { 0, 10, 0 }, { 10, 20, 0 } };
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	svg_bucket_chart(f, &c, none, 2);
+	fclose(f);
+	assert_non_null(strstr(buf, "no data"));
+	assert_null(strstr(buf, "class=\"data"));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_downsample_keeps_extremes),
 		cmocka_unit_test(test_downsample_gaps_and_small),
 		cmocka_unit_test(test_chart_no_data),
+		cmocka_unit_test(test_bucket_chart),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

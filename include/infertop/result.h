@@ -22,6 +22,8 @@
  * snapshot.h); comparing two compare.c (below).
  */
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -126,6 +128,24 @@ struct cJSON *result_json_options(const struct config *c, const char *model);
 const char *result_option_key(const char *option);
 struct cJSON *result_json_load_changes(const struct load *l, int64_t t_start);
 struct cJSON *result_json_series(const struct series *ser, int64_t t_start, int64_t elapsed_ns);
+
+/* ---- series of a file (series_merge.c) ---- */
+
+/* Series `key` of a result's "series" as points: x in s since the run's
+ * start, each stretch of the run at the finest resolution kept (the
+ * coarse levels for the time before the finer ones begin). *x, *v
+ * malloc'd; returns the count (0: none, or out of memory). */
+size_t result_series_points(const struct cJSON *ser, const char *key, double **x, double **v);
+/* The series of n runs made side by side on one time axis: windows of
+ * the wall clock, start_s counted from start_unix (the merge's start);
+ * rates, counts and in-flight summed, percentiles the max of the inputs'
+ * (an upper bound: the series keeps no histograms), the server's figures
+ * the mean of the inputs' scrapes when same_target (one server), else
+ * summed (running, waiting, GPU power) or averaged. "merge": {"inputs",
+ * "how": {key: "sum"|"max"|"mean"}} says which. *out NULL when no input
+ * has a series. 0, or -1 on out of memory. */
+int result_merge_series(struct cJSON **out, const struct snapshot *const *src, size_t n, double start_unix,
+			bool same_target);
 /* A merge's summary of one input (its "merged_from" entry). */
 struct cJSON *result_json_source(const struct snapshot *s);
 /* The plan's keys ("plan", "steps", "matrix", "slo", "models") added to o. */

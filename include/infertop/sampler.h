@@ -26,7 +26,8 @@ struct sampler {
 
 /* Call at every engine tick (at least once a second): pushes one point per
  * elapsed second (rates from counter deltas over the actual time between
- * points, window p99s in ms, in-flight, target; server gauges from
+ * points, window p50s and p99s in ms, the window's cache hit rate,
+ * in-flight, target; server gauges and GPU power from
  * v->server when known, NaN otherwise) and marks load changes, pauses and
  * the start of draining. Cheap when no point is due. */
 void sampler_push(struct sampler *p, struct series *s, const struct run_view *v, int64_t now_ns);

@@ -20,6 +20,10 @@ enum series_id {
 	SER_WAITING,     /* server queue depth */
 	SER_RUNNING,     /* server running batch */
 	SER_KV,          /* server KV usage 0..1 */
+	SER_TTFT_P50,    /* ms, sliding window */
+	SER_ITL_P50,     /* ms, sliding window */
+	SER_GPU_POWER,   /* W, all GPUs of the exporter */
+	SER_CACHE_HIT,   /* prefix-cache hit rate 0..1, sliding window */
 	SER_N
 };
 

@@ -74,6 +74,16 @@ struct server_watch {
 	struct server_value rate;   /* per second over the window, counters only */
 };
 
+/* A server histogram's increase over the run, bucket by bucket (not
+ * cumulative): count[i] requests fell in (le[i-1], le[i]] seconds, the
+ * first bucket from 0, the last le +Inf. n = 0: unknown. */
+#define SERVER_BUCKETS_MAX 64
+struct server_buckets {
+	int n;
+	double le[SERVER_BUCKETS_MAX];
+	double count[SERVER_BUCKETS_MAX];
+};
+
 #define SERVER_MAX_REPLICAS 16
 #define SERVER_MAX_REPLICAS_STR "16"
 
@@ -131,6 +141,10 @@ struct server_state {
 	 * sum (or average, see the man page) the replicas' own scrapes. */
 	int nreplicas, replicas_read;   /* replicas_read: up or stale now */
 	struct server_replica replica[SERVER_MAX_REPLICAS];
+
+	/* The latency histograms' buckets over the run (what run_p50..
+	 * are read off), for a chart of the bucket counts themselves. */
+	struct server_buckets run_buckets[SRVL_N];
 };
 
 struct cJSON;

@@ -83,6 +83,12 @@ struct svg_bin {
 void svg_hist_chart(FILE *out, const struct svg_chart *c, const struct svg_bin *bins, size_t nbins,
 		    const struct svg_mark *marks, size_t nmarks);
 
+/* A server's histogram buckets as they are: one bar of equal width a
+ * bucket (lo, hi] in order (hi INFINITY: the overflow bucket), the bounds
+ * under the bars' edges; nothing is placed inside a bucket. The data path
+ * carries data-counts and data-le (each bucket's count and upper bound). */
+void svg_bucket_chart(FILE *out, const struct svg_chart *c, const struct svg_bin *bins, size_t nbins);
+
 /* A number as an axis or table shows it: 3 significant digits, k/M past
  * ten thousand. */
 void svg_num(char *buf, size_t cap, double v);

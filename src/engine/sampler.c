@@ -20,11 +20,19 @@ void sampler_event_label(int mode, double value, char *buf, size_t cap)
 		snprintf(buf, cap, "c=%.0f", value);
 }
 
-static double window_p99_ms(const struct hist *h)
+static double window_pct_ms(const struct hist *h, double pct)
 {
 	if (hist_count(h) == 0)
 		return NAN;
-	return (double)hist_percentile(h, 99) / 1000.0;
+	return (double)hist_percentile(h, pct) / 1000.0;
+}
+
+/* All GPUs' power, while the GPU exporter answers. */
+static double gpu_power(const struct server_state *srv)
+{
+	if (!srv || (srv->gpu_status != SERVER_UP && srv->gpu_status != SERVER_STALE) || !srv->power_total_w.valid)
+		return NAN;
+	return srv->power_total_w.v;
 }
 
 static double gauge(const struct server_state *srv, enum server_gauge g)
@@ -88,13 +96,19 @@ void sampler_push(struct sampler *p, struct series *s, const struct run_view *v,
 	} else {
 		pt[SER_OUT_TOK_S] = pt[SER_REQ_S] = pt[SER_ERRORS] = NAN;
 	}
-	pt[SER_TTFT_P99] = window_p99_ms(st->win[STAT_TTFT]);
-	pt[SER_ITL_P99] = window_p99_ms(st->win[STAT_ITL]);
+	pt[SER_TTFT_P99] = window_pct_ms(st->win[STAT_TTFT], 99);
+	pt[SER_ITL_P99] = window_pct_ms(st->win[STAT_ITL], 99);
+	pt[SER_TTFT_P50] = window_pct_ms(st->win[STAT_TTFT], 50);
+	pt[SER_ITL_P50] = window_pct_ms(st->win[STAT_ITL], 50);
+	/* Over the sliding window, as the dashboard's live figure: NaN when
+	 * no request of the window said how much of its prompt was cached. */
+	pt[SER_CACHE_HIT] = stats_cache_hit_rate(&st->win_c);
 	pt[SER_IN_FLIGHT] = (double)st->in_flight;
 	pt[SER_TARGET] = v->load->mode == LOAD_OPEN ? v->load->rate : (double)v->load->concurrency;
 	pt[SER_WAITING] = gauge(v->server, SRV_WAITING);
 	pt[SER_RUNNING] = gauge(v->server, SRV_RUNNING);
 	pt[SER_KV] = gauge(v->server, SRV_KV_USAGE);
+	pt[SER_GPU_POWER] = gpu_power(v->server);
 	series_push(s, now_ns, pt);
 
 	p->prev_ns = now_ns;

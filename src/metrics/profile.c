@@ -867,6 +867,19 @@ static void percentiles(const struct prom_hist *d, struct server_value *p50, str
 	mean->lo = mean->hi = 0;
 }
 
+/* A histogram's cumulative counts as counts per bucket (a count that went
+ * down, which a delta never leaves, counts 0). */
+static void per_bucket(const struct prom_hist *d, struct server_buckets *b)
+{
+	_Static_assert(SERVER_BUCKETS_MAX >= PROM_HIST_MAX, "a prom_hist fits a server_buckets");
+	b->n = d->n > 0 && d->n <= SERVER_BUCKETS_MAX ? d->n : 0;
+	for (int i = 0; i < b->n; i++) {
+		double c = d->cum[i] - (i ? d->cum[i - 1] : 0);
+		b->le[i] = d->le[i];
+		b->count[i] = c > 0 ? c : 0;
+	}
+}
+
 static void invalid4(struct server_value *a, struct server_value *b, struct server_value *c,
 		     struct server_value *d)
 {
@@ -1113,6 +1126,7 @@ void profile_tracker_apply(struct profile_tracker *t, const struct profile_raw *
 	for (int l = 0; l < SRVL_N; l++) {
 		invalid4(&out->p50[l], &out->p90[l], &out->p99[l], &out->mean[l]);
 		invalid4(&out->run_p50[l], &out->run_p90[l], &out->run_p99[l], &out->run_mean[l]);
+		out->run_buckets[l].n = 0;
 		if (!c->hvalid[l])
 			continue;
 		struct prom_hist d;
@@ -1125,6 +1139,7 @@ void profile_tracker_apply(struct profile_tracker *t, const struct profile_raw *
 		if (hs->run_set && hs->run_epoch == hs->epoch) {
 			prom_hist_delta(&c->h[l], &hs->run, &d);
 			percentiles(&d, &out->run_p50[l], &out->run_p90[l], &out->run_p99[l], &out->run_mean[l]);
+			per_bucket(&d, &out->run_buckets[l]);
 		}
 	}
 	if (!out->mean[SRVL_QUEUE].valid)

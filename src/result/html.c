@@ -328,72 +328,6 @@ static void errors_table(FILE *out, const struct snapshot *s)
 
 /* ---- time series ---- */
 
-/* One series of the file ("levels" at 1 s, 10 s, 1 min, each ending at
- * the run's end): the coarse levels for the time before the finer ones
- * begin, so each stretch of the run is drawn at the best resolution kept.
- * *x, *v malloc'd; returns the count (0: none, or out of memory). */
-static size_t series_get(const cJSON *ser, const char *key, double **xo, double **vo)
-{
-	const cJSON *levels = cJSON_GetObjectItemCaseSensitive(ser, "levels");
-	int nl = cJSON_GetArraySize(levels);
-	*xo = *vo = NULL;
-	if (nl <= 0 || nl > 8)
-		return 0;
-	const cJSON *lv[8];
-	double res[8], start[8];
-	size_t total = 0;
-	for (int i = 0; i < nl; i++) {
-		lv[i] = cJSON_GetArrayItem(levels, i);
-		const cJSON *r = cJSON_GetObjectItemCaseSensitive(lv[i], "resolution_s");
-		const cJSON *st = cJSON_GetObjectItemCaseSensitive(lv[i], "start_s");
-		res[i] = jnum(r) > 0 ? jnum(r) : 1;
-		start[i] = isfinite(jnum(st)) ? jnum(st) : 0;
-		total += (size_t)cJSON_GetArraySize(
-			cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(lv[i], "values"), key));
-	}
-	if (!total)
-		return 0;
-	double *x = malloc(total * sizeof *x), *v = malloc(total * sizeof *v);
-	if (!x || !v) {
-		free(x);
-		free(v);
-		return 0;
-	}
-	/* Coarsest first; each level up to where a finer one starts. */
-	int order[8];
-	for (int i = 0; i < nl; i++)
-		order[i] = i;
-	for (int i = 1; i < nl; i++)
-		for (int j = i; j > 0 && res[order[j]] > res[order[j - 1]]; j--) {
-			int t = order[j];
-			order[j] = order[j - 1];
-			order[j - 1] = t;
-		}
-	size_t n = 0;
-	for (int oi = 0; oi < nl; oi++) {
-		int i = order[oi];
-		double until = INFINITY;
-		for (int j = 0; j < nl; j++)
-			if (res[j] < res[i] && start[j] < until)
-				until = start[j];
-		const cJSON *a =
-			cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(lv[i], "values"), key);
-		int k = 0;
-		const cJSON *it;
-		cJSON_ArrayForEach(it, a)
-		{
-			double t = start[i] + res[i] * (double)k++;
-			if (t >= until || n >= total)
-				break;
-			x[n] = t;
-			v[n++] = jnum(it);
-		}
-	}
-	*xo = x;
-	*vo = v;
-	return n;
-}
-
 /* A reduced series ready to draw: p holds HTML_SERIES_POINTS. */
 struct drawn_series {
 	struct svg_point p[HTML_SERIES_POINTS];
@@ -403,7 +337,7 @@ struct drawn_series {
 static void series_reduce(const cJSON *ser, const char *key, double scale, struct drawn_series *d)
 {
 	double *x, *v;
-	size_t n = series_get(ser, key, &x, &v);
+	size_t n = result_series_points(ser, key, &x, &v);
 	for (size_t i = 0; i < n; i++)
 		v[i] *= scale;
 	d->n = svg_downsample(x, v, n, HTML_SERIES_POINTS, d->p);
@@ -468,19 +402,31 @@ struct series_spec {
 	const char *key[3];
 	const char *name[3];
 	double scale;
+	bool cache;     /* drawn only for a run with prefix-cache figures */
 };
 
 static const struct series_spec series_specs[] = {
-	{ "Requests completed per second", "req/s", { "requests_s" }, { "req/s" }, 1 },
-	{ "Output tokens per second", "tok/s", { "output_tok_s" }, { "output tok/s" }, 1 },
-	{ "In flight and the load's target", "requests", { "in_flight", "target" }, { "in flight", "target" }, 1 },
-	{ "TTFT p99, sliding window", "ms", { "ttft_p99_ms" }, { "TTFT p99" }, 1 },
-	{ "ITL p99, sliding window", "ms", { "itl_p99_ms" }, { "ITL p99" }, 1 },
-	{ "Failed requests per second", "errors/s", { "errors_s" }, { "errors/s" }, 1 },
+	{ "Requests completed per second", "req/s", { "requests_s" }, { "req/s" }, 1, false },
+	{ "Output tokens per second", "tok/s", { "output_tok_s" }, { "output tok/s" }, 1, false },
+	{ "In flight and the load's target", "requests", { "in_flight", "target" }, { "in flight", "target" }, 1, false },
+	{ "TTFT, sliding window", "ms", { "ttft_p50_ms", "ttft_p99_ms" }, { "TTFT p50", "TTFT p99" }, 1, false },
+	{ "ITL, sliding window", "ms", { "itl_p50_ms", "itl_p99_ms" }, { "ITL p50", "ITL p99" }, 1, false },
+	{ "Failed requests per second", "errors/s", { "errors_s" }, { "errors/s" }, 1, false },
 	{ "Server: running and waiting requests", "requests", { "server_running", "server_waiting" },
-	  { "running", "waiting" }, 1 },
-	{ "Server: KV cache usage", "%", { "server_kv_usage" }, { "KV usage" }, 100 },
+	  { "running", "waiting" }, 1, false },
+	{ "Server: KV cache usage", "%", { "server_kv_usage" }, { "KV usage" }, 100, false },
+	{ "GPU power, all GPUs", "W", { "gpu_power_w" }, { "GPU power" }, 1, false },
+	{ "Prefix cache hit rate, sliding window", "%", { "cache_hit_rate" }, { "hit rate" }, 100, true },
 };
+
+/* How a merged series combined key's inputs ("sum", "max", "mean"); ""
+ * for one run's own series. */
+static const char *merge_how(const cJSON *ser, const char *key)
+{
+	const cJSON *h = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ser, "merge"), "how"), key);
+	return cJSON_IsString(h) ? h->valuestring : "";
+}
 
 /* The series charts of runs[0..nruns) (names: the runs' labels when
  * more than one). */
@@ -503,14 +449,31 @@ static int series_section(FILE *out, const struct snapshot *const *runs, const c
 		struct svg_line lines[6];
 		size_t nl = 0;
 		bool known = false;
+		bool cache = false;
+		for (size_t r = 0; r < nruns; r++)
+			cache |= snapshot_has_cache(runs[r]);
+		/* A server that says 0 cached tokens for every request of a
+		 * run without shared prefixes draws no flat 0% line. */
+		if (sp->cache && !cache)
+			continue;
 		for (size_t r = 0; r < nruns; r++)
 			for (int k = 0; k < 3 && sp->key[k] && nl < 6; k++) {
 				series_reduce(runs[r]->series, sp->key[k], sp->scale, &d[nl]);
 				known |= series_known(&d[nl]);
-				if (nruns > 1)
-					snprintf(lname[nl], sizeof lname[nl], "%s %s", names[r], sp->name[k]);
+				/* A merge's series says how it combined its
+				 * inputs: the legend says what the line is. */
+				const char *how = merge_how(runs[r]->series, sp->key[k]);
+				char nm[64];
+				if (strcmp(how, "max") == 0)
+					snprintf(nm, sizeof nm, "max of inputs' %s", sp->name[k]);
+				else if (*how)
+					snprintf(nm, sizeof nm, "%s (%s of inputs)", sp->name[k], how);
 				else
-					snprintf(lname[nl], sizeof lname[nl], "%s", sp->name[k]);
+					snprintf(nm, sizeof nm, "%s", sp->name[k]);
+				if (nruns > 1)
+					snprintf(lname[nl], sizeof lname[nl], "%s %s", names[r], nm);
+				else
+					snprintf(lname[nl], sizeof lname[nl], "%s", nm);
 				lines[nl] = (struct svg_line){ lname[nl], d[nl].p, d[nl].n, true, false };
 				nl++;
 			}
@@ -521,13 +484,36 @@ static int series_section(FILE *out, const struct snapshot *const *runs, const c
 		if (!opened)
 			fputs("<div class=\"grid\">\n", out);
 		opened = true;
-		struct svg_chart ch = { sp->title, NULL, sp->unit, SVG_X_TIME, 0 };
+		/* A one-line chart has no legend: its title says it. */
+		char title[160];
+		const char *how = "";
+		for (int k = 0; nruns == 1 && !*how && k < 3 && sp->key[k]; k++)
+			how = merge_how(runs[0]->series, sp->key[k]);
+		if (strcmp(how, "max") == 0)
+			snprintf(title, sizeof title, "%s: max of the inputs' (an upper bound)", sp->title);
+		else if (*how && !sp->key[1])
+			snprintf(title, sizeof title, "%s: %s of the inputs", sp->title, how);
+		else
+			snprintf(title, sizeof title, "%s", sp->title);
+		struct svg_chart ch = { title, NULL, sp->unit, SVG_X_TIME, 0 };
 		svg_line_chart(out, &ch, lines, nl, mk ? mk->m : NULL, mk ? mk->n : 0);
 	}
-	if (opened)
+	if (opened) {
 		fputs("</div>\n<p class=\"note\">Each line is the mean over its slice of time; the shaded band spans "
 		      "the slice's minimum to maximum. Dashed lines: load changes and plan steps.</p>\n",
 		      out);
+		bool merged = false;
+		for (size_t r = 0; r < nruns; r++)
+			merged |= cJSON_GetObjectItemCaseSensitive(runs[r]->series, "merge") != NULL;
+		if (merged)
+			fputs("<p class=\"note\">A merge's series: the inputs' windows of the wall clock added up. "
+			      "Rates, in-flight requests and targets are summed. The series keeps no histograms, so "
+			      "a latency percentile per window is the <em>max of the inputs' percentiles</em>: an "
+			      "upper bound of the merged one, not the merged one. The server's figures are the mean "
+			      "of the inputs' scrapes when they loaded one target, else running, waiting and GPU "
+			      "power are summed.</p>\n",
+			      out);
+	}
 	else
 		fputs("<p class=\"note\">No time series: the run was shorter than its first second.</p>\n", out);
 	free(d);
@@ -656,6 +642,60 @@ static void server_gauges(FILE *out, const struct snapshot *s)
 	fputs("</tbody></table></div>\n", out);
 }
 
+/* The server's histograms over the run as it counted them: one bar a
+ * bucket, from the first bucket holding a request to the last (and an
+ * empty one either side). */
+static void bucket_charts(FILE *out, const cJSON *lat)
+{
+	bool opened = false;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, lat)
+	{
+		const cJSON *b = cJSON_GetObjectItemCaseSensitive(it, "buckets");
+		const cJSON *le = cJSON_GetObjectItemCaseSensitive(b, "le_ms");
+		const cJSON *cnt = cJSON_GetObjectItemCaseSensitive(b, "count");
+		int n = cJSON_GetArraySize(le);
+		if (n <= 0 || n > 64 || cJSON_GetArraySize(cnt) != n)
+			continue;
+		struct svg_bin bins[64];
+		int first = -1, last = -1;
+		double lo = 0;
+		for (int i = 0; i < n; i++) {
+			double hi = jnum(cJSON_GetArrayItem(le, i)), c = jnum(cJSON_GetArrayItem(cnt, i));
+			/* The last bound is +Inf (null in the file). */
+			if (!isfinite(hi))
+				hi = INFINITY;
+			bins[i] = (struct svg_bin){ lo, hi, isfinite(c) && c > 0 ? (uint64_t)llround(c) : 0 };
+			lo = hi;
+			if (bins[i].count) {
+				first = first < 0 ? i : first;
+				last = i;
+			}
+		}
+		if (first < 0)
+			continue;
+		/* One empty bucket either side, where there is one: the
+		 * bounds the requests stayed within. */
+		first = first > 0 ? first - 1 : first;
+		last = last + 1 < n ? last + 1 : last;
+		if (!opened)
+			fputs("<h2>Server latency histograms over the run</h2>\n<div class=\"grid\">\n", out);
+		opened = true;
+		char title[96];
+		snprintf(title, sizeof title, "Server %s: requests per bucket", it->string);
+		struct svg_chart ch = { title, "ms (the server's bucket bounds)", "requests", SVG_X_LINEAR, 0 };
+		fputs("<div data-server-metric=\"", out);
+		esc(out, it->string);
+		fputs("\">", out);
+		svg_bucket_chart(out, &ch, bins + first, (size_t)(last - first + 1));
+		fputs("</div>\n", out);
+	}
+	if (opened)
+		fputs("</div>\n<p class=\"note\">Bars of equal width, one a bucket of the server's histogram, its "
+		      "increase over the run: the bounds are the server's, nothing is interpolated.</p>\n",
+		      out);
+}
+
 static void server_buckets(FILE *out, const struct snapshot *s)
 {
 	const cJSON *lat = cJSON_GetObjectItemCaseSensitive(s->server, "latency_run");
@@ -680,6 +720,66 @@ static void server_buckets(FILE *out, const struct snapshot *s)
 	fputs("</tbody></table></div>\n<p class=\"note\">The server exposes bucket counts only: a percentile is "
 	      "known to lie within its bucket.</p>\n",
 	      out);
+	bucket_charts(out, cJSON_GetObjectItemCaseSensitive(s->server, "latency_run"));
+}
+
+/* The server's replicas (2+ --metrics-url): each one's own latest gauges,
+ * what it generated over the run and its share of the tokens. */
+static void replicas_section(FILE *out, const struct snapshot *s)
+{
+	const cJSON *reps = cJSON_GetObjectItemCaseSensitive(s->server, "replicas");
+	if (cJSON_GetArraySize(reps) < 2)
+		return;
+	double total = 0;
+	const cJSON *r;
+	cJSON_ArrayForEach(r, reps)
+	{
+		double g = jnum(cJSON_GetObjectItemCaseSensitive(r, "generation_tokens"));
+		if (isfinite(g))
+			total += g;
+	}
+	fprintf(out, "<h2>Server replicas</h2>\n<p class=\"note\">%g of %d replicas read at the end.</p>\n",
+		jnum(cJSON_GetObjectItemCaseSensitive(s->server, "replicas_read")), cJSON_GetArraySize(reps));
+	fputs("<div class=\"tw\"><table data-table=\"replicas\"><thead><tr><th>#</th><th>metrics URL</th>"
+	      "<th>status</th><th>running</th><th>waiting</th><th>KV usage %</th><th>generated tokens</th>"
+	      "<th>share of tokens %</th></tr></thead><tbody>\n",
+	      out);
+	int i = 0;
+	cJSON_ArrayForEach(r, reps)
+	{
+		fprintf(out, "<tr><td>%d</td><td class=\"t\">", ++i);
+		json_cell(out, cJSON_GetObjectItemCaseSensitive(r, "url"));
+		fputs("</td><td class=\"t\">", out);
+		json_cell(out, cJSON_GetObjectItemCaseSensitive(r, "status"));
+		const cJSON *err = cJSON_GetObjectItemCaseSensitive(r, "error");
+		if (cJSON_IsString(err) && err->valuestring[0]) {
+			fputs(" (", out);
+			esc(out, err->valuestring);
+			fputs(")", out);
+		}
+		fputs("</td>", out);
+		static const char *const k[] = { "running", "waiting" };
+		for (int j = 0; j < 2; j++) {
+			fputs("<td>", out);
+			json_cell(out, cJSON_GetObjectItemCaseSensitive(r, k[j]));
+			fputs("</td>", out);
+		}
+		double kv = jnum(cJSON_GetObjectItemCaseSensitive(r, "kv_usage"));
+		double g = jnum(cJSON_GetObjectItemCaseSensitive(r, "generation_tokens"));
+		if (isfinite(kv))
+			fprintf(out, "<td>%.1f</td>", 100 * kv);
+		else
+			fputs("<td>-</td>", out);
+		if (isfinite(g))
+			fprintf(out, "<td>%.0f</td>", g);
+		else
+			fputs("<td>-</td>", out);
+		if (isfinite(g) && total > 0)
+			fprintf(out, "<td>%.1f</td></tr>\n", 100 * g / total);
+		else
+			fputs("<td>-</td></tr>\n", out);
+	}
+	fputs("</tbody></table></div>\n", out);
 }
 
 /* ---- sweeps and matrices ---- */
@@ -926,6 +1026,7 @@ int result_html_report(FILE *out, const char *file, const struct snapshot *s)
 	dist_section(out, s);
 	server_gauges(out, s);
 	server_buckets(out, s);
+	replicas_section(out, s);
 	if (sweep_section(out, s) != 0)
 		return -1;
 	sessions_section(out, s);

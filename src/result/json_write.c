@@ -877,6 +877,21 @@ static cJSON *latency_object(const struct server_value *p50, const struct server
 	return o;
 }
 
+/* "buckets": {"le_ms": [...], "count": [...]}: the run's increase per
+ * bucket, the last bound +Inf (null); absent when unknown. */
+static void add_buckets(cJSON *o, const struct server_buckets *b)
+{
+	if (b->n <= 0)
+		return;
+	cJSON *bo = cJSON_AddObjectToObject(o, "buckets");
+	cJSON *le = bo ? cJSON_AddArrayToObject(bo, "le_ms") : NULL;
+	cJSON *cnt = bo ? cJSON_AddArrayToObject(bo, "count") : NULL;
+	for (int i = 0; le && cnt && i < b->n && i < SERVER_BUCKETS_MAX; i++) {
+		cJSON_AddItemToArray(le, snapshot_json_number(b->le[i] * 1e3));
+		cJSON_AddItemToArray(cnt, snapshot_json_number(b->count[i]));
+	}
+}
+
 static void add_str_or_null(cJSON *o, const char *k, const char *s)
 {
 	if (s && *s)
@@ -983,10 +998,12 @@ cJSON *server_to_json(const struct server_state *st)
 		if (win)
 			cJSON_AddItemToObject(win, result_key_name(result_keys_latency, l, "?"),
 					      latency_object(&st->p50[l], &st->p90[l], &st->p99[l], &st->mean[l]));
-		if (rl)
-			cJSON_AddItemToObject(rl, result_key_name(result_keys_latency, l, "?"),
-					      latency_object(&st->run_p50[l], &st->run_p90[l], &st->run_p99[l],
-							     &st->run_mean[l]));
+		cJSON *lo = rl ? latency_object(&st->run_p50[l], &st->run_p90[l], &st->run_p99[l], &st->run_mean[l])
+			       : NULL;
+		if (lo)
+			add_buckets(lo, &st->run_buckets[l]);
+		if (rl && lo)
+			cJSON_AddItemToObject(rl, result_key_name(result_keys_latency, l, "?"), lo);
 	}
 	cJSON *tot = cJSON_AddObjectToObject(o, "run_totals");
 	if (tot) {
@@ -1311,6 +1328,10 @@ static const char *const series_keys[SER_N] = {
 	[SER_WAITING] = "server_waiting",
 	[SER_RUNNING] = "server_running",
 	[SER_KV] = "server_kv_usage",
+	[SER_TTFT_P50] = "ttft_p50_ms",
+	[SER_ITL_P50] = "itl_p50_ms",
+	[SER_GPU_POWER] = "gpu_power_w",
+	[SER_CACHE_HIT] = "cache_hit_rate",
 };
 
 

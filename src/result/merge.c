@@ -290,7 +290,8 @@ static int merge_into(struct snapshot *dst, struct snapshot_hists *keep, const s
 	if (!dst->have_slo)
 		memset(&dst->slo_run, 0, sizeof dst->slo_run);
 	dst->taken_unix = taken;
-	if (merge_trace(dst, src, n) != 0 || merge_metadata(dst, src, n) != 0)
+	if (merge_trace(dst, src, n) != 0 || merge_metadata(dst, src, n) != 0 ||
+	    result_merge_series(&dst->series, src, n, dst->start_unix, dst->target_url[0] != '\0') != 0)
 		goto oom;
 	return 0;
 oom:

@@ -181,6 +181,27 @@ void snapshot_server_state(const cJSON *j, struct server_state *st)
 		sv_num(w, "value", 1, &d->value);
 		sv_num(w, "rate_per_s", 1, &d->rate);
 	}
+	/* Replicas (2+ --metrics-url), as add_replicas wrote them. */
+	const cJSON *reps = cJSON_GetObjectItemCaseSensitive(j, "replicas");
+	if (!cJSON_IsArray(reps))
+		return;
+	if (sv_num(j, "replicas_read", 1, &v) && v.v >= 0 && v.v <= SERVER_MAX_REPLICAS)
+		st->replicas_read = (int)v.v;
+	const cJSON *r;
+	cJSON_ArrayForEach(r, reps)
+	{
+		if (st->nreplicas >= SERVER_MAX_REPLICAS)
+			break;
+		struct server_replica *d = &st->replica[st->nreplicas++];
+		sv_str(r, "url", d->url, sizeof d->url);
+		d->status = status_of(r, "status");
+		sv_str(r, "error", d->last_error, sizeof d->last_error);
+		sv_num(r, "running", 1, &d->running);
+		sv_num(r, "waiting", 1, &d->waiting);
+		sv_num(r, "kv_usage", 1, &d->kv);
+		sv_num(r, "kv_usage_max", 1, &d->kv_max);
+		sv_num(r, "generation_tokens", 1, &d->run_gen_tokens);
+	}
 }
 
 /* ---- reading ---- */

@@ -155,8 +155,8 @@ static void open_chart(FILE *out, const struct svg_chart *c)
 	fputs("\" xmlns=\"http://www.w3.org/2000/svg\">\n", out);
 }
 
-/* Grid, tick labels and axis units of the frame. */
-static void axes(FILE *out, const struct svg_chart *c, const struct frame *f)
+/* The horizontal grid and the y tick labels. */
+static void y_axis(FILE *out, const struct frame *f)
 {
 	char b[32];
 	double ys = nice_step(f->y1 - f->y0, 4);
@@ -168,6 +168,23 @@ static void axes(FILE *out, const struct svg_chart *c, const struct frame *f)
 		svg_num(b, sizeof b, fabs(y) < ys * 1e-9 ? 0 : y);
 		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", PL - 4, fy(f, y) + 4, b);
 	}
+}
+
+/* The units under the x axis and above the y axis. */
+static void units(FILE *out, const char *x_unit, const char *y_unit)
+{
+	fprintf(out, "<text class=\"u\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", W - PR, H - 2);
+	svg_escape(out, x_unit);
+	fprintf(out, "</text>\n<text class=\"u\" x=\"%.1f\" y=\"%.1f\">", PL - 4, PT - 10);
+	svg_escape(out, y_unit);
+	fputs("</text>\n", out);
+}
+
+/* Grid, tick labels and axis units of the frame. */
+static void axes(FILE *out, const struct svg_chart *c, const struct frame *f)
+{
+	char b[32];
+	y_axis(out, f);
 	if (f->kind == SVG_X_LOG) {
 		/* Decades; 2 and 5 too when the axis spans under two. */
 		bool fine = f->x1 < f->x0 * 100;
@@ -192,11 +209,7 @@ static void axes(FILE *out, const struct svg_chart *c, const struct frame *f)
 				H - PB + 14, b);
 		}
 	}
-	fprintf(out, "<text class=\"u\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", W - PR, H - 2);
-	svg_escape(out, c->x == SVG_X_TIME ? "time since start" : c->x_unit);
-	fprintf(out, "</text>\n<text class=\"u\" x=\"%.1f\" y=\"%.1f\">", PL - 4, PT - 10);
-	svg_escape(out, c->y_unit);
-	fputs("</text>\n", out);
+	units(out, c->x == SVG_X_TIME ? "time since start" : c->x_unit, c->y_unit);
 }
 
 static void marks_draw(FILE *out, const struct frame *f, const struct svg_mark *m, size_t nm)
@@ -388,4 +401,55 @@ void svg_hist_chart(FILE *out, const struct svg_chart *c, const struct svg_bin *
 	fputs("\"/>\n", out);
 	marks_draw(out, &f, marks, nmarks);
 	fputs("</svg></figure>\n", out);
+}
+
+void svg_bucket_chart(FILE *out, const struct svg_chart *c, const struct svg_bin *bins, size_t nbins)
+{
+	struct frame f = { SVG_X_LINEAR, 0, (double)nbins, 0, 0 };
+	size_t used = 0;
+	uint64_t total = 0;
+	for (size_t i = 0; i < nbins; i++) {
+		f.y1 = fmax(f.y1, (double)bins[i].count);
+		used += bins[i].count > 0;
+		total += bins[i].count;
+	}
+	open_chart(out, c);
+	if (!used) {
+		fputs("<text class=\"nd\" x=\"320\" y=\"110\" text-anchor=\"middle\">no data</text>\n</svg></figure>\n", out);
+		return;
+	}
+	double ys = nice_step(f.y1, 4);
+	f.y1 = ceil(f.y1 / ys - 1e-9) * ys;
+	y_axis(out, &f);
+	/* The bounds under the bars' edges, as many as fit. */
+	size_t every = nbins / 12 + 1;
+	char b[32];
+	for (size_t i = 0; i <= nbins; i++) {
+		if (i % every && i != nbins)
+			continue;
+		double v = i < nbins ? bins[i].lo : bins[nbins - 1].hi;
+		if (isinf(v))
+			snprintf(b, sizeof b, "+Inf");
+		else
+			svg_num(b, sizeof b, v);
+		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", fx(&f, (double)i),
+			H - PB + 14, b);
+	}
+	units(out, c->x_unit, c->y_unit);
+	/* The counts and bounds as drawn, for a reader (and a test). */
+	fprintf(out, "<path class=\"data bars\" data-n=\"%zu\" data-total=\"%llu\" data-counts=\"", used,
+		(unsigned long long)total);
+	for (size_t i = 0; i < nbins; i++)
+		fprintf(out, "%s%llu", i ? " " : "", (unsigned long long)bins[i].count);
+	fputs("\" data-le=\"", out);
+	for (size_t i = 0; i < nbins; i++)
+		fprintf(out, "%s%.17g", i ? " " : "", bins[i].hi);
+	fputs("\" d=\"", out);
+	for (size_t i = 0; i < nbins; i++) {
+		if (!bins[i].count)
+			continue;
+		double x0 = fx(&f, (double)i) + 1, x1 = fx(&f, (double)i + 1) - 1;
+		fprintf(out, "M%.1f %.1fV%.1fH%.1fV%.1fZ", x0, H - PB, fy(&f, (double)bins[i].count), x1, H - PB);
+	}
+	fputs("\"/>\n</svg></figure>\n", out);
 }

@@ -467,6 +467,31 @@ static void print_agg(FILE *out, const char *name, const struct server_agg *a, d
 	fprintf(out, "%-40s mean %.2f%s  max %.2f%s\n", name, server_agg_mean(a) * scale, unit, a->max * scale, unit);
 }
 
+/* One line a replica (2+ --metrics-url): its own latest gauges, what it
+ * generated over the run and its share of what they all generated. */
+static void print_replicas(FILE *out, const struct server_state *st)
+{
+	double total = 0;
+	for (int i = 0; i < st->nreplicas; i++)
+		if (st->replica[i].run_gen_tokens.valid)
+			total += st->replica[i].run_gen_tokens.v;
+	for (int i = 0; i < st->nreplicas && i < SERVER_MAX_REPLICAS; i++) {
+		const struct server_replica *r = &st->replica[i];
+		char name[48], run[24], wait[24], kv[24], gen[24], share[24];
+		snprintf(name, sizeof name, "Replica %d (%s):", i + 1, server_status_name(r->status));
+		fmt_num(run, sizeof run, &r->running, "%.0f", 1);
+		fmt_num(wait, sizeof wait, &r->waiting, "%.0f", 1);
+		fmt_num(kv, sizeof kv, &r->kv, "%.1f%%", 100);
+		fmt_num(gen, sizeof gen, &r->run_gen_tokens, "%.0f", 1);
+		if (r->run_gen_tokens.valid && total > 0)
+			snprintf(share, sizeof share, "%.1f%%", 100.0 * r->run_gen_tokens.v / total);
+		else
+			snprintf(share, sizeof share, "-");
+		fprintf(out, "%-40s run %s  wait %s  kv %s  generated %s (%s)  %s\n", name, run, wait, kv, gen, share,
+			r->url);
+	}
+}
+
 void server_print_summary(FILE *out, const struct server_state *st)
 {
 	if (st->status == SERVER_OFF && st->gpu_status == SERVER_OFF)
@@ -495,6 +520,8 @@ void server_print_summary(FILE *out, const struct server_state *st)
 			print_lat(out, "Server ITL (ms):", st, SRVL_ITL);
 			print_lat(out, "Server E2E (ms):", st, SRVL_E2E);
 			print_lat(out, "Server queue time (ms):", st, SRVL_QUEUE);
+			if (st->nreplicas >= 2)
+				print_replicas(out, st);
 		}
 	}
 	if (st->gpu_status != SERVER_OFF) {

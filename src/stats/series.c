@@ -56,6 +56,10 @@ static const char *const names[SER_N] = {
 	[SER_WAITING] = "queue depth",
 	[SER_RUNNING] = "running",
 	[SER_KV] = "KV usage",
+	[SER_TTFT_P50] = "TTFT p50 ms",
+	[SER_ITL_P50] = "ITL p50 ms",
+	[SER_GPU_POWER] = "GPU power W",
+	[SER_CACHE_HIT] = "cache hit rate",
 };
 
 const char *series_name(enum series_id id)
