@@ -12,12 +12,13 @@
 # /metrics read with curl) and two more of the run's 1 s queries; a run
 # ending mid-load would be short by up to one scrape interval's increase.
 # Then Prometheus's own error, a selector that is not {...}, and the
-# conflict with --metrics-url. Needs prometheus, curl, jq.
+# conflict with --metrics-url. Needs prometheus, curl, jq: without them it
+# fails, saying so (as tests/prometheus.sh does).
 set -u
 : "${INFERTOP_BIN:?}"
 . "$(dirname "$0")/check_lib.sh"
 for tool in prometheus curl jq python3; do
-	command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (./install-deps.sh installs it)"; exit 77; }
+	command -v "$tool" >/dev/null || { echo "FAIL: $tool is not installed (./install-deps.sh installs it)"; exit 1; }
 done
 tmp=$(mktemp -d)
 pids=
