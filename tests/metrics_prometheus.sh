@@ -42,6 +42,7 @@ tgt=http://$a0
 port=
 for try in 1 2 3 4 5; do
 	p=$((20000 + RANDOM % 40000))
+	# shellcheck disable=SC2154
 	cat >"$tmp/prometheus.yml" <<YML
 global:
   scrape_interval: 1s
