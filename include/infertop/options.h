@@ -73,6 +73,9 @@ struct config {
 	char *metrics_url;      /* NULL: the profile's path on the target; "none": off */
 	char **metrics_urls;    /* every --metrics-url, in order; 2+ = server replicas */
 	size_t nmetrics_urls;
+	char *metrics_discover;   /* dns:NAME:PORT[/PATH]: each address a replica */
+	char *metrics_prometheus; /* Prometheus base URL: each instance a replica */
+	char *metrics_selector;   /* {label="v",...} for metrics_prometheus, NULL = all */
 	int64_t metrics_interval_ns;
 	char *server;           /* "auto" or a profile name */
 	char *gpu_metrics_url;  /* DCGM exporter, NULL = none */

@@ -44,6 +44,11 @@ const char *profile_help(int id);
  * http(s) URL or a URL would not fit. */
 int profile_default_urls(int id, const char *base, char urls[][PROFILE_URL_MAX], int cap);
 
+/* The Prometheus series names holding want's metrics (every profile's for
+ * PROFILE_AUTO), each once: gauge and counter names, a histogram's
+ * _bucket, _sum and _count. For the query of --metrics-prometheus. */
+void profile_series_names(int want, void (*fn)(void *ud, const char *name), void *ud);
+
 /* --watch-metric EXPR: `name` or `name{label="value",...}` (values in
  * double quotes with \\ \" \n escapes, only `=` matchers, trailing comma
  * allowed). An empty value matches an absent label, as in PromQL. */

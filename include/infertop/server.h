@@ -87,11 +87,13 @@ struct server_buckets {
 #define SERVER_MAX_REPLICAS 16
 #define SERVER_MAX_REPLICAS_STR "16"
 
-/* One replica of the server (repeated --metrics-url), as its own scrape
- * read it. */
+/* One replica of the server (repeated --metrics-url, an address of
+ * --metrics-discover, an instance of --metrics-prometheus), as its own
+ * scrape read it. */
 struct server_replica {
-	char url[256];              /* redacted: no credentials, no query */
+	char url[256];              /* redacted: no credentials, no query; or the instance */
 	enum server_status status;
+	bool gone;                  /* left the DNS or Prometheus answer: down, its counts kept */
 	char last_error[200];
 	int64_t last_ok_ns;
 	struct server_value running, waiting, kv, kv_max;
@@ -140,6 +142,11 @@ struct server_state {
 	/* Server replicas: 0 with one endpoint. With 2+, the figures above
 	 * sum (or average, see the man page) the replicas' own scrapes. */
 	int nreplicas, replicas_read;   /* replicas_read: up or stale now */
+	/* A source that finds the replicas (--metrics-discover,
+	 * --metrics-prometheus): what it is, and why it found none or not
+	 * all ("" when fine). Empty with --metrics-url. */
+	char replicas_source[200];
+	char replicas_error[200];
 	struct server_replica replica[SERVER_MAX_REPLICAS];
 
 	/* The latency histograms' buckets over the run (what run_p50..

@@ -21,7 +21,9 @@
 #include "infertop/plan.h"
 #include "infertop/prefix_groups.h"
 #include "infertop/profile.h"
+#include "infertop/promql.h"
 #include "infertop/redact.h"
+#include "infertop/resolve.h"
 #include "infertop/request.h"
 #include "infertop/sessions.h"
 #include "infertop/trace.h"
@@ -700,6 +702,28 @@ static int set_url(struct config *cfg, const struct cli_opt *o, const char *arg,
 	return cfg->metrics_url ? 0 : set_string(cfg, o, arg, name);
 }
 
+/* dns:NAME:PORT[/PATH], checked now: a typo is not a run without metrics. */
+static int set_metrics_discover(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	char host[RESOLVE_NAME_MAX + 1];
+	int port;
+	const char *rest, *why;
+	if (resolve_parse_spec(arg, host, sizeof host, &port, &rest, &why) != 0)
+		return cli_error(name, arg, "expected dns:NAME:PORT or dns:NAME:PORT/PATH (a port from 1 to 65535)");
+	if (strlen(rest) >= 256)
+		return cli_error(name, arg, "the path is longer than 255 characters");
+	return set_string(cfg, o, arg, name);
+}
+
+static int set_metrics_selector(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	struct promql_selector sel;
+	char err[300];
+	if (promql_selector_parse(arg, &sel, err, sizeof err) != 0)
+		return cli_error(name, arg, err);
+	return set_string(cfg, o, arg, name);
+}
+
 static int add_watch_metric(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
 	(void)o;
@@ -899,6 +923,15 @@ static const struct cli_opt opts[] = {
 	{ "metrics-url", 0, "URL", G_METRICS, set_url, F(metrics_url),
 	  .help = "Prometheus endpoint to scrape (default: the server profile's path on the target; 'none' turns "
 		  "it off); repeat it for each replica of the server" },
+	{ "metrics-discover", 0, "dns:NAME:PORT[/PATH]", G_METRICS, set_metrics_discover, F(metrics_discover),
+	  .help = "every address of NAME is a replica of the server, scraped at http://ADDR:PORT/PATH (default: "
+		  "the profile's path); NAME is resolved again every 10 s (a Kubernetes headless Service)" },
+	{ "metrics-prometheus", 0, "URL", G_METRICS, set_url, F(metrics_prometheus),
+	  .help = "read the server's metrics from this Prometheus (HTTP API, one instant query a scrape); each "
+		  "instance label is a replica" },
+	{ "metrics-selector", 0, "{SEL}", G_METRICS, set_metrics_selector, F(metrics_selector),
+	  .help = "with --metrics-prometheus: the series to read, e.g. '{namespace=\"x\",job=\"vllm\"}' "
+		  "(default: every series)" },
 	{ "metrics-interval", 0, "TIME", G_METRICS, set_duration, F(metrics_interval_ns), 100 * NS_MS, 0,
 	  "expected a duration >= 100ms", .help = "scrape period (default 1s)" },
 	{ "server", 0, "NAME", G_METRICS, set_server, F(server), .values = server_value,
@@ -1415,6 +1448,20 @@ static enum cli_result cli_parse_words(struct config *cfg, int argc, char **argv
 			return CLI_EXIT_USAGE;
 		}
 	}
+	if (cfg->metrics_selector && !cfg->metrics_prometheus) {
+		fprintf(cli_errf(), "infertop: --metrics-selector needs --metrics-prometheus URL\n");
+		return CLI_EXIT_USAGE;
+	}
+	if ((cfg->metrics_discover || cfg->metrics_prometheus) && (cfg->metrics_url || cfg->nmetrics_urls)) {
+		fprintf(cli_errf(), "infertop: %s finds the replicas itself: it cannot be combined with --metrics-url\n",
+			cfg->metrics_discover ? "--metrics-discover" : "--metrics-prometheus");
+		return CLI_EXIT_USAGE;
+	}
+	if (cfg->metrics_discover && cfg->metrics_prometheus) {
+		fprintf(cli_errf(), "infertop: --metrics-discover and --metrics-prometheus are two sources of the "
+			"replicas: give one\n");
+		return CLI_EXIT_USAGE;
+	}
 	if ((cfg->upload_endpoint || cfg->upload_region) && !cfg->upload) {
 		fprintf(cli_errf(), "infertop: --upload-endpoint and --upload-region need --upload\n");
 		return CLI_EXIT_USAGE;
@@ -1595,6 +1642,9 @@ void cli_free(struct config *cfg)
 	free(cfg->html_path);
 	free(cfg->metrics_url);
 	free_strv(cfg->metrics_urls, cfg->nmetrics_urls);
+	free(cfg->metrics_discover);
+	free(cfg->metrics_prometheus);
+	free(cfg->metrics_selector);
 	free(cfg->server);
 	free(cfg->gpu_metrics_url);
 	free(cfg->theme);

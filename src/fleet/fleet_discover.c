@@ -1,30 +1,18 @@
 /* Where a fleet's generators are (fleet.h): a list, a file, or a DNS name
  * re-resolved on a timer (a Kubernetes headless Service answers with one
- * address per pod).
- *
- * The resolver is glibc's getaddrinfo_a: it runs getaddrinfo in a thread of
- * its own and writes only the request's own result, which the loop reads
- * once gai_error() says it is complete (polled on the fleet's timer, with
- * SIGEV_NONE: no signal, no callback in another thread). c-ares is not in
- * the stack; curl's resolver only resolves for a transfer and never hands
- * out every address; a resolver child would need a pipe protocol for what
- * getaddrinfo_a already does. A slow DNS server therefore never stalls
- * the loop: the next round starts only after the last one ended. */
+ * address per pod) by the one resolver of src/net/resolve.c, which never
+ * stalls the loop. */
 #include "config.h"
 
 #include "infertop/fleet.h"
 #include "infertop/url.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "infertop/clock.h"
-
-#define NAME_MAX_LEN 254
+#include "infertop/resolve.h"
 
 int fleet_add_list(struct fleet *f, const char *list, char *err, size_t errcap)
 {
@@ -85,96 +73,36 @@ int fleet_add_file(struct fleet *f, const char *path, char *err, size_t errcap)
 
 int fleet_dns_parse(const char *spec, char *name, size_t namecap, int *port, char *err, size_t errcap)
 {
-	if (strncmp(spec, "dns:", 4) != 0) {
-		snprintf(err, errcap, "--discover %s: expected dns:NAME:PORT", spec);
-		return -1;
-	}
-	const char *n = spec + 4, *why;
-	char host[NAME_MAX_LEN + 1];
-	bool bracket;
-	int p;
-	if (url_split_hostport(n, strlen(n), host, sizeof host, &p, &bracket, false, &why) != 0 || bracket ||
-	    !host[0] || strlen(host) >= namecap || p < 1) {
+	const char *rest, *why;
+	if (resolve_parse_spec(spec, name, namecap, port, &rest, &why) != 0 || *rest) {
 		snprintf(err, errcap, "--discover %s: expected dns:NAME:PORT (a port from 1 to 65535)", spec);
 		return -1;
 	}
-	snprintf(name, namecap, "%s", host);
-	*port = p;
 	return 0;
 }
 
 struct fleet_dns {
 	struct fleet *f;
-	struct ev_loop *loop;
-	char name[NAME_MAX_LEN + 1];
-	char port[8];
-	struct addrinfo hints;
-	struct gaicb cb;
-	struct gaicb *list[1];
-	bool pending;
-	int64_t next_ns;
-	unsigned rounds;
-	ev_timer timer;
+	char name[RESOLVE_NAME_MAX + 1];
+	int port;
+	struct resolver *r;
 };
 
-static void dns_collect(struct fleet_dns *d)
+static void on_answer(void *ud, const struct resolve_answer *a)
 {
-	int rc = gai_error(&d->cb);
-	if (rc == EAI_INPROGRESS)
-		return;
-	d->pending = false;
-	d->rounds++;
-	if (rc != 0) {
-		fprintf(stderr, "infertop fleet: --discover %s: %s\n", d->name, gai_strerror(rc));
+	struct fleet_dns *d = ud;
+	if (a->rc != 0) {
+		fprintf(stderr, "infertop fleet: --discover %s: %s\n", d->name, a->err);
 		return;
 	}
-	for (struct addrinfo *a = d->cb.ar_result; a; a = a->ai_next) {
-		char host[INET6_ADDRSTRLEN], url[FLEET_URL_MAX], err[256];
-		const void *addr = a->ai_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)a->ai_addr)->sin6_addr
-							    : (const void *)&((struct sockaddr_in *)a->ai_addr)->sin_addr;
-		if (!inet_ntop(a->ai_family, addr, host, sizeof host))
-			continue;
-		if (a->ai_family == AF_INET6)
-			snprintf(url, sizeof url, "http://[%s]:%s", host, d->port);
+	for (int i = 0; i < a->n; i++) {
+		char url[FLEET_URL_MAX], err[256];
+		if (a->v6[i])
+			snprintf(url, sizeof url, "http://[%s]:%d", a->addr[i], d->port);
 		else
-			snprintf(url, sizeof url, "http://%s:%s", host, d->port);
+			snprintf(url, sizeof url, "http://%s:%d", a->addr[i], d->port);
 		if (fleet_add_endpoint(d->f, url, err, sizeof err) != 0)
 			fprintf(stderr, "infertop fleet: %s\n", err);
-	}
-	freeaddrinfo(d->cb.ar_result);
-	d->cb.ar_result = NULL;
-}
-
-static void dns_begin(struct fleet_dns *d)
-{
-	memset(&d->cb, 0, sizeof d->cb);
-	d->cb.ar_name = d->name;
-	d->cb.ar_service = d->port;
-	d->cb.ar_request = &d->hints;
-	d->list[0] = &d->cb;
-	struct sigevent sev;
-	memset(&sev, 0, sizeof sev);
-	sev.sigev_notify = SIGEV_NONE;
-	int rc = getaddrinfo_a(GAI_NOWAIT, d->list, 1, &sev);
-	if (rc != 0) {
-		fprintf(stderr, "infertop fleet: --discover %s: %s\n", d->name, gai_strerror(rc));
-		d->rounds++;
-		return;
-	}
-	d->pending = true;
-}
-
-static void on_dns_timer(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	(void)loop;
-	(void)revents;
-	struct fleet_dns *d = w->data;
-	int64_t now = clock_now_ns();
-	if (d->pending)
-		dns_collect(d);
-	if (!d->pending && now >= d->next_ns) {
-		d->next_ns = now + FLEET_RESOLVE_NS;
-		dns_begin(d);
 	}
 }
 
@@ -185,41 +113,28 @@ struct fleet_dns *fleet_dns_new(struct fleet *f, struct ev_loop *loop, const cha
 		snprintf(err, errcap, "out of memory");
 		return NULL;
 	}
-	int port;
-	if (fleet_dns_parse(spec, d->name, sizeof d->name, &port, err, errcap) != 0) {
+	if (fleet_dns_parse(spec, d->name, sizeof d->name, &d->port, err, errcap) != 0) {
 		free(d);
 		return NULL;
 	}
 	d->f = f;
-	d->loop = loop;
-	snprintf(d->port, sizeof d->port, "%d", port);
-	d->hints.ai_family = AF_UNSPEC;
-	d->hints.ai_socktype = SOCK_STREAM;
-	d->hints.ai_protocol = IPPROTO_TCP;
-	ev_timer_init(&d->timer, on_dns_timer, 0., 0.25);
-	d->timer.data = d;
-	ev_timer_start(loop, &d->timer);
+	d->r = resolver_new(loop, d->name, d->port, FLEET_RESOLVE_NS, on_answer, d, err, errcap);
+	if (!d->r) {
+		free(d);
+		return NULL;
+	}
 	return d;
 }
 
 unsigned fleet_dns_rounds(const struct fleet_dns *d)
 {
-	return d ? d->rounds : 0;
+	return d ? resolver_rounds(d->r) : 0;
 }
 
 void fleet_dns_free(struct fleet_dns *d)
 {
 	if (!d)
 		return;
-	ev_timer_stop(d->loop, &d->timer);
-	if (d->pending && gai_cancel(&d->cb) != EAI_CANCELED) {
-		/* Running in glibc's thread: wait for it (bounded by the
-		 * resolver's own timeout) so it never writes freed memory. */
-		const struct gaicb *l[1] = {&d->cb};
-		while (gai_error(&d->cb) == EAI_INPROGRESS)
-			gai_suspend(l, 1, NULL);
-	}
-	if (d->cb.ar_result)
-		freeaddrinfo(d->cb.ar_result);
+	resolver_free(d->r);
 	free(d);
 }

@@ -34,6 +34,8 @@ struct map_entry {
 };
 
 #define MF_NONE 0u
+/* Triton's series that names the TensorRT-LLM backend's model. */
+#define TRITON_MODEL_SERIES "nv_trt_llm_request_metrics"
 
 /* Every SERVER_METRIC line of servers.def, in its order. */
 static const struct map_entry map[] = {
@@ -97,6 +99,34 @@ const char *profile_help(int id)
 }
 
 /* ---- default URLs ---- */
+
+void profile_series_names(int want, void (*fn)(void *ud, const char *name), void *ud)
+{
+	static const char *const suf[] = { "_bucket", "_sum", "_count" };
+	for (int i = 0; i < NMAP; i++) {
+		const struct map_entry *m = &map[i];
+		if (want != PROFILE_AUTO && m->profile != want)
+			continue;
+		int k;
+		for (k = 0; k < i && (strcmp(map[k].name, m->name) != 0 ||
+				      (want != PROFILE_AUTO && map[k].profile != want));
+		     k++)
+			;
+		if (k < i)
+			continue;
+		if (m->kind != EK_HIST) {
+			fn(ud, m->name);
+			continue;
+		}
+		for (size_t j = 0; j < sizeof suf / sizeof suf[0]; j++) {
+			char n[160];
+			snprintf(n, sizeof n, "%s%s", m->name, suf[j]);
+			fn(ud, n);
+		}
+	}
+	if (want == PROFILE_AUTO || want == PROFILE_TRITON)
+		fn(ud, TRITON_MODEL_SERIES);
+}
 
 static int join_url(const char *base, const char *path, char *out)
 {
@@ -626,7 +656,7 @@ static int model_cb(void *ud, const struct prom_sample *s)
 
 static void find_triton_model(struct profile_tracker *t, const char *text, size_t len)
 {
-	static const char key[] = "nv_trt_llm_request_metrics{";
+	static const char key[] = TRITON_MODEL_SERIES "{";
 	const char *p = text, *end = text + len;
 	while (p < end) {
 		const char *q = memmem(p, (size_t)(end - p), key, sizeof key - 1);

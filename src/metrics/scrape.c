@@ -14,10 +14,15 @@
 
 #include "infertop/clock.h"
 #include "infertop/profile.h"
+#include "infertop/promql.h"
+#include "infertop/resolve.h"
 #include "infertop/url.h"
 
 #define BODY_INITIAL (64u << 10)
 #define ROUND_ERR_MAX 400
+/* --metrics-discover re-resolves its name this often: pods come and go in
+ * seconds, and a DNS answer is cheap. */
+#define DISCOVER_PERIOD_NS (10LL * 1000000000LL)
 
 struct target {
 	struct http_xfer x;	/* CURLOPT_PRIVATE points here */
@@ -29,6 +34,8 @@ struct target {
 	struct server_state *out;
 	struct profile_tracker *prof;
 	bool replica;
+	bool gone;		/* left the DNS / Prometheus answer: not scraped, counts kept */
+	char *long_url;		/* the Prometheus query (longer than urls[]), else NULL */
 	bool have_sum;
 	struct profile_raw sum;	/* profile_tracker_summable() of the last good scrape */
 	CURL *easy;
@@ -68,7 +75,18 @@ struct scrape {
 	long timeout_ms;
 	struct target metrics, gpu;
 	struct target *reps;	/* 2+ --metrics-url: one per replica, else NULL */
-	int nreps;
+	int nreps, repcap;
+	int want;
+	char origin[PROFILE_URL_MAX];
+	/* --metrics-discover: each address a replica scraped on its own. */
+	struct resolver *dns;
+	char dns_name[RESOLVE_NAME_MAX + 1];
+	int dns_port;
+	char dns_path[PROFILE_URL_MAX];
+	/* --metrics-prometheus: one instant query; each instance a replica fed
+	 * from its answer (no transfer of its own). */
+	struct target prom;
+	bool dynamic;		/* either of the two */
 	struct gpu_power_ring ring;
 	struct gpu_history gpu_hist;   /* the GPU view's charts */
 	struct profile_raw acc;	/* merge()'s sum */
@@ -171,7 +189,7 @@ static void start(struct target *tg, int64_t now)
 	tg->too_large = tg->oom = false;
 	tg->reason[0] = '\0';
 	tg->errbuf[0] = '\0';
-	curl_easy_setopt(tg->easy, CURLOPT_URL, tg->urls[tg->cur]);
+	curl_easy_setopt(tg->easy, CURLOPT_URL, tg->long_url ? tg->long_url : tg->urls[tg->cur]);
 	curl_easy_setopt(tg->easy, CURLOPT_HTTPHEADER, tg->same_origin[tg->cur] ? s->hdr_origin : s->hdr_plain);
 	if (http_add(s->http, tg->easy, false) != 0) {
 		/* Only a programming error or no memory: treated as a failed scrape
@@ -183,7 +201,8 @@ static void start(struct target *tg, int64_t now)
 	tg->sent_ns = now;
 	if (!tg->gpu)
 		tg->out->last_attempt_ns = now;
-	set_url(tg, tg->urls[tg->cur]);
+	if (!tg->long_url)
+		set_url(tg, tg->urls[tg->cur]);
 }
 
 /* Why a finished transfer gave no usable body; "" when it did. */
@@ -339,6 +358,7 @@ static void merge(struct scrape *s, int64_t now)
 		if (rs->last_attempt_ns > o->last_attempt_ns)
 			o->last_attempt_ns = rs->last_attempt_ns;
 		r->status = rs->status;
+		r->gone = tg->gone;
 		r->last_ok_ns = rs->last_ok_ns;
 		scopy(r->last_error, sizeof r->last_error, rs->last_error);
 		scopy(r->url, sizeof r->url, rs->url);
@@ -347,7 +367,7 @@ static void merge(struct scrape *s, int64_t now)
 		r->kv = rs->gauge[SRV_KV_USAGE];
 		r->kv_max = rs->gauge[SRV_KV_USAGE_MAX];
 		r->run_gen_tokens = rs->run_gen_tokens;
-		if (rs->status == SERVER_DOWN && !o->last_error[0])
+		if (rs->status == SERVER_DOWN && !tg->gone && !o->last_error[0])
 			snprintf(o->last_error, sizeof o->last_error, "replica %d down: %.160s", i + 1, rs->last_error);
 		if (tg->have_sum)
 			profile_raw_add(acc, &nadded, &tg->sum, live);
@@ -363,12 +383,221 @@ static void merge(struct scrape *s, int64_t now)
 	}
 	if (nread > 0)
 		o->status = SERVER_UP;
-	else if (npending == s->nreps)
+	else if (npending == s->nreps && (!s->dynamic || !o->replicas_error[0]))
 		o->status = SERVER_PENDING;
 	else {
 		o->status = SERVER_DOWN;
 		profile_invalidate_live(o);
 	}
+	/* The source's own trouble (no address, Prometheus's error) says more
+	 * than a replica's. */
+	if (nread == 0 && o->replicas_error[0])
+		scopy(o->last_error, sizeof o->last_error, o->replicas_error);
+}
+
+/* ---- replicas found by a source (--metrics-discover, --metrics-prometheus) ---- */
+
+static int target_init(struct scrape *s, struct target *tg, bool gpu, char *err, size_t errcap);
+
+/* A replica target: its own state and tracker; scraped (with a transfer
+ * and a timer of its own) when active, else fed by its source. url: what
+ * it scrapes, or the key it is found by; shown: what the panel says. */
+static int rep_setup(struct scrape *s, struct target *tg, const char *url, const char *shown, bool active,
+		     char *err, size_t errcap)
+{
+	const struct config *cfg = s->cfg;
+	if (strlen(url) >= PROFILE_URL_MAX) {
+		snprintf(err, errcap, "metrics URL longer than %d characters", PROFILE_URL_MAX - 1);
+		return -1;
+	}
+	if (active) {
+		if (target_init(s, tg, false, err, errcap) != 0)
+			return -1;
+	} else {
+		tg->s = s;
+	}
+	tg->replica = true;
+	tg->out = calloc(1, sizeof *tg->out);
+	if (!tg->out) {
+		snprintf(err, errcap, "out of memory");
+		return -1;
+	}
+	server_state_init(tg->out);
+	tg->prof = profile_tracker_new(s->want, (const char *const *)cfg->watch_metrics, cfg->nwatch_metrics,
+				       cfg->window_ns, s->interval_ns, err, errcap);
+	if (!tg->prof)
+		return -1;
+	snprintf(tg->urls[0], sizeof tg->urls[0], "%s", url);
+	if (active) {
+		char o2[PROFILE_URL_MAX];
+		origin_of(url, o2, sizeof o2);
+		tg->same_origin[0] = strcmp(s->origin, o2) == 0;
+	}
+	tg->nurls = 1;
+	tg->locked = true;
+	tg->enabled = true;
+	tg->out->status = SERVER_PENDING;
+	if (shown)
+		scopy(tg->out->url, sizeof tg->out->url, shown);
+	else
+		redact_url(url, tg->out->url, sizeof tg->out->url);
+	struct server_replica *r = &s->out->replica[tg - s->reps];
+	scopy(r->url, sizeof r->url, tg->out->url);
+	r->status = SERVER_PENDING;
+	return 0;
+}
+
+/* The replica whose key is url, added when new (NULL: no room, or no
+ * memory: said in the source's error). A gone one comes back. */
+static struct target *rep_find_or_add(struct scrape *s, const char *url, const char *shown, bool active)
+{
+	for (int i = 0; i < s->nreps; i++) {
+		struct target *tg = &s->reps[i];
+		if (strcmp(tg->urls[0], url) != 0)
+			continue;
+		if (tg->gone) {
+			tg->gone = false;
+			tg->fails = 0;
+			tg->next_due = 0;
+			if (active && s->running) {
+				ev_timer_set(&tg->timer, 0., (double)s->interval_ns / 1e9);
+				ev_timer_start(s->loop, &tg->timer);
+			}
+		}
+		return tg;
+	}
+	if (s->nreps == s->repcap)
+		return NULL;
+	struct target *tg = &s->reps[s->nreps];
+	char err[200];
+	if (rep_setup(s, tg, url, shown, active, err, sizeof err) != 0) {
+		scopy(s->out->replicas_error, sizeof s->out->replicas_error, err);
+		if (tg->easy)
+			curl_easy_cleanup(tg->easy);
+		free(tg->out);
+		profile_tracker_free(tg->prof);
+		memset(tg, 0, sizeof *tg);
+		return NULL;
+	}
+	s->nreps++;
+	s->out->nreplicas = s->nreps;
+	if (active && s->running) {
+		ev_timer_set(&tg->timer, 0., (double)s->interval_ns / 1e9);
+		ev_timer_start(s->loop, &tg->timer);
+	}
+	return tg;
+}
+
+/* Left the source's answer: no longer scraped, shown down as gone; its
+ * counters stay in the sums (merge() adds every replica ever read). */
+static void rep_gone(struct scrape *s, struct target *tg, const char *why)
+{
+	if (tg->gone)
+		return;
+	tg->gone = true;
+	if (tg->easy) {
+		ev_timer_stop(s->loop, &tg->timer);
+		if (tg->in_flight) {
+			http_remove(s->http, tg->easy);
+			tg->in_flight = false;
+		}
+	}
+	tg->out->status = SERVER_DOWN;
+	scopy(tg->out->last_error, sizeof tg->out->last_error, why);
+	profile_invalidate_live(tg->out);
+}
+
+static void on_dns(void *ud, const struct resolve_answer *a)
+{
+	struct scrape *s = ud;
+	struct server_state *o = s->out;
+	if (a->rc != 0) {
+		/* One failed answer is not the pods gone: the replicas stay as
+		 * they were until an answer says otherwise. */
+		snprintf(o->replicas_error, sizeof o->replicas_error, "dns:%.100s: %.90s", s->dns_name, a->err);
+		merge(s, clock_now_ns());
+		return;
+	}
+	o->replicas_error[0] = '\0';
+	bool seen[SERVER_MAX_REPLICAS] = { false };
+	int extra = 0;
+	for (int i = 0; i < a->n; i++) {
+		char url[PROFILE_URL_MAX];
+		snprintf(url, sizeof url, a->v6[i] ? "http://[%s]:%d%s" : "http://%s:%d%s", a->addr[i], s->dns_port,
+			 s->dns_path);
+		struct target *tg = rep_find_or_add(s, url, NULL, true);
+		if (tg)
+			seen[tg - s->reps] = true;
+		else if (!o->replicas_error[0])
+			extra++;
+	}
+	for (int i = 0; i < s->nreps; i++)
+		if (!seen[i])
+			rep_gone(s, &s->reps[i], "gone: no longer in the DNS answer");
+	if (extra)
+		snprintf(o->replicas_error, sizeof o->replicas_error,
+			 "dns:%.120s: %d more addresses than the %d replicas read", s->dns_name, extra, SERVER_MAX_REPLICAS);
+	merge(s, clock_now_ns());
+}
+
+/* The instant query's answer: each instance's series to its replica. */
+static void prom_done(struct scrape *s, struct target *tg, CURLcode rc, int64_t now)
+{
+	struct server_state *o = s->out;
+	char err[256];
+	unsigned flags;
+	struct promql_split sp;
+	int ok = -1;
+	if (tg->too_large || tg->oom || rc != CURLE_OK) {
+		classify(tg, rc, err, sizeof err, &flags);
+	} else {
+		/* Prometheus answers its errors (400, 422, 503) in JSON too. */
+		ok = promql_vector_split(tg->buf ? tg->buf : "", tg->len, SERVER_MAX_REPLICAS, &sp, err, sizeof err);
+		long code = 0;
+		curl_easy_getinfo(tg->easy, CURLINFO_RESPONSE_CODE, &code);
+		if (ok != 0 && (code < 200 || code > 299) && strncmp(err, "Prometheus: ", 12) != 0)
+			snprintf(err, sizeof err, "HTTP %ld%s%s%s", code, tg->reason[0] ? " " : "", tg->reason,
+				 code == 404 ? " (is the URL Prometheus's base URL?)" : "");
+	}
+	if (ok != 0) {
+		on_failure(tg, err, now);
+		scopy(o->replicas_error, sizeof o->replicas_error, err);
+		redact_userinfo(o->replicas_error);
+		for (int i = 0; i < s->nreps; i++)
+			if (!s->reps[i].gone)
+				on_failure(&s->reps[i], err, now);
+		merge(s, now);
+		return;
+	}
+	on_success(tg, now);
+	o->replicas_error[0] = '\0';
+	bool seen[SERVER_MAX_REPLICAS] = { false };
+	for (int i = 0; i < sp.n; i++) {
+		const struct promql_group *g = &sp.g[i];
+		char shown[PROFILE_URL_MAX];
+		snprintf(shown, sizeof shown, "%s", g->instance[0] ? g->instance : "(no instance label)");
+		struct target *rt = rep_find_or_add(s, shown, shown, false);
+		if (!rt)
+			continue;
+		seen[rt - s->reps] = true;
+		char e2[256];
+		if (profile_tracker_update(rt->prof, g->text, g->len, 0, now, rt->out, e2, sizeof e2) == 0) {
+			on_success(rt, now);
+			profile_tracker_summable(rt->prof, &rt->sum);
+			rt->have_sum = true;
+		} else {
+			on_failure(rt, e2, now);
+		}
+	}
+	for (int i = 0; i < s->nreps; i++)
+		if (!seen[i])
+			rep_gone(s, &s->reps[i], "gone: no longer in Prometheus's answer");
+	if (sp.dropped)
+		snprintf(o->replicas_error, sizeof o->replicas_error,
+			 "more instances than the %d replicas read (%d series left out)", SERVER_MAX_REPLICAS,
+			 sp.dropped);
+	promql_split_free(&sp);
+	merge(s, now);
 }
 
 static void on_done(struct http_xfer *x, CURLcode rc)
@@ -379,6 +608,10 @@ static void on_done(struct http_xfer *x, CURLcode rc)
 	char err[256];
 	unsigned flags;
 	tg->in_flight = false;
+	if (tg == &s->prom) {
+		prom_done(s, tg, rc, now);
+		return;
+	}
 	classify(tg, rc, err, sizeof err, &flags);
 	if (!err[0]) {
 		if (tg->gpu) {
@@ -520,7 +753,7 @@ static int build_headers(struct scrape *s)
 
 /* One target per --metrics-url, each with its own state and tracker;
  * merge() sums them into the scrape's. */
-static int replicas_init(struct scrape *s, int want, const char *origin, char *err, size_t errcap)
+static int replicas_init(struct scrape *s, char *err, size_t errcap)
 {
 	const struct config *cfg = s->cfg;
 	int n = (int)cfg->nmetrics_urls;
@@ -533,42 +766,123 @@ static int replicas_init(struct scrape *s, int want, const char *origin, char *e
 		snprintf(err, errcap, "out of memory");
 		return -1;
 	}
-	s->nreps = n;
+	s->repcap = n;
 	for (int i = 0; i < n; i++) {
-		struct target *tg = &s->reps[i];
-		const char *url = cfg->metrics_urls[i];
-		char o2[PROFILE_URL_MAX];
-		if (strlen(url) >= PROFILE_URL_MAX) {
-			snprintf(err, errcap, "metrics URL longer than %d characters", PROFILE_URL_MAX - 1);
+		if (rep_setup(s, &s->reps[i], cfg->metrics_urls[i], NULL, true, err, errcap) != 0)
 			return -1;
-		}
-		if (target_init(s, tg, false, err, errcap) != 0)
-			return -1;
-		tg->replica = true;
-		tg->out = calloc(1, sizeof *tg->out);
-		if (!tg->out) {
-			snprintf(err, errcap, "out of memory");
-			return -1;
-		}
-		server_state_init(tg->out);
-		tg->prof = profile_tracker_new(want, (const char *const *)cfg->watch_metrics, cfg->nwatch_metrics,
-					       cfg->window_ns, s->interval_ns, err, errcap);
-		if (!tg->prof)
-			return -1;
-		snprintf(tg->urls[0], sizeof tg->urls[0], "%s", url);
-		origin_of(url, o2, sizeof o2);
-		tg->same_origin[0] = strcmp(origin, o2) == 0;
-		tg->nurls = 1;
-		tg->locked = true;
-		tg->enabled = true;
-		tg->out->status = SERVER_PENDING;
-		redact_url(url, tg->out->url, sizeof tg->out->url);
-		struct server_replica *r = &s->out->replica[i];
-		scopy(r->url, sizeof r->url, tg->out->url);
-		r->status = SERVER_PENDING;
+		s->nreps++;
 	}
 	s->out->nreplicas = n;
 	return 0;
+}
+
+/* The instant query of --metrics-prometheus: every series name the
+ * profile (and --watch-metric) reads, with the selector's matchers. */
+#define QUERY_NAMES 512
+struct names {
+	const char *v[QUERY_NAMES];
+	char s[QUERY_NAMES][160];
+	size_t n;
+};
+
+static void add_name(void *ud, const char *name)
+{
+	struct names *nm = ud;
+	for (size_t i = 0; i < nm->n; i++)
+		if (strcmp(nm->s[i], name) == 0)
+			return;
+	if (nm->n < QUERY_NAMES && strlen(name) < sizeof nm->s[0]) {
+		memcpy(nm->s[nm->n], name, strlen(name) + 1);
+		nm->v[nm->n] = nm->s[nm->n];
+		nm->n++;
+	}
+}
+
+static int prom_init(struct scrape *s, char *err, size_t errcap)
+{
+	const struct config *cfg = s->cfg;
+	struct promql_selector sel;
+	char e2[256];
+	if (promql_selector_parse(cfg->metrics_selector, &sel, e2, sizeof e2) != 0) {
+		snprintf(err, errcap, "--metrics-selector: %s", e2);
+		return -1;
+	}
+	struct names *nm = calloc(1, sizeof *nm);
+	int rc = -1;
+	if (!nm) {
+		snprintf(err, errcap, "out of memory");
+		goto out;
+	}
+	profile_series_names(s->want, add_name, nm);
+	for (size_t i = 0; i < cfg->nwatch_metrics; i++) {
+		struct profile_watch_expr w;
+		if (profile_watch_parse(cfg->watch_metrics[i], &w, e2, sizeof e2) == 0)
+			add_name(nm, w.name);	/* a bad one is said by the tracker */
+	}
+	size_t qcap = 64 * 1024;
+	char *q = malloc(qcap);
+	if (!q || promql_query_build(&sel, nm->v, nm->n, q, qcap) != 0) {
+		free(q);
+		snprintf(err, errcap, "the Prometheus query does not fit");
+		goto out;
+	}
+	char *enc = curl_easy_escape(NULL, q, 0);
+	free(q);
+	const char *base = cfg->metrics_prometheus;
+	size_t bl = strlen(base);
+	while (bl > 0 && base[bl - 1] == '/')
+		bl--;
+	size_t ul = bl + (enc ? strlen(enc) : 0) + 32;
+	struct target *tg = &s->prom;
+	tg->long_url = enc ? malloc(ul) : NULL;
+	if (!tg->long_url) {
+		curl_free(enc);
+		snprintf(err, errcap, "out of memory");
+		goto out;
+	}
+	snprintf(tg->long_url, ul, "%.*s/api/v1/query?query=%s", (int)bl, base, enc);
+	curl_free(enc);
+	tg->out = calloc(1, sizeof *tg->out);
+	if (!tg->out) {
+		snprintf(err, errcap, "out of memory");
+		goto out;
+	}
+	server_state_init(tg->out);
+	redact_url(base, tg->out->url, sizeof tg->out->url);
+	tg->nurls = 1;
+	tg->locked = true;
+	tg->enabled = true;
+	tg->out->status = SERVER_PENDING;
+	char shown[PROFILE_URL_MAX];
+	redact_url(base, shown, sizeof shown);
+	snprintf(s->out->replicas_source, sizeof s->out->replicas_source, "Prometheus %.90s %.90s", shown,
+		 cfg->metrics_selector && cfg->metrics_selector[0] ? cfg->metrics_selector : "(every series)");
+	rc = 0;
+out:
+	free(nm);
+	return rc;
+}
+
+/* --metrics-discover dns:NAME:PORT[/PATH]: the replicas come with the
+ * resolver's answers (on_dns). */
+static int discover_init(struct scrape *s, char *err, size_t errcap)
+{
+	const char *rest, *why;
+	const char *spec = s->cfg->metrics_discover;
+	if (resolve_parse_spec(spec, s->dns_name, sizeof s->dns_name, &s->dns_port, &rest, &why) != 0) {
+		snprintf(err, errcap, "--metrics-discover %s: %s", spec, why);
+		return -1;
+	}
+	const char *path = *rest ? rest : profile_metrics_path(s->want == PROFILE_AUTO ? PROFILE_VLLM : s->want);
+	if (strlen(path) + RESOLVE_ADDR_MAX + 16 >= PROFILE_URL_MAX) {
+		snprintf(err, errcap, "--metrics-discover %s: the path is too long", spec);
+		return -1;
+	}
+	snprintf(s->dns_path, sizeof s->dns_path, "%s", path);
+	snprintf(s->out->replicas_source, sizeof s->out->replicas_source, "dns:%.100s:%d%.60s (every %d s)",
+		 s->dns_name, s->dns_port, s->dns_path, (int)(DISCOVER_PERIOD_NS / CLOCK_NS_PER_S));
+	s->dns = resolver_new(s->loop, s->dns_name, s->dns_port, DISCOVER_PERIOD_NS, on_dns, s, err, errcap);
+	return s->dns ? 0 : -1;
 }
 
 struct scrape *scrape_new(struct ev_loop *loop, struct http *http, const struct config *cfg,
@@ -590,6 +904,8 @@ struct scrape *scrape_new(struct ev_loop *loop, struct http *http, const struct 
 	s->http = http;
 	s->cfg = cfg;
 	s->out = out;
+	s->want = want;
+	s->dynamic = cfg->metrics_discover || cfg->metrics_prometheus;
 	server_state_init(out);
 	s->interval_ns = cfg->metrics_interval_ns > 0 ? cfg->metrics_interval_ns : CLOCK_NS_PER_S;
 	int64_t to = 2 * s->interval_ns;
@@ -608,7 +924,8 @@ struct scrape *scrape_new(struct ev_loop *loop, struct http *http, const struct 
 		return NULL;
 	}
 	if (build_headers(s) != 0 || target_init(s, &s->metrics, false, err, errcap) != 0 ||
-	    target_init(s, &s->gpu, true, err, errcap) != 0) {
+	    target_init(s, &s->gpu, true, err, errcap) != 0 ||
+	    (cfg->metrics_prometheus && target_init(s, &s->prom, false, err, errcap) != 0)) {
 		if (!err[0])
 			snprintf(err, errcap, "out of memory");
 		scrape_free(s);
@@ -627,8 +944,8 @@ struct scrape *scrape_new(struct ev_loop *loop, struct http *http, const struct 
 		scrape_free(s);
 		return NULL;
 	}
-	char origin[PROFILE_URL_MAX], o2[PROFILE_URL_MAX];
-	origin_of(cfg->url ? cfg->url : "", origin, sizeof origin);
+	char *origin = s->origin, o2[PROFILE_URL_MAX];
+	origin_of(cfg->url ? cfg->url : "", origin, sizeof s->origin);
 	struct target *m = &s->metrics;
 	if (!cfg->metrics_url || strcmp(cfg->metrics_url, "none") != 0) {
 		if (cfg->metrics_url) {
@@ -649,14 +966,28 @@ struct scrape *scrape_new(struct ev_loop *loop, struct http *http, const struct 
 			m->same_origin[i] = strcmp(origin, o2) == 0;
 		}
 		m->locked = m->nurls == 1;
-		m->enabled = cfg->nmetrics_urls < 2;
+		m->enabled = cfg->nmetrics_urls < 2 && !s->dynamic;
 		out->status = SERVER_PENDING;
 		redact_url(m->urls[0], out->url, sizeof out->url);
 		snprintf(out->detected, sizeof out->detected, "%s", want == PROFILE_AUTO ? "" : profile_name(want));
 	}
-	if (cfg->nmetrics_urls >= 2 && replicas_init(s, want, origin, err, errcap) != 0) {
+	if (cfg->nmetrics_urls >= 2 && replicas_init(s, err, errcap) != 0) {
 		scrape_free(s);
 		return NULL;
+	}
+	if (s->dynamic) {
+		s->reps = calloc(SERVER_MAX_REPLICAS, sizeof *s->reps);
+		s->repcap = SERVER_MAX_REPLICAS;
+		if (!s->reps) {
+			snprintf(err, errcap, "out of memory");
+			scrape_free(s);
+			return NULL;
+		}
+		if ((cfg->metrics_prometheus ? prom_init(s, err, errcap) : discover_init(s, err, errcap)) != 0) {
+			scrape_free(s);
+			return NULL;
+		}
+		snprintf(out->url, sizeof out->url, "%s", out->replicas_source);
 	}
 	if (cfg->gpu_metrics_url) {
 		struct target *g = &s->gpu;
@@ -680,14 +1011,16 @@ void scrape_start(struct scrape *s)
 	if (!s || s->running)
 		return;
 	s->running = true;
-	struct target *ts[] = { &s->metrics, &s->gpu };
-	for (size_t i = 0; i < 2; i++) {
+	struct target *ts[] = { &s->metrics, &s->gpu, &s->prom };
+	for (size_t i = 0; i < 3; i++) {
 		if (!ts[i]->enabled)
 			continue;
 		ev_timer_set(&ts[i]->timer, 0., (double)s->interval_ns / 1e9);
 		ev_timer_start(s->loop, &ts[i]->timer);
 	}
 	for (int i = 0; i < s->nreps; i++) {
+		if (!s->reps[i].easy || s->reps[i].gone)
+			continue;
 		ev_timer_set(&s->reps[i].timer, 0., (double)s->interval_ns / 1e9);
 		ev_timer_start(s->loop, &s->reps[i].timer);
 	}
@@ -724,10 +1057,15 @@ void scrape_stop(struct scrape *s)
 		target_stop(&s->metrics);
 	if (s->gpu.s)
 		target_stop(&s->gpu);
+	if (s->prom.s)
+		target_stop(&s->prom);
+	/* The replicas stand as the run left them. */
+	resolver_free(s->dns);
+	s->dns = NULL;
 	for (int i = 0; i < s->nreps; i++)
-		if (s->reps[i].s)
+		if (s->reps[i].s && s->reps[i].easy && !s->reps[i].gone)
 			target_stop(&s->reps[i]);
-	if (s->nreps > 0 && s->reps[0].s)
+	if ((s->nreps > 0 && s->reps[0].s) || s->dynamic)
 		merge(s, clock_now_ns());
 }
 
@@ -735,8 +1073,9 @@ void scrape_free(struct scrape *s)
 {
 	if (!s)
 		return;
-	struct target *ts[] = { &s->metrics, &s->gpu };
-	for (size_t i = 0; i < 2; i++) {
+	resolver_free(s->dns);
+	struct target *ts[] = { &s->metrics, &s->gpu, &s->prom };
+	for (size_t i = 0; i < 3; i++) {
 		if (!ts[i]->s)
 			continue;
 		ev_timer_stop(s->loop, &ts[i]->timer);
@@ -746,15 +1085,19 @@ void scrape_free(struct scrape *s)
 			curl_easy_cleanup(ts[i]->easy);
 		free(ts[i]->buf);
 	}
+	free(s->prom.long_url);
+	if (s->prom.out != s->out)
+		free(s->prom.out);
 	for (int i = 0; i < s->nreps; i++) {
 		struct target *tg = &s->reps[i];
 		if (!tg->s)
 			continue;
-		ev_timer_stop(s->loop, &tg->timer);
-		if (tg->in_flight)
-			http_remove(s->http, tg->easy);
-		if (tg->easy)
+		if (tg->easy) {
+			ev_timer_stop(s->loop, &tg->timer);
+			if (tg->in_flight)
+				http_remove(s->http, tg->easy);
 			curl_easy_cleanup(tg->easy);
+		}
 		free(tg->buf);
 		if (tg->replica)
 			free(tg->out);

@@ -8,15 +8,18 @@
 #include "infertop/widget.h"
 #include "infertop/view.h"
 
-/* The server's replicas (2+ --metrics-url), one row each: status, running,
- * waiting, KV usage, its share of the tokens generated over the run, the
- * age of its last good scrape; and the imbalance of the load now (max over
- * mean of running + waiting, over the replicas read). Reads the view's
+/* The server's replicas (2+ --metrics-url, or found by --metrics-discover
+ * or --metrics-prometheus, whose source the title names), one row each:
+ * status ("gone" once it left the source's answer), running, waiting, KV
+ * usage, its share of the tokens generated over the run, the age of its
+ * last good scrape; and the imbalance of the load now (max over mean of
+ * running + waiting, over the replicas read), or the source's error when
+ * it has one (no address, Prometheus's own message). Reads the view's
  * server state only. */
 
 bool w_replicas_shown(const struct server_state *s)
 {
-	return s && s->nreplicas >= 2;
+	return s && (s->nreplicas >= 2 || s->replicas_source[0]);
 }
 
 static void fmt_val(char *b, size_t cap, const struct server_value *v, double scale, const char *fmt,
@@ -47,8 +50,9 @@ void w_replicas_draw(WINDOW *w, const struct rect *r, int arg, const struct dash
 {
 	(void)arg;
 	const struct server_state *s = d->v->server;
-	char extra[48];
-	snprintf(extra, sizeof extra, "%d of %d read", s ? s->replicas_read : 0, s ? s->nreplicas : 0);
+	char extra[260];
+	snprintf(extra, sizeof extra, "%d of %d read%s%s", s ? s->replicas_read : 0, s ? s->nreplicas : 0,
+		 s && s->replicas_source[0] ? ", " : "", s ? s->replicas_source : "");
 	wd_title(w, r, d, "Replicas", extra);
 	if (!w_replicas_shown(s))
 		return;
@@ -79,7 +83,7 @@ void w_replicas_draw(WINDOW *w, const struct rect *r, int arg, const struct dash
 			break;
 		}
 		char st[16], run[16], wait[16], kv[16], share[16], age[16];
-		snprintf(st, sizeof st, "%s", server_status_name(p->status));
+		snprintf(st, sizeof st, "%s", p->gone ? "gone" : server_status_name(p->status));
 		fmt_val(run, sizeof run, &p->running, 1, "%.0f", d);
 		fmt_val(wait, sizeof wait, &p->waiting, 1, "%.0f", d);
 		fmt_val(kv, sizeof kv, &p->kv, 100, "%.0f%%", d);
@@ -98,10 +102,12 @@ void w_replicas_draw(WINDOW *w, const struct rect *r, int arg, const struct dash
 		snprintf(name, sizeof name, "%d %.*s", i + 1, (int)strcspn(u, "/"), u);
 		const char *cells[6] = { st, run, wait, kv, share, age };
 		bool down = p->status == SERVER_DOWN;
-		row(w, r, 2 + i, down ? wd_attr(d, THEME_R_CRIT) : val, name, cells);
+		row(w, r, 2 + i, p->gone ? wd_attr(d, THEME_R_DIM) : down ? wd_attr(d, THEME_R_CRIT) : val, name, cells);
 	}
 	int y = r->h - 1;
-	if (y > 2) {
+	if (y > 2 && s->replicas_error[0]) {
+		wd_put(w, r, y, 1, wd_attr(d, THEME_R_CRIT), s->replicas_error);
+	} else if (y > 2) {
 		char b[64];
 		if (nload > 0 && load_sum > 0)
 			snprintf(b, sizeof b, "%.2f", load_max / (load_sum / nload));
