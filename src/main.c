@@ -142,6 +142,8 @@ static int front_ready(struct session *s, void *ud)
 	};
 	if (!f->ui)
 		engine_set_on_tick(e, on_tick, &f->h);
+	if (!cfg->quiet && !f->ui && cfg->insecure)
+		fprintf(stderr, "infertop: warning: -k: TLS certificates and host names are not verified\n");
 	if (!cfg->quiet && !f->ui) {
 		char mode[64];
 		if (cfg->trace)
