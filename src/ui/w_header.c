@@ -87,7 +87,8 @@ void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 	if (e->cfg && e->cfg->url && strncmp(url, "https:", 6) == 0) {
 		const char *t = request_transport(e->cfg->url, e->cfg->http_client, e->cfg->headers, e->cfg->nheaders);
 		size_t n = strlen(url);
-		snprintf(url + n, sizeof url - n, "  %s", strcmp(t, "curl") == 0 ? "tls curl" : "tls");
+		snprintf(url + n, sizeof url - n, "  %s%s", strcmp(t, "curl") == 0 ? "tls curl" : "tls",
+			 e->cfg->insecure ? " -k" : "");
 	}
 	snprintf(model, sizeof model, "%s", e->model ? e->model : wd_dash(d));
 	redact_controls(model); /* the server's /v1/models id */
