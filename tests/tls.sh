@@ -97,6 +97,28 @@ bad untrusted "$tmp/good.pem" "SSL certificate problem: self-signed certificate"
 check "an untrusted certificate: connect error, curl's 'SSL certificate problem'" $?
 bad name "$tmp/both.pem" "SSL: no alternative certificate subject name matches target host name '127.0.0.1'"
 check "a trusted certificate for another name: connect error, curl's wording" $?
+# libcurl on a connection of its own (not the probe's) says the same.
+for c in untrusted name; do
+	ca="$tmp/good.pem"
+	[ $c = name ] && ca="$tmp/both.pem"
+	start --cert "$tmp/good.pem" --key "$tmp/good.key" --later-cert "$tmp/other.pem" \
+		--later-key "$tmp/other.key" --good-first 1
+	run "$c.curl" "https://127.0.0.1:$port" -c 1 -n 1 --cacert "$ca" --http-client curl --new-connection
+	[ "$(jq -c .infertop.errors "$tmp/$c.curl.json")" = "$(jq -c .infertop.errors "$tmp/$c.json")" ]
+	check "$c: libcurl's error kind and message are the direct path's" $?
+done
+# Handshakes that fail: a server that hangs up, an http port.
+shake() { # FAULT WANT (a regular expression)
+	start --cert "$tmp/good.pem" --key "$tmp/good.key" --fault "$1" --good-first 1
+	run "$1" "https://127.0.0.1:$port" -c 1 -n 1 -k
+	jq -e --arg w "$2" '.failed == 1 and .infertop.errors.connect.count == 1 and
+		(.infertop.errors.connect.last_message | test($w))' "$tmp/$1.json" >/dev/null
+}
+# The close comes as a FIN or, the hello unread, a reset: curl's words for each.
+shake hangup "^(OpenSSL SSL_connect: SSL_ERROR_SYSCALL in connection to 127.0.0.1:[0-9]+ |Recv failure: Connection reset by peer)$"
+check "a server that hangs up in the handshake: connect error, curl's wording" $?
+shake plain "wrong version number"
+check "https to a plain http port: connect error, OpenSSL's reason" $?
 
 # Broken streams, each within --timeout 3s (the run would take 3 s only
 # if a fault were waited out).

@@ -17,6 +17,8 @@ through its body:
   corrupt      a record that fails its integrity check, then silence
   truncate     half a record, then a bare close
 --fault silent never answers (the TCP connection is accepted, no TLS);
+--fault hangup closes the TCP connection at once; --fault plain answers in
+plain http (an https URL to an http port);
 --fault client-cert asks for a client certificate the client does not
 have: in TLS 1.3 the client's handshake is done before the server says so,
 with an alert, where the answer was to come.
@@ -109,7 +111,12 @@ class Server(ThreadingHTTPServer):
         if later and FAULT == "silent":
             time.sleep(60)
             return
+        if later and FAULT == "hangup":
+            request.close()
+            return
         ctx = CTX_LATER if later and CTX_LATER else CTX
+        if later and FAULT == "plain":
+            ctx = None
         if ctx:
             try:  # the handshake in the connection's thread, not the accept loop
                 request = ctx.wrap_socket(request, server_side=True)

@@ -325,7 +325,7 @@ static int direct_tls_shake(struct direct *d)
 {
 	int rc = tls_handshake(d->tls);
 	if (direct_tls_flush(d) != 0) {
-		direct_fail(d, CURLE_SSL_CONNECT_ERROR, "OpenSSL SSL_connect: %s", strerror(errno));
+		direct_fail(d, CURLE_SSL_CONNECT_ERROR, "Send failure: %s", strerror(errno));
 		return -1;
 	}
 	if (rc == TLS_FAILED) {
@@ -446,6 +446,10 @@ static void direct_read_tls(struct direct *d)
 		if (n == 0 && !d->tls_ready) {
 			tls_note_eof(d->tls);
 			direct_tls_failed(d);
+			return;
+		}
+		if (!d->tls_ready) { /* a reset in the handshake: curl's code and words */
+			direct_fail(d, CURLE_SSL_CONNECT_ERROR, "Recv failure: %s", strerror(errno));
 			return;
 		}
 		/* A TCP close without close_notify is read as plain http's
