@@ -283,6 +283,9 @@ static int with_curl(int (*fn)(int, char **), int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	/* libcurl (and GnuTLS, under the simulator's TLS) would append every
+	 * session's keys to this file: no key leaves the process. */
+	unsetenv("SSLKEYLOGFILE");
 	if (argc > 1 && strcmp(argv[1], "sim") == 0)
 		return sim_main(argc - 1, argv + 1);
 	if (argc > 1 && tools_is_command(argv[1]))

@@ -65,7 +65,10 @@ check "plain http: transport direct" $?
 grep -q 'warning: -k' "$tmp/tls.err" || "$INFERTOP_BIN" --no-tui -m m --metrics-url none -n 1 -k \
 	-o "$tmp/w.json" "https://127.0.0.1:$port" 2>&1 | grep -q 'warning: -k'
 check "-k prints its warning" $?
-run curl "https://127.0.0.1:$port" -c 2 -n 6 -k --http-client curl
+SSLKEYLOGFILE="$tmp/keys.log" run curl "https://127.0.0.1:$port" -c 2 -n 6 -k --http-client curl
+SSLKEYLOGFILE="$tmp/keys.log" run keylog "https://127.0.0.1:$port" -c 1 -n 2 -k
+[ ! -e "$tmp/keys.log" ]
+check "SSLKEYLOGFILE set: no session key written, on either client" $?
 jq -e '.infertop.options.transport == "curl" and .completed == 6' "$tmp/curl.json" >/dev/null &&
 	[ "$(tokens "$tmp/curl.json")" = "$(tokens "$tmp/tls.json")" ]
 check "--http-client curl over https: transport curl, the same tokens" $?
