@@ -7,8 +7,9 @@
  * at a point the first input byte chooses. Each must give back exactly the
  * input. Then a stream with one byte flipped (where the second input byte
  * says) and one cut short must end in TLS_FAILED, or TLS_MORE with a
- * prefix of the input: never a crash, never bytes that were not sent.
- * Aborts on any difference. */
+ * prefix of the input: never a crash, never bytes that were not sent. A
+ * quarter of the inputs also meet a TLS 1.2 server asking to renegotiate,
+ * which the client refuses. Aborts on any difference. */
 #include "config.h"
 
 #include <openssl/err.h>
@@ -200,6 +201,73 @@ static void replay(const uint8_t *data, size_t size, size_t rec, size_t first, s
 	ERR_clear_error();
 }
 
+/* A TLS 1.2 server that asks to renegotiate after the input: the client
+ * keeps every byte, refuses (a no_renegotiation alert of its own), and the
+ * server's fatal answer to that, where it sends one, ends the client's
+ * reading as curl's CURLE_RECV_ERROR. */
+static void renegotiation(const uint8_t *data, size_t size)
+{
+	struct tls_conn *c = tls_conn_new(target);
+	SSL *s = SSL_new(server_ctx);
+	BIO *in = BIO_new(BIO_s_mem()), *out = BIO_new(BIO_s_mem());
+	if (!c || !s || !in || !out)
+		die("out of memory");
+	SSL_set_bio(s, in, out);
+	SSL_set_accept_state(s);
+	SSL_set_max_proto_version(s, TLS1_2_VERSION);
+	struct buf plain = {0};
+	bool shaken = false;
+	for (int round = 0; round < 16 && !(shaken && SSL_is_init_finished(s)); round++) {
+		if (tls_handshake(c) == TLS_DONE)
+			shaken = true;
+		client_to_server(c, in);
+		SSL_do_handshake(s);
+		char *p;
+		long n = BIO_get_mem_data(out, &p);
+		if (n > 0) {
+			tls_feed(c, p, (size_t)n);
+			(void)BIO_reset(out);
+		}
+	}
+	if (!shaken || !SSL_is_init_finished(s))
+		die("no TLS 1.2 handshake");
+	if (size && SSL_write(s, data, (int)size) != (int)size)
+		die("server write");
+	if (SSL_renegotiate(s) != 1)
+		die("the server cannot ask to renegotiate");
+	SSL_do_handshake(s); /* the HelloRequest */
+	char *p;
+	long n = BIO_get_mem_data(out, &p);
+	struct buf stream = {0};
+	buf_add(&stream, p, (size_t)(n > 0 ? n : 0));
+	(void)BIO_reset(out);
+	int rc = feed(c, stream.p, stream.n, 0, 0, &plain, &shaken);
+	if (rc != TLS_MORE || plain.n != size || (size && memcmp(plain.p, data, size) != 0))
+		die("a renegotiation request lost bytes or ended the reading");
+	const char *q;
+	/* An alert record (type 21), not a new hello (handshake, 22). */
+	if (tls_out(c, &q) == 0 || q[0] != 21)
+		die("the client did not refuse the renegotiation");
+	client_to_server(c, in);
+	char sink[256];
+	if (SSL_read(s, sink, sizeof sink) > 0)
+		die("the server took a refused renegotiation as data");
+	n = BIO_get_mem_data(out, &p);
+	if (n > 0) {
+		stream.n = 0;
+		buf_add(&stream, p, (size_t)n);
+		rc = feed(c, stream.p, stream.n, 0, 0, &plain, &shaken);
+		const char *msg;
+		if (rc != TLS_MORE && (rc != TLS_FAILED || tls_error(c, &msg) != CURLE_RECV_ERROR))
+			die("the server's alert not read as curl's CURLE_RECV_ERROR");
+	}
+	free(stream.p);
+	free(plain.p);
+	SSL_free(s);
+	tls_conn_free(c, -1, false);
+	ERR_clear_error();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!server_ctx)
@@ -215,5 +283,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	replay(data, size, rec, first, 4096, -1, 0); /* in two */
 	replay(data, size, rec, first, 7, flip, 0);  /* one byte flipped */
 	replay(data, size, rec, 0, 3, -1, first + 1); /* cut short */
+	if ((flip & 3) == 0) /* a quarter of the inputs: it is slower */
+		renegotiation(data, size);
 	return 0;
 }
