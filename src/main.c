@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -142,7 +143,7 @@ static int front_ready(struct session *s, void *ud)
 	};
 	if (!f->ui)
 		engine_set_on_tick(e, on_tick, &f->h);
-	if (!cfg->quiet && !f->ui && cfg->insecure)
+	if (!cfg->quiet && !f->ui && cfg->insecure && cfg->url && strncasecmp(cfg->url, "https:", 6) == 0)
 		fprintf(stderr, "infertop: warning: -k: TLS certificates and host names are not verified\n");
 	if (!cfg->quiet && !f->ui) {
 		char mode[64];
