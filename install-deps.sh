@@ -17,7 +17,7 @@ export DEBIAN_FRONTEND=noninteractive
 # these (deploy/Containerfile's build stage does), so the image is built
 # from the same list as CI.
 build_pkgs="build-essential autoconf automake pkg-config \
-	libev-dev libcurl4-openssl-dev libncurses-dev libcjson-dev libmicrohttpd-dev zlib1g-dev"
+	libev-dev libcurl4-openssl-dev libncurses-dev libcjson-dev libmicrohttpd-dev zlib1g-dev libssl-dev"
 $as_root apt-get update -qq
 if [ "${1:-}" = "--build" ]; then
 	# shellcheck disable=SC2086 # a list of names

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -142,6 +143,8 @@ static int front_ready(struct session *s, void *ud)
 	};
 	if (!f->ui)
 		engine_set_on_tick(e, on_tick, &f->h);
+	if (!cfg->quiet && !f->ui && cfg->insecure && cfg->url && strncasecmp(cfg->url, "https:", 6) == 0)
+		fprintf(stderr, "infertop: warning: -k: TLS certificates and host names are not verified\n");
 	if (!cfg->quiet && !f->ui) {
 		char mode[64];
 		if (cfg->trace)
@@ -281,6 +284,9 @@ static int with_curl(int (*fn)(int, char **), int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	/* libcurl (and GnuTLS, under the simulator's TLS) would append every
+	 * session's keys to this file: no key leaves the process. */
+	unsetenv("SSLKEYLOGFILE");
 	if (argc > 1 && strcmp(argv[1], "sim") == 0)
 		return sim_main(argc - 1, argv + 1);
 	if (argc > 1 && tools_is_command(argv[1]))

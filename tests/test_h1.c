@@ -1330,8 +1330,13 @@ static void test_request_head(void **state)
 	assert_string_equal(h, "POST /x HTTP/1.1\r\nHost: 10.0.0.1:9\r\nContent-Length-X: 5\r\n"
 			       "Transfer-Encodings: x\r\nAccept-Encoding: identity\r\n");
 	free(h);
+	/* https is the direct path's too (its TLS session, direct.h). */
+	h = head_of("https://example.test/v1/completions", NULL);
+	assert_non_null(h);
+	assert_string_equal(h, "POST /v1/completions HTTP/1.1\r\nHost: example.test\r\nAccept-Encoding: identity\r\n");
+	free(h);
 	/* What the direct path leaves to libcurl. */
-	assert_null(head_of("https://example.test/v1/completions", NULL));
+	assert_null(head_of("ftp://example.test/v1/completions", NULL));
 	assert_null(head_of("http://user:pw@example.test/v1/completions", NULL));
 	assert_null(head_of("not a url", NULL));
 }

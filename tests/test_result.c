@@ -488,7 +488,7 @@ static bool left_out(const char *name)
 /* Written only when given (json_write.c's put_string_given): the block
  * of a run that gave them has them. */
 static const char *const options_given_only[] = { "sessions", "session-answers", "dataset", "prefix-tokens",
-						  "prefix-groups" };
+						  "prefix-groups", "cacert" };
 
 static bool given_only(const char *name)
 {

@@ -1,8 +1,8 @@
 #ifndef INFERTOP_DIRECT_H
 #define INFERTOP_DIRECT_H
 
-/* The direct transport: HTTP/1.1 on a socket of its own, for plain
- * http:// (request.c says when). libcurl 7.88 spends about 3 us of user
+/* The direct transport: HTTP/1.1 on a socket of its own, for http:// and
+ * https:// (request.c says when). libcurl 7.88 spends about 3 us of user
  * CPU per wake-up of a streaming transfer (its state machine, a poll()
  * per read to see if more is pending, timer upkeep), ten times what
  * reading the token costs. So curl only makes the connection (resolving,
@@ -19,7 +19,15 @@
  * offset): the callbacks get the struct direct. What a token touches of it
  * is its first 88 bytes (the watcher libev reads, the loop's clock, the
  * callbacks, the reader's per-chunk fields), for the owner to place in
- * one block with its own per-token fields (request.h). */
+ * one block with its own per-token fields (request.h).
+ *
+ * https: curl still only connects (TCP: it is told the http:// URL of the
+ * same host and port, see direct_init), and the TLS session is the
+ * transport's (tls.h): each recvmsg() of ciphertext keeps its receive
+ * stamp, goes into the session, and the plaintext it gives goes through
+ * the same reader, stamped with that read's time; the request goes out
+ * through the session and a sendmsg(). Its own watcher callback, so plain
+ * http runs no TLS code and tests no flag per read. */
 
 #include <curl/curl.h>
 #include <ev.h>
@@ -29,6 +37,7 @@
 
 #include "infertop/h1.h"
 #include "infertop/http.h"
+#include "infertop/tls.h"
 
 struct direct;
 
@@ -75,15 +84,24 @@ struct direct {
 	const char *head, *body;       /* the request being written (the owner's) */
 	size_t head_len, body_len;
 	size_t out_off;                /* bytes of head + body written */
+	/* https (NULL for http): whom to verify and resume, the session of
+	 * the connection (NULL none yet), whether its handshake is done. */
+	struct tls_target *tls_target;
+	struct tls_conn *tls;
+	bool tls_ready;
+	CURLcode init_rc;              /* not CURLE_OK: every request fails so (err0) */
+	char err0[CURL_ERROR_SIZE];
 	char err[CURL_ERROR_SIZE];
 };
 
 /* The hot part's end (see above). */
 #define DIRECT_HOT_END (offsetof(struct direct, h1) + offsetof(struct h1_parser, body_bytes) + sizeof(uint64_t))
 
-/* Sets d up to carry requests to url's host. -1: out of memory. */
+/* Sets d up to carry requests to url's host (https with the settings of
+ * tls; an https URL whose TLS settings cannot be made fails each request,
+ * as curl would). -1: out of memory. */
 int direct_init(struct direct *d, struct http *http, const char *url, long timeout_ms, bool new_connection,
-		const struct direct_callbacks *cb);
+		const struct tls_opts *tls, const struct direct_callbacks *cb);
 /* Closes its connection; d may then be freed. */
 void direct_cleanup(struct direct *d);
 /* Sends head then body (both the owner's, kept until on_done) on the kept

@@ -122,7 +122,7 @@ CURLcode h1_curl_code(const struct h1_parser *p);
  * is not sent; "Name;" is sent empty; a Host or Accept-Encoding of the
  * user's in any of these forms replaces the head's own), then
  * "Accept-Encoding: identity". A malloc'd string, its length in *len; NULL
- * when url is not http://, has a user name (libcurl would send
+ * when url is not http:// or https://, has a user name (libcurl would send
  * credentials), a header names Content-Length or Transfer-Encoding
  * (libcurl frames the body by the user's), or out of memory. */
 char *h1_request_head(const char *url, const struct curl_slist *headers, size_t *len);

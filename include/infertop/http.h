@@ -34,6 +34,11 @@ struct http;
 
 struct http *http_new(struct ev_loop *loop);
 void http_free(struct http *h);
+/* The thread's TLS settings and sessions for the direct path's https
+ * (tls.h), made from o on first use: one per http, as the loop is one
+ * thread's. NULL with why in err when they cannot be made. */
+struct tls_opts;
+struct tls_ctx *http_tls(struct http *h, const struct tls_opts *o, char *err, size_t cap);
 /* fresh: on a new connection whatever the cache holds. Otherwise a cached
  * idle connection is reused when one is free, and a new one asked for
  * straight away when none is: libcurl 7.x otherwise scans every

@@ -52,6 +52,7 @@ struct config {
 	size_t nheaders;
 	char *api_key_env;      /* env var holding the key; default OPENAI_API_KEY */
 	bool insecure;
+	char *cacert;           /* --cacert: CA certificates (PEM) to verify https with */
 	int64_t timeout_ns;
 	bool new_connection;
 	char *http_client;      /* direct (default) or curl (request.h) */

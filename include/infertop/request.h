@@ -36,14 +36,17 @@ struct request_answer {
 };
 #define REQUEST_ANSWER_MAX (16u << 20)
 
-/* How requests go out (--http-client). direct: on plain http:// without a
- * proxy, libcurl makes the connection and the direct transport speaks
- * HTTP/1.1 on it (direct.h); elsewhere, and with curl,
- * libcurl carries the whole transfer. */
+/* How requests go out (--http-client). direct: on http:// and https://
+ * without a proxy, libcurl makes the connection and the direct transport
+ * speaks HTTP/1.1 on it (direct.h; https through its own TLS session);
+ * elsewhere, and with curl, libcurl carries the whole transfer. */
 enum request_client { REQUEST_CLIENT_DIRECT, REQUEST_CLIENT_CURL, REQUEST_CLIENT_N };
 int request_client_parse(const char *name, enum request_client *out);
 /* NULL past the last. */
 const char *request_client_name(int i);
+/* How a run's requests go out, as the result records it: "direct",
+ * "direct+tls" or "curl" (the same choice request_new makes). */
+const char *request_transport(const char *url, const char *http_client, char *const *headers, size_t nheaders);
 
 /* Shared by every request of a run. */
 struct request_ctx {
@@ -54,6 +57,7 @@ struct request_ctx {
 	const char *const *secrets;    /* scrubbed from recorded errors (redact.h) */
 	long timeout_ms;
 	bool insecure;
+	const char *cacert;            /* --cacert FILE, or NULL: the system's CAs */
 	bool new_connection;
 	enum request_client client;
 	/* Called once per request, after stats were updated. */

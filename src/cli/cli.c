@@ -309,6 +309,20 @@ static int set_arrival(struct config *cfg, const struct cli_opt *o, const char *
 	return set_owned(cfg, o, arg, name, load_arrival_parse(arg, &a) == 0);
 }
 
+/* Read now, so a wrong path is told before the run, not as every
+ * request's TLS error. */
+static int set_cacert(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
+{
+	FILE *f = fopen(arg, "r");
+	if (!f) {
+		char want[200];
+		snprintf(want, sizeof want, "cannot read it: %s", strerror(errno));
+		return cli_error(name, arg, want);
+	}
+	fclose(f);
+	return set_string(cfg, o, arg, name);
+}
+
 static int set_http_client(struct config *cfg, const struct cli_opt *o, const char *arg, const char *name)
 {
 	enum request_client c;
@@ -839,6 +853,8 @@ static const struct cli_opt opts[] = {
 	{ "api-key-env", 0, "VAR", G_TARGET, set_env_name, F(api_key_env),
 	  .help = "read the bearer key from $VAR (default OPENAI_API_KEY); the key is never printed or saved" },
 	{ "insecure", 'k', NULL, G_TARGET, set_true, F(insecure), .help = "do not verify TLS certificates" },
+	{ "cacert", 0, "FILE", G_TARGET, set_cacert, F(cacert),
+	  .help = "verify https servers with the CA certificates in FILE (PEM) instead of the system's" },
 	{ "timeout", 0, "TIME", G_TARGET, set_duration, F(timeout_ns), NS_MS, 0, "expected a duration >= 1ms",
 	  .help = "per-request timeout (default 10m)" },
 	{ "new-connection", 0, NULL, G_TARGET, set_true, F(new_connection), .help = "open a new connection for every request" },
@@ -1655,6 +1671,7 @@ void cli_free(struct config *cfg)
 	free(cfg->prefix_groups);
 	free(cfg->arrival);
 	free(cfg->http_client);
+	free(cfg->cacert);
 	free(cfg->stages);
 	free(cfg->sweep);
 	free(cfg->warmup);

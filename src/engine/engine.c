@@ -612,6 +612,7 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 	e->rctx.secrets = (const char *const *)e->secrets;
 	e->rctx.timeout_ms = (long)(cfg->timeout_ns / CLOCK_NS_PER_MS);
 	e->rctx.insecure = cfg->insecure;
+	e->rctx.cacert = cfg->cacert;
 	e->rctx.new_connection = cfg->new_connection;
 	/* Checked when parsed: an unknown name cannot get here. */
 	if (cfg->http_client)
@@ -802,6 +803,8 @@ int engine_probe_start(struct engine *e, engine_probed_fn fn, void *ud)
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
+	if (e->cfg->cacert)
+		curl_easy_setopt(c, CURLOPT_CAINFO, e->cfg->cacert);
 	if (fetch_send(p->f) != 0) {
 		fetch_free(p->f);
 		free(p->url);

@@ -497,20 +497,53 @@ static const struct direct_callbacks request_direct = {
 	.on_done = direct_on_done,
 };
 
-/* The request's head but its Content-Length (h1_request_head). NULL when
- * the direct path cannot carry it: --http-client curl, a proxy set in the
- * environment (libcurl's to use), or a URL h1_request_head refuses. */
-static char *direct_head(const struct request_ctx *ctx, size_t *len)
+static bool is_https(const char *url)
 {
-	if (ctx->client == REQUEST_CLIENT_CURL)
-		return NULL;
-	const char *proxies[] = {"http_proxy", "all_proxy", "ALL_PROXY"};
-	for (size_t i = 0; i < sizeof proxies / sizeof proxies[0]; i++) {
+	return strncasecmp(url, "https:", 6) == 0;
+}
+
+/* A proxy set in the environment for url's scheme: libcurl's to use. */
+static bool direct_proxied(const char *url)
+{
+	const char *proxies[] = {"http_proxy", "all_proxy", "ALL_PROXY", "https_proxy", "HTTPS_PROXY"};
+	size_t n = is_https(url) ? 5 : 3;
+	for (size_t i = 0; i < n; i++) {
 		const char *v = getenv(proxies[i]);
 		if (v && *v)
-			return NULL;
+			return true;
 	}
+	return false;
+}
+
+/* The request's head but its Content-Length (h1_request_head). NULL when
+ * the direct path cannot carry it: --http-client curl, a proxy set in the
+ * environment, or a URL h1_request_head refuses. */
+static char *direct_head(const struct request_ctx *ctx, size_t *len)
+{
+	if (ctx->client == REQUEST_CLIENT_CURL || direct_proxied(ctx->endpoint))
+		return NULL;
 	return h1_request_head(ctx->endpoint, ctx->headers, len);
+}
+
+const char *request_transport(const char *url, const char *http_client, char *const *headers, size_t nheaders)
+{
+	if (!url || (http_client && strcmp(http_client, client_names[REQUEST_CLIENT_CURL]) == 0) ||
+	    direct_proxied(url))
+		return "curl";
+	struct curl_slist *l = NULL;
+	for (size_t i = 0; i < nheaders; i++) {
+		struct curl_slist *more = curl_slist_append(l, headers[i]);
+		if (!more)
+			break;
+		l = more;
+	}
+	size_t len;
+	char *head = h1_request_head(url, l, &len);
+	curl_slist_free_all(l);
+	if (!head)
+		return "curl";
+	free(head);
+	return is_https(url) ? "direct+tls" : "direct";
 }
 
 /* The per-request tail of the head; the body follows it. */
@@ -554,7 +587,8 @@ struct request *request_new(const struct request_ctx *ctx)
 	if ((r->head = direct_head(ctx, &r->head_prefix)) != NULL) {
 		r->direct = true;
 		r->head_cap = r->head_prefix;
-		if (direct_init(&r->conn, ctx->http, ctx->endpoint, ctx->timeout_ms, ctx->new_connection,
+		struct tls_opts tls = {.insecure = ctx->insecure, .cafile = ctx->cacert};
+		if (direct_init(&r->conn, ctx->http, ctx->endpoint, ctx->timeout_ms, ctx->new_connection, &tls,
 				&request_direct) != 0) {
 			request_free(r);
 			return NULL;
@@ -596,6 +630,8 @@ struct request *request_new(const struct request_ctx *ctx)
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
+	if (ctx->cacert)
+		curl_easy_setopt(e, CURLOPT_CAINFO, ctx->cacert);
 	if (ctx->new_connection)
 		curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
 	return r;

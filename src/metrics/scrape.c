@@ -719,6 +719,8 @@ static int target_init(struct scrape *s, struct target *tg, bool gpu, char *err,
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
+	if (s->cfg->cacert)
+		curl_easy_setopt(c, CURLOPT_CAINFO, s->cfg->cacert);
 	ev_timer_init(&tg->timer, on_tick, 0., (double)s->interval_ns / 1e9);
 	tg->timer.data = tg;
 	return 0;

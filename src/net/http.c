@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "infertop/clock.h"
+#include "infertop/tls.h"
 
 /* Transfers are spread over several curl multi handles ("shards") of at
  * most HTTP_SHARD_XFERS transfers each, all on the one loop. libcurl 7.88
@@ -70,6 +71,7 @@ struct http {
 	int reuse_closed_run;          /* kept connections found closed in a row */
 	bool keep_futile;              /* the server closes every one after its answer */
 	long answers_unkept;           /* since it was found so: every Nth is kept, a probe */
+	struct tls_ctx *tls;           /* the direct path's https (http_tls), made on first use */
 };
 
 static void http_forget(struct http_shard *sh, CURL *easy)
@@ -394,7 +396,15 @@ void http_free(struct http *h)
 	for (size_t i = 0; i < h->nshards; i++)
 		free(h->shards[i]);
 	free(h->shards);
+	tls_ctx_free(h->tls);
 	free(h);
+}
+
+struct tls_ctx *http_tls(struct http *h, const struct tls_opts *o, char *err, size_t cap)
+{
+	if (!h->tls)
+		h->tls = tls_ctx_new(o, err, cap);
+	return h->tls;
 }
 
 /* Connections counted where they are made and closed: curl's socket

@@ -26,9 +26,11 @@
 #include "infertop/plan.h"
 #include "infertop/redact.h"
 #include "infertop/reqlog.h"
+#include "infertop/request.h"
 #include "infertop/series.h"
 #include "infertop/server.h"
 #include "infertop/snapshot.h"
+#include "infertop/tls.h"
 #include "infertop/trace_replay.h"
 
 /* ---- numbers ----
@@ -1076,6 +1078,20 @@ static void put_string_given(cJSON *o, const struct opt_row *r, const struct con
 
 static void put_long_given(cJSON *o, const struct opt_row *r, const struct config *c, const char *model);
 
+/* How the requests went out (request_transport), and over the direct
+ * path's TLS what its handshakes agreed on (null before one). */
+static void put_transport(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	(void)model;
+	const char *t = request_transport(c->url, c->http_client, c->headers, c->nheaders);
+	cJSON_AddStringToObject(o, r->key, t);
+	const char *version, *cipher;
+	if (strcmp(t, "direct+tls") == 0 && tls_negotiated(&version, &cipher)) {
+		cJSON_AddStringToObject(o, "tls_version", version);
+		cJSON_AddStringToObject(o, "tls_cipher", cipher);
+	}
+}
+
 static void put_long(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
 {
 	(void)model;
@@ -1236,6 +1252,8 @@ static const struct opt_row opt_rows[] = {
 	{ "timeout_s", "timeout", put_seconds, .field = CF(timeout_ns) },
 	{ "new_connection", "new-connection", put_bool, .field = CF(new_connection) },
 	{ "http_client", "http-client", put_string, .field = CF(http_client), .dflt = "direct" },
+	{ "transport", NULL, put_transport, .field = CF(url) },
+	{ "cacert", "cacert", put_string_given, .field = CF(cacert) },
 	{ "no_tui", "no-tui", put_bool, .field = CF(no_tui) },
 	{ "demo", "demo", put_bool, .field = CF(demo) },
 	{ "sim_args", "sim-arg", put_strings, .field = CF(demo_args), .field2 = CF(ndemo_args) },

@@ -6,6 +6,7 @@
 #include "infertop/options.h"
 #include "infertop/plan.h"
 #include "infertop/redact.h"
+#include "infertop/request.h"
 #include "infertop/server.h"
 #include "infertop/widget.h"
 #include "infertop/view.h"
@@ -81,6 +82,14 @@ void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 	char url[512], model[256], left[800];
 	/* Never the URL's password or query (keys live there). */
 	redact_url(e->cfg && e->cfg->url ? e->cfg->url : "", url, sizeof url);
+	/* https says whose TLS it is: the direct path's ("tls") or libcurl's
+	 * (a proxy, --http-client curl). */
+	if (e->cfg && e->cfg->url && strncmp(url, "https:", 6) == 0) {
+		const char *t = request_transport(e->cfg->url, e->cfg->http_client, e->cfg->headers, e->cfg->nheaders);
+		size_t n = strlen(url);
+		snprintf(url + n, sizeof url - n, "  %s%s", strcmp(t, "curl") == 0 ? "tls curl" : "tls",
+			 e->cfg->insecure ? " -k" : "");
+	}
 	snprintf(model, sizeof model, "%s", e->model ? e->model : wd_dash(d));
 	redact_controls(model); /* the server's /v1/models id */
 	const int x0 = 10;      /* " infertop " */
