@@ -488,7 +488,8 @@ static bool left_out(const char *name)
 /* Written only when given (json_write.c's put_string_given): the block
  * of a run that gave them has them. */
 static const char *const options_given_only[] = { "sessions", "session-answers", "dataset", "prefix-tokens",
-						  "prefix-groups", "cacert" };
+						  "prefix-groups", "cacert", "metrics-discover",
+						  "metrics-prometheus", "metrics-selector" };
 
 static bool given_only(const char *name)
 {
@@ -515,6 +516,17 @@ static void test_options_given_only(void **state)
 		char *txt = cJSON_PrintUnformatted(b2);
 		assert_non_null(strstr(txt, "\"prefix_tokens\":64"));
 		free(txt);
+		cJSON_Delete(b2);
+		cli_free(&c2);
+		char *argv4[] = { "infertop", "--no-config", "--metrics-prometheus", "http://u:pw@prom:9090",
+				  "--metrics-selector", "{job=\"vllm\"}", NULL };
+		assert_int_equal(cli_parse(&c2, 6, argv4), CLI_RUN);
+		b2 = result_json_options(&c2, NULL);
+		/* The URL as redact_url() leaves it: no password. */
+		assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b2, "metrics_prometheus")),
+				    "http://prom:9090");
+		assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b2, "metrics_selector")),
+				    "{job=\"vllm\"}");
 		cJSON_Delete(b2);
 		cli_free(&c2);
 		char *argv3[] = { "infertop", "--no-config", "--prefix-groups", "2,2,20,5", NULL };

@@ -1173,6 +1173,13 @@ static void put_metrics_url(cJSON *o, const struct opt_row *r, const struct conf
 	put_str(o, r->key, url);
 }
 
+/* Only when given: a result without the option keeps its bytes. */
+static void put_url_given(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	if (FIELD(c, r->field, char *))
+		put_url(o, r, c, model);
+}
+
 static void put_api(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
 {
 	(void)model;
@@ -1265,6 +1272,9 @@ static const struct opt_row opt_rows[] = {
 	{ "save_detailed_texts", "save-detailed-texts", put_bool, .field = CF(save_texts) },
 	{ "quiet", "quiet", put_bool, .field = CF(quiet) },
 	{ "metrics_url", "metrics-url", put_metrics_url, .field = CF(metrics_url) },
+	{ "metrics_discover", "metrics-discover", put_string_given, .field = CF(metrics_discover) },
+	{ "metrics_prometheus", "metrics-prometheus", put_url_given, .field = CF(metrics_prometheus) },
+	{ "metrics_selector", "metrics-selector", put_string_given, .field = CF(metrics_selector) },
 	{ "metrics_interval_s", "metrics-interval", put_seconds, .field = CF(metrics_interval_ns) },
 	{ "server", "server", put_string, .field = CF(server) },
 	{ "gpu_metrics_url", "gpu-metrics-url", put_url, .field = CF(gpu_metrics_url) },
