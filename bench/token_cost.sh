@@ -40,7 +40,10 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 out=$(mktemp -d)
 srcpid=
 stoppid=
-trap '[ -n "$stoppid" ] && kill $stoppid 2>/dev/null; [ -n "$srcpid" ] && { kill -CONT $srcpid; kill $srcpid; } 2>/dev/null; rm -rf "$out"' EXIT
+# The source writes its report as it ends: wait for it before removing $out.
+trap '[ -n "$stoppid" ] && kill $stoppid 2>/dev/null
+[ -n "$srcpid" ] && { kill -CONT $srcpid; kill $srcpid; wait $srcpid; } 2>/dev/null
+rm -rf "$out"' EXIT
 
 scheme=http
 src_tls=
@@ -63,7 +66,9 @@ cpu_client=$(echo "$cpus" | cut -d, -f1 | cut -d- -f1)
 cpu_source=$(echo "$cpus" | awk -F'[,-]' '{print $2 != "" ? $2 : $1}')
 
 source_start() {
-	rm -f "$out/lag"
+	# Gone first: the last source's port must not be read before the new
+	# one has truncated the file.
+	rm -f "$out/lag" "$out/port"
 	# shellcheck disable=SC2086
 	taskset -c "$cpu_source" bench/token_source -t "$tokens" -f "$ttft" -i "$itl" $src_tls \
 		-l "$out/lag" >"$out/port" 2>/dev/null &
@@ -96,7 +101,8 @@ client() {
 	# shellcheck disable=SC2086
 	{ time taskset -c "$cpu_client" "$bin" -q --no-tui --api completions -m bench \
 		-c "$streams" -n "$n" --output-tokens "$tokens" --metrics-url none $client_tls \
-		${INFERTOP_ARGS:-} "$@" -o "$out/$res" "$scheme://127.0.0.1:$port" >/dev/null 2>>"$out/err"; } 2>"$out/$tf"
+		${INFERTOP_ARGS:-} "$@" -o "$out/$res" "$scheme://127.0.0.1:$port" >/dev/null 2>"$out/err"; } 2>"$out/$tf" ||
+		{ local rc=$?; echo "token_cost.sh: infertop $* ended with status $rc:" >&2; tail -5 "$out/err" >&2; exit 1; }
 }
 
 printf 'per-token cost: %s tokens per request, first after %s ms, then every %s ms, one write each%s\n' \
@@ -108,7 +114,8 @@ for streams in "$@"; do
 	source_start
 	# shellcheck disable=SC2086
 	taskset -c "$cpu_client" bench/floor_reader $floor_tls -p "$port" -c "$streams" -n "$requests" \
-		-t "$tokens" -f "$ttft" -i "$itl" >"$out/floor"
+		-t "$tokens" -f "$ttft" -i "$itl" >"$out/floor" ||
+		{ echo "token_cost.sh: bench/floor_reader failed" >&2; exit 1; }
 	source_stop floor
 
 	source_start
