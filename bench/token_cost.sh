@@ -21,8 +21,9 @@
 # rounds add is printed as its steady-state cost per token.
 # TOKENS (100), ITL_MS (10), TTFT_MS (10), ROUNDS (3 requests per stream)
 # and INFERTOP_ARGS may be set in the environment. STOP_SOURCE_MS=N stops
-# the source (SIGSTOP) for N ms once each run has begun: the self-check
-# that a late source is caught (every figure must then read INVALID).
+# the source (SIGSTOP) for N ms a quarter into each run's first stream: the
+# self-check that a late source is caught (every figure must then read
+# INVALID).
 set -eu
 bin=${INFERTOP_BIN:-./infertop}
 here=$(dirname "$0")
@@ -78,11 +79,13 @@ source_start() {
 		i=$((i + 1)); [ $i -lt 100 ] || { echo "token_cost.sh: source did not start" >&2; exit 1; }
 		sleep 0.05
 	done
-	port=$(awk '{print $2}' "$out/port")
-	# The self-check: a source stopped mid-run (halfway through the first
-	# request) is late by the stop.
+	port=$(awk '/^port/ {print $2}' "$out/port")
+	# The self-check: a source stopped mid-run (a quarter into the first
+	# stream, once the source says one has started) is late by the stop.
 	if [ -n "${STOP_SOURCE_MS:-}" ]; then
-		(sleep "$(awk -v t="$ttft" -v i="$itl" -v n="$tokens" 'BEGIN { print (t + n * i) / 2000 }')"
+		(i=0
+		 while ! grep -q streaming "$out/port" && [ $i -lt 400 ]; do i=$((i + 1)); sleep 0.05; done
+		 sleep "$(awk -v t="$ttft" -v i="$itl" -v n="$tokens" 'BEGIN { print (t + n * i) / 4000 }')"
 		 kill -STOP "$srcpid"; sleep "$(awk -v s="$STOP_SOURCE_MS" 'BEGIN { print s / 1000 }')"
 		 kill -CONT "$srcpid") &
 		stoppid=$!

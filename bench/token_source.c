@@ -25,8 +25,9 @@
  * EPOLLOUT.
  *
  *   token_source [-t TOKENS] [-f TTFT_MS] [-i ITL_MS] [-l FILE] [-c CERT -k KEY]
- * It listens on a free loopback port and prints "port N" on stdout; SIGTERM
- * or SIGINT ends it and prints its own lateness (stderr, and FILE if given).
+ * It listens on a free loopback port and prints "port N" on stdout, then
+ * "streaming" when the first stream starts; SIGTERM or SIGINT ends it and
+ * prints its own lateness (stderr, and FILE if given).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -304,6 +305,14 @@ static long handle_request(int ep, int fd)
 		c->tokens_sent = 0;
 		c->due = (c->rx_at ? c->rx_at : now_ns()) + ttft_ns;
 		heap_push(fd);
+		/* For a script that must act once a run is under way
+		 * (token_cost.sh STOP_SOURCE_MS). */
+		static bool said;
+		if (!said) {
+			said = true;
+			printf("streaming\n");
+			fflush(stdout);
+		}
 	} else if (strncmp(c->in, "GET /v1/models ", 15) == 0) {
 		if (respond_plain(ep, fd, "200 OK",
 				  "{\"object\":\"list\",\"data\":[{\"id\":\"bench\",\"object\":\"model\"}]}") < 0)

@@ -78,7 +78,7 @@ python3 "$report" "$tmp/tls" 100 100 10 10 1 >"$tmp/tlsr.out"
 grep -q '^  infertop -k: transport direct+tls$' "$tmp/tlsr.out"
 check "--tls: the result's transport field when it has one" $?
 
-# The bench itself, its source stopped for 300 ms halfway through the first
+# The bench itself, its source stopped for 300 ms a quarter into the first
 # request: 20 streams, 40 tokens 10 ms apart, one round.
 for mode in plain tls; do
 	flag=
