@@ -38,10 +38,13 @@ cpu_source=$(echo "$cpus" | awk -F'[,-]' '{print $2 != "" ? $2 : $1}')
 # An exact-timing source (bench/token_source: every token in its own write
 # at its scheduled time, its own lateness logged), started for each run.
 source_start() {
+	# Gone first: the last source's port must not be read before the new
+	# one has truncated the file.
+	rm -f "$out/port"
 	taskset -c "$cpu_source" bench/token_source -t 64 -f 50 -i 10 -l "$out/lag" >"$out/port" 2>/dev/null &
 	srcpid=$!
 	for _ in $(seq 100); do grep -q port "$out/port" 2>/dev/null && break; sleep 0.05; done
-	sim=127.0.0.1:$(awk '{print $2}' "$out/port")
+	sim=127.0.0.1:$(awk '/^port/ {print $2}' "$out/port")
 }
 source_stop() {
 	kill -TERM "$srcpid"; wait "$srcpid" || true; srcpid=

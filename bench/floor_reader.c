@@ -5,7 +5,14 @@
  * spends above this (bench/token_cost.sh prints the ratio) is ours to
  * remove; what this spends is the kernel's.
  *
- *   floor_reader -p PORT [-c STREAMS] [-n REQUESTS] [-t TOKENS] [-f TTFT_MS] [-i ITL_MS]
+ * With -s it speaks TLS (bench/token_source -c/-k): the TLS floor, a bare
+ * OpenSSL epoll reader. Each wake-up is still one read(), of ciphertext,
+ * fed to a memory BIO, then SSL_read() until OpenSSL wants more: the least
+ * a TLS client can do (a socket BIO would add a read() that finds nothing,
+ * or two per record without read-ahead). The certificate is not checked
+ * (as -k); handshakes are done before the clock starts, as connects are.
+ *
+ *   floor_reader -p PORT [-s] [-c STREAMS] [-n REQUESTS] [-t TOKENS] [-f TTFT_MS] [-i ITL_MS]
  * Closed loop over keep-alive connections to bench/token_source. Prints one
  * line of figures: CPU per token (user, sys) and TTFT/E2E/ITL against the
  * source's schedule (-t/-f/-i must match the source's).
@@ -22,6 +29,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <unistd.h>
 
 #define BUF_CAP 65536
@@ -30,6 +39,8 @@
 
 struct stream {
 	int fd;
+	SSL *ssl;                   /* -s: the session, reading from rbio */
+	BIO *rbio;
 	int64_t t_send, t_first, t_prev;
 	int data_lines;
 	size_t carry;
@@ -78,23 +89,82 @@ static int send_request(struct stream *s, int tokens)
 	s->t_first = s->t_prev = 0;
 	s->data_lines = 0;
 	s->carry = 0;
+	if (s->ssl)
+		return SSL_write(s->ssl, req, rl) == rl ? 0 : -1;
 	return write(s->fd, req, (size_t)rl) == rl ? 0 : -1;
+}
+
+/* -s: a TLS session on the connected (blocking) socket, handshake done:
+ * what the server sends is read here and fed to the memory BIO, what
+ * OpenSSL sends goes straight to the socket. */
+static int tls_connect(SSL_CTX *ctx, struct stream *s, char *buf, size_t cap)
+{
+	BIO *wbio = BIO_new_socket(s->fd, BIO_NOCLOSE);
+	s->rbio = BIO_new(BIO_s_mem());
+	s->ssl = SSL_new(ctx);
+	if (!wbio || !s->rbio || !s->ssl)
+		return -1;
+	BIO_set_mem_eof_return(s->rbio, -1);    /* empty: want more, not the end */
+	SSL_set_bio(s->ssl, s->rbio, wbio);
+	SSL_set_tlsext_host_name(s->ssl, "localhost");
+	for (;;) {
+		int r = SSL_connect(s->ssl);
+		if (r == 1)
+			return 0;
+		if (SSL_get_error(s->ssl, r) != SSL_ERROR_WANT_READ)
+			break;
+		ssize_t n = read(s->fd, buf, cap);
+		if (n <= 0 || BIO_write(s->rbio, buf, (int)n) != (int)n)
+			break;
+	}
+	char why[256];
+	ERR_error_string_n(ERR_get_error(), why, sizeof why);
+	fprintf(stderr, "floor_reader: TLS handshake: %s\n", why);
+	return -1;
+}
+
+/* -s: one read() of ciphertext, then all the plaintext it completes, into
+ * buf[0..cap): its length, 0 when it completed none (a partial record, a
+ * session ticket), -1 at the end or on an error (errno EAGAIN: nothing). */
+static ssize_t tls_read(struct stream *s, char *buf, size_t cap, char *cipher, size_t ccap)
+{
+	ssize_t n = read(s->fd, cipher, ccap);
+	if (n <= 0)
+		return -1;
+	if (BIO_write(s->rbio, cipher, (int)n) != (int)n)
+		return -1;
+	size_t len = 0;
+	while (len < cap) {
+		int r = SSL_read(s->ssl, buf + len, (int)(cap - len));
+		if (r > 0) {
+			len += (size_t)r;
+			continue;
+		}
+		if (SSL_get_error(s->ssl, r) != SSL_ERROR_WANT_READ) {
+			errno = EPROTO;
+			return -1;
+		}
+		break;
+	}
+	return (ssize_t)len;
 }
 
 int main(int argc, char **argv)
 {
-	int port = 0, streams = 100, requests = 1000, tokens = 100, opt;
+	int port = 0, streams = 100, requests = 1000, tokens = 100, tls = 0, opt;
 	double ttft_ms = 10, itl_ms = 10;
-	while ((opt = getopt(argc, argv, "p:c:n:t:f:i:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:sc:n:t:f:i:")) != -1) {
 		switch (opt) {
 		case 'p': port = atoi(optarg); break;
+		case 's': tls = 1; break;
 		case 'c': streams = atoi(optarg); break;
 		case 'n': requests = atoi(optarg); break;
 		case 't': tokens = atoi(optarg); break;
 		case 'f': ttft_ms = atof(optarg); break;
 		case 'i': itl_ms = atof(optarg); break;
 		default:
-			fprintf(stderr, "usage: floor_reader -p PORT [-c STREAMS] [-n REQUESTS] [-t TOKENS] [-f TTFT_MS] [-i ITL_MS]\n");
+			fprintf(stderr, "usage: floor_reader -p PORT [-s] [-c STREAMS] [-n REQUESTS] [-t TOKENS] [-f TTFT_MS] "
+				"[-i ITL_MS]\n");
 			return 2;
 		}
 	}
@@ -107,8 +177,18 @@ int main(int argc, char **argv)
 	e2e_hist = calloc(HIST_US, sizeof *e2e_hist);
 	struct stream *ss = calloc((size_t)streams, sizeof *ss);
 	char *buf = malloc(BUF_CAP + CARRY);
-	if (!itl_hist || !ttft_hist || !e2e_hist || !ss || !buf)
+	/* -s: the ciphertext of one read; records carry ~22 bytes more than
+	 * their plaintext, so a read of BUF_CAP never yields more than it. */
+	char *cipher = malloc(BUF_CAP);
+	if (!itl_hist || !ttft_hist || !e2e_hist || !ss || !buf || !cipher)
 		return 1;
+	SSL_CTX *ctx = NULL;
+	if (tls) {
+		ctx = SSL_CTX_new(TLS_client_method());
+		if (!ctx || !SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION))
+			return 1;
+		SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+	}
 
 	int ep = epoll_create1(0), one = 1;
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
@@ -122,6 +202,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		setsockopt(ss[i].fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		if (ctx && tls_connect(ctx, &ss[i], cipher, BUF_CAP) != 0)
+			return 1;
 		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ss[i]};
 		epoll_ctl(ep, EPOLL_CTL_ADD, ss[i].fd, &ev);
 	}
@@ -140,7 +222,10 @@ int main(int argc, char **argv)
 			/* The tail of the last read goes first, so a `data:` split
 			 * between two reads is still seen once. */
 			memcpy(buf, s->tail, s->carry);
-			ssize_t r = read(s->fd, buf + s->carry, BUF_CAP);
+			ssize_t r = s->ssl ? tls_read(s, buf + s->carry, BUF_CAP, cipher, BUF_CAP)
+					   : read(s->fd, buf + s->carry, BUF_CAP);
+			if (r == 0 && s->ssl)
+				continue;
 			if (r <= 0) {
 				if (r < 0 && errno == EAGAIN)
 					continue;
@@ -198,11 +283,25 @@ int main(int argc, char **argv)
 		     (double)(r1.ru_stime.tv_usec - r0.ru_stime.tv_usec) / 1e6;
 	double tok = (double)(tokens_seen ? tokens_seen : 1);
 	double e2e_truth = ttft_ms + (tokens - 1) * itl_ms;
-	printf("floor streams=%d requests=%d failed=%d tokens=%llu wall_s=%.2f user_s=%.3f sys_s=%.3f "
+	char tls_used[128] = "none";
+	if (ss[0].ssl)
+		snprintf(tls_used, sizeof tls_used, "%s/%s", SSL_get_version(ss[0].ssl), SSL_get_cipher_name(ss[0].ssl));
+	printf("floor streams=%d requests=%d failed=%d tokens=%llu tls=%s wall_s=%.2f user_s=%.3f sys_s=%.3f "
 	       "user_us_per_token=%.3f sys_us_per_token=%.3f ttft_p50_err_ms=%+.2f e2e_p50_err_ms=%+.2f "
 	       "itl_p50_ms=%.2f itl_p99_ms=%.2f\n",
-	       streams, done, failed, (unsigned long long)tokens_seen, (double)wall / 1e9, user, sys,
+	       streams, done, failed, (unsigned long long)tokens_seen, tls_used, (double)wall / 1e9, user, sys,
 	       user * 1e6 / tok, sys * 1e6 / tok, hist_q(ttft_hist, 0.5) - ttft_ms,
 	       hist_q(e2e_hist, 0.5) - e2e_truth, hist_q(itl_hist, 0.5), hist_q(itl_hist, 0.99));
+	for (int i = 0; i < streams; i++) {
+		SSL_free(ss[i].ssl);
+		close(ss[i].fd);
+	}
+	SSL_CTX_free(ctx);
+	free(ss);
+	free(buf);
+	free(cipher);
+	free(itl_hist);
+	free(ttft_hist);
+	free(e2e_hist);
 	return failed ? 1 : 0;
 }

@@ -4,21 +4,35 @@
 # pinned to CPU 0: first bench/floor_reader (a bare epoll reader that only
 # counts `data:` lines: the kernel's floor), then infertop on the same load.
 # For each stream count it prints CPU per token (user, sys), infertop's
-# ratio to the floor, and TTFT/E2E/ITL against the source's schedule, next
-# to the source's own lateness so a late source is not blamed on a client;
-# the E2E error is also given less the source's last-token lateness.
-#   bench/token_cost.sh [STREAMS ...]     (run from the build directory;
-#                                          default 100 500 1000)
+# ratio to the floor, and TTFT/E2E/ITL against the source's schedule, each
+# beside the lateness (p50/p99/max) of the source that fed it: a figure
+# whose source was more than 10 ms late at p99 (late sources bunch tokens
+# into fewer reads, and every client looks cheaper), or that is negative
+# (only noise gives that), is marked INVALID. The E2E error is also given
+# less the source's last-token lateness (bench/token_cost_report.py).
+#   bench/token_cost.sh [--tls] [STREAMS ...]   (run from the build directory;
+#                                                default 100 500 1000)
+# --tls (or TLS=1): a throwaway self-signed certificate (openssl), the source
+# serves https, the floor is the TLS floor (a bare OpenSSL epoll reader),
+# infertop runs with -k as it would on https (the result's `transport`
+# says which path it took), and infertop --http-client curl beside it as
+# the control.
 # With ROUNDS > 1 infertop also runs one round alone, and what the other
 # rounds add is printed as its steady-state cost per token.
 # TOKENS (100), ITL_MS (10), TTFT_MS (10), ROUNDS (3 requests per stream)
-# and INFERTOP_ARGS may be set in the environment.
+# and INFERTOP_ARGS may be set in the environment. STOP_SOURCE_MS=N stops
+# the source (SIGSTOP) for N ms a quarter into each run's first stream: the
+# self-check that a late source is caught (every figure must then read
+# INVALID).
 set -eu
 bin=${INFERTOP_BIN:-./infertop}
+here=$(dirname "$0")
 tokens=${TOKENS:-100}
 itl=${ITL_MS:-10}
 ttft=${TTFT_MS:-10}
 rounds=${ROUNDS:-3}
+tls=${TLS:-0}
+[ "${1:-}" = --tls ] && { tls=1; shift; }
 [ $# -gt 0 ] || set -- 100 500 1000
 for p in bench/token_source bench/floor_reader "$bin"; do
 	[ -x "$p" ] || { echo "token_cost.sh: $p not built (run make in the build directory)" >&2; exit 2; }
@@ -26,7 +40,26 @@ done
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 out=$(mktemp -d)
 srcpid=
-trap '[ -n "$srcpid" ] && kill $srcpid 2>/dev/null; rm -rf "$out"' EXIT
+stoppid=
+# The source writes its report as it ends: wait for it before removing $out.
+trap '[ -n "$stoppid" ] && kill $stoppid 2>/dev/null
+[ -n "$srcpid" ] && { kill -CONT $srcpid; kill $srcpid; wait $srcpid; } 2>/dev/null
+rm -rf "$out"' EXIT
+
+scheme=http
+src_tls=
+floor_tls=
+client_tls=
+if [ "$tls" = 1 ]; then
+	command -v openssl >/dev/null || { echo "token_cost.sh: --tls needs the openssl command" >&2; exit 2; }
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
+		-keyout "$out/key.pem" -out "$out/cert.pem" >/dev/null 2>&1 ||
+		{ echo "token_cost.sh: openssl could not make a certificate" >&2; exit 2; }
+	scheme=https
+	src_tls="-c $out/cert.pem -k $out/key.pem"
+	floor_tls=-s
+	client_tls=-k
+fi
 
 # The two CPUs: the client on the first, the source on the second.
 cpus=$(taskset -pc $$ | sed 's/.*: //')
@@ -34,7 +67,11 @@ cpu_client=$(echo "$cpus" | cut -d, -f1 | cut -d- -f1)
 cpu_source=$(echo "$cpus" | awk -F'[,-]' '{print $2 != "" ? $2 : $1}')
 
 source_start() {
-	taskset -c "$cpu_source" bench/token_source -t "$tokens" -f "$ttft" -i "$itl" \
+	# Gone first: the last source's port must not be read before the new
+	# one has truncated the file.
+	rm -f "$out/lag" "$out/port"
+	# shellcheck disable=SC2086
+	taskset -c "$cpu_source" bench/token_source -t "$tokens" -f "$ttft" -i "$itl" $src_tls \
 		-l "$out/lag" >"$out/port" 2>/dev/null &
 	srcpid=$!
 	local i=0
@@ -42,75 +79,70 @@ source_start() {
 		i=$((i + 1)); [ $i -lt 100 ] || { echo "token_cost.sh: source did not start" >&2; exit 1; }
 		sleep 0.05
 	done
-	port=$(awk '{print $2}' "$out/port")
+	port=$(awk '/^port/ {print $2}' "$out/port")
+	# The self-check: a source stopped mid-run (a quarter into the first
+	# stream, once the source says one has started) is late by the stop.
+	if [ -n "${STOP_SOURCE_MS:-}" ]; then
+		(i=0
+		 while ! grep -q streaming "$out/port" && [ $i -lt 400 ]; do i=$((i + 1)); sleep 0.05; done
+		 sleep "$(awk -v t="$ttft" -v i="$itl" -v n="$tokens" 'BEGIN { print (t + n * i) / 4000 }')"
+		 kill -STOP "$srcpid"; sleep "$(awk -v s="$STOP_SOURCE_MS" 'BEGIN { print s / 1000 }')"
+		 kill -CONT "$srcpid") &
+		stoppid=$!
+	fi
 }
 source_stop() {   # not in $(...): a subshell cannot wait for the source
+	[ -n "$stoppid" ] && { wait "$stoppid" || true; stoppid=; }
 	kill -TERM "$srcpid"; wait "$srcpid" || true; srcpid=
-	sed 's/^source: //' "$out/lag" >"$out/lag.$1"
+	sed 's/^source: //' "$out/lag" >"$out/lag.$1" 2>/dev/null || : >"$out/lag.$1"
+}
+# client RESULT TIMEFILE REQUESTS [ARGS...]: one infertop run, timed.
+client() {
+	local res=$1 tf=$2 n=$3
+	shift 3
+	TIMEFORMAT='%3U %3S'
+	# shellcheck disable=SC2086
+	{ time taskset -c "$cpu_client" "$bin" -q --no-tui --api completions -m bench \
+		-c "$streams" -n "$n" --output-tokens "$tokens" --metrics-url none $client_tls \
+		${INFERTOP_ARGS:-} "$@" -o "$out/$res" "$scheme://127.0.0.1:$port" >/dev/null 2>"$out/err"; } 2>"$out/$tf" ||
+		{ local rc=$?; echo "token_cost.sh: infertop $* ended with status $rc:" >&2; tail -5 "$out/err" >&2; exit 1; }
 }
 
-printf 'per-token cost: %s tokens per request, first after %s ms, then every %s ms, one write each\n' \
-	"$tokens" "$ttft" "$itl"
+printf 'per-token cost: %s tokens per request, first after %s ms, then every %s ms, one write each%s\n' \
+	"$tokens" "$ttft" "$itl" "$([ "$tls" = 1 ] && echo ', over TLS (self-signed, -k)')"
 printf 'client on CPU %s, source on CPU %s\n\n' "$cpu_client" "$cpu_source"
 for streams in "$@"; do
 	requests=$((streams * rounds))
+	rm -f "$out"/*.json "$out"/time*
 	source_start
-	taskset -c "$cpu_client" bench/floor_reader -p "$port" -c "$streams" -n "$requests" \
-		-t "$tokens" -f "$ttft" -i "$itl" >"$out/floor"
+	# shellcheck disable=SC2086
+	taskset -c "$cpu_client" bench/floor_reader $floor_tls -p "$port" -c "$streams" -n "$requests" \
+		-t "$tokens" -f "$ttft" -i "$itl" >"$out/floor" ||
+		{ echo "token_cost.sh: bench/floor_reader failed" >&2; exit 1; }
 	source_stop floor
 
 	source_start
-	TIMEFORMAT='%3U %3S'
-	{ time taskset -c "$cpu_client" "$bin" -q --no-tui --api completions -m bench \
-		-c "$streams" -n "$requests" --output-tokens "$tokens" --metrics-url none \
-		${INFERTOP_ARGS:-} -o "$out/r.json" "http://127.0.0.1:$port" >/dev/null 2>"$out/err"; } 2>"$out/time"
+	client r.json time "$requests"
 	source_stop infertop
-
 	# The same with one round: what the rounds after the first add is the
-	# steady state's cost per token (start-up, connecting and the result
-	# file left out, as over a long run).
+	# steady state's cost per token (start-up, connecting, handshakes and
+	# the result file left out, as over a long run).
 	if [ "$rounds" -gt 1 ]; then
 		source_start
-		{ time taskset -c "$cpu_client" "$bin" -q --no-tui --api completions -m bench \
-			-c "$streams" -n "$streams" --output-tokens "$tokens" --metrics-url none \
-			${INFERTOP_ARGS:-} -o "$out/r1.json" "http://127.0.0.1:$port" >/dev/null 2>>"$out/err"; } 2>"$out/time1"
+		client r1.json time1 "$streams"
 		source_stop one
 	fi
-
-	python3 - "$out/floor" "$out/r.json" "$out/time" "$streams" "$tokens" "$ttft" "$itl" \
-		"$(cat "$out/lag.floor")" "$(cat "$out/lag.infertop")" "$out/r1.json" "$out/time1" <<'PY'
-import json, os, sys
-floor = dict(kv.split("=") for kv in open(sys.argv[1]).read().split()[1:])
-r = json.load(open(sys.argv[2]))
-user, sysc = map(float, open(sys.argv[3]).read().split()[-2:])
-streams, tokens = int(sys.argv[4]), int(sys.argv[5])
-ttft, itl = float(sys.argv[6]), float(sys.argv[7])
-e2e_truth = ttft + (tokens - 1) * itl
-tok = max(r["total_output_tokens"], 1)
-fu, fs = float(floor["user_us_per_token"]), float(floor["sys_us_per_token"])
-iu, isy = user * 1e6 / tok, sysc * 1e6 / tok
-print(f"{streams} streams, {r['completed']} requests ({r['failed']} failed), {tok} tokens")
-print(f"  {'':10} {'user us/tok':>11} {'sys us/tok':>10} {'TTFT p50 err':>12} {'E2E p50 err':>11} {'ITL p99':>8}")
-print(f"  {'floor':10} {fu:11.3f} {fs:10.3f} {float(floor['ttft_p50_err_ms']):+10.2f}ms "
-      f"{float(floor['e2e_p50_err_ms']):+9.2f}ms {float(floor['itl_p99_ms']):6.2f}ms")
-print(f"  {'infertop':10} {iu:11.3f} {isy:10.3f} {r['median_ttft_ms'] - ttft:+10.2f}ms "
-      f"{r['median_e2el_ms'] - e2e_truth:+9.2f}ms {r['p99_itl_ms']:6.2f}ms")
-print(f"  ratio to the floor: user {iu / fu if fu else float('inf'):.2f}x, "
-      f"total {(iu + isy) / (fu + fs) if fu + fs else float('inf'):.2f}x   (targets: user <= 1 us/token, total <= 1.25x)")
-src_f, src_i = sys.argv[8].splitlines(), sys.argv[9].splitlines()
-print(f"  source lateness with floor:    {src_f[0]}")
-print(f"  source lateness with infertop: {src_i[0]}")
-# The source's own share of infertop's E2E: its last token's lateness.
-last = [float(x) for x in src_i[1].split("p50 ")[1].split(" ms")[:1]] if len(src_i) > 1 else [0.0]
-if os.path.exists(sys.argv[10]) and os.path.exists(sys.argv[11]):
-    r1 = json.load(open(sys.argv[10]))
-    u1, s1 = map(float, open(sys.argv[11]).read().split()[-2:])
-    dt = r["total_output_tokens"] - r1["total_output_tokens"]
-    if dt > 0:
-        print(f"  infertop steady state (what the rounds after the first add): user {(user - u1) * 1e6 / dt:.3f} "
-              f"sys {(sysc - s1) * 1e6 / dt:.3f} us/token")
-print(f"  infertop's E2E p50 error less the source's last-token lateness p50 ({last[0]:.3f} ms): "
-      f"{r['median_e2el_ms'] - e2e_truth - last[0]:+.2f} ms   (target within 2 ms)")
-PY
+	# https: the curl path beside it, the control.
+	if [ "$tls" = 1 ]; then
+		source_start
+		client c.json timec "$requests" --http-client curl
+		source_stop curl
+		if [ "$rounds" -gt 1 ]; then
+			source_start
+			client c1.json timec1 "$streams" --http-client curl
+			source_stop curl1
+		fi
+	fi
+	python3 "$here/token_cost_report.py" "$out" "$streams" "$tokens" "$ttft" "$itl" "$tls"
 	echo
 done

@@ -12,13 +12,22 @@
  * is one epoll loop over a deadline heap, and it measures itself: every
  * write's lateness against its schedule goes into a histogram printed at
  * exit, so a late source is never blamed on the client. The schedule starts
- * at the kernel's receive time of the request (SO_TIMESTAMPING), so a
- * request read late is the source's lateness too; the last token's
- * lateness is kept apart, as the source's share of a client's E2E.
+ * at the kernel's receive time of the request's last bytes
+ * (SO_TIMESTAMPING), so a request read late is the source's lateness too;
+ * the last token's lateness is kept apart, as the source's share of a
+ * client's E2E.
  *
- *   token_source [-t TOKENS] [-f TTFT_MS] [-i ITL_MS] [-l FILE]
- * It listens on a free loopback port and prints "port N" on stdout; SIGTERM
- * or SIGINT ends it and prints its own lateness (stderr, and FILE if given).
+ * With -c CERT -k KEY (PEM) it serves https instead (OpenSSL), in the same
+ * shape: every token one SSL_write(), so one TLS record and one write() on
+ * the socket; the ciphertext is read with recvmsg() (the kernel's receive
+ * stamp kept) into a memory BIO, and the records go out through the
+ * socket, non-blocking, a record the kernel would not take finished on
+ * EPOLLOUT.
+ *
+ *   token_source [-t TOKENS] [-f TTFT_MS] [-i ITL_MS] [-l FILE] [-c CERT -k KEY]
+ * It listens on a free loopback port and prints "port N" on stdout, then
+ * "streaming" when the first stream starts; SIGTERM or SIGINT ends it and
+ * prints its own lateness (stderr, and FILE if given).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,24 +46,36 @@
 #include <time.h>
 #include <linux/errqueue.h>
 #include <linux/net_tstamp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <unistd.h>
 
 #define MAX_FD 65536
 #define IN_CAP 8192
 #define OUT_CAP 16384
-#define LAG_BUCKETS 100000          /* 1 µs each, up to 100 ms */
+#define LAG_BUCKETS 1000000         /* 1 µs each, up to 1 s */
+#define CIPHER_CAP 65536            /* one recvmsg() of ciphertext */
 
 struct conn {
 	int streaming;                  /* 0: reading a request */
 	int chat;
 	int tokens_sent;
 	int64_t due;                    /* next token, CLOCK_MONOTONIC ns */
-	int64_t arrived;                /* the request's bytes reached the socket, 0: unknown */
+	/* The kernel's receive time of the last bytes read, 0: unknown. A
+	 * request's schedule starts at that of the read that completed it:
+	 * with one request at a time on a connection, the latest. (Not its
+	 * first bytes': a client may send the head and the body apart, and
+	 * the source cannot answer before the body.) */
+	int64_t rx_at;
 	size_t heap_pos;
 	size_t in_len;
 	char in[IN_CAP];
 	size_t out_len, out_off;        /* bytes the kernel did not take yet */
 	char *out;
+	/* https: the session, and the memory BIO the ciphertext is fed into. */
+	SSL *ssl;
+	BIO *rbio;
+	int hs_blocked;                 /* the handshake waits for EPOLLOUT */
 };
 
 static struct conn *conns[MAX_FD];
@@ -69,6 +90,7 @@ static int64_t lag_max;
 static volatile sig_atomic_t stop_flag;
 static int n_tokens = 100;
 static int64_t ttft_ns = 10000000, itl_ns = 10000000;
+static SSL_CTX *tls_ctx;            /* NULL: plain http */
 
 static int64_t now_ns(void)
 {
@@ -137,6 +159,7 @@ static void conn_close(int ep, int fd)
 	if (c->streaming)
 		heap_remove(fd);
 	epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
+	SSL_free(c->ssl);               /* and both BIOs */
 	close(fd);
 	free(c->out);
 	free(c);
@@ -155,12 +178,23 @@ static int conn_send(int ep, int fd, const char *buf, size_t len)
 		c->out_len += len;
 		return 0;
 	}
-	ssize_t w = write(fd, buf, len);
+	ssize_t w;
+	if (c->ssl) {
+		/* One record. One the kernel would not take whole stays in
+		 * OpenSSL and is finished by a later SSL_write of the same bytes
+		 * (from c->out: a moving buffer is allowed). */
+		int n = SSL_write(c->ssl, buf, (int)len);
+		w = n > 0 ? n : 0;
+		if (n <= 0 && SSL_get_error(c->ssl, n) != SSL_ERROR_WANT_WRITE)
+			return -1;
+	} else {
+		w = write(fd, buf, len);
+		if (w < 0 && errno != EAGAIN)
+			return -1;
+		if (w < 0)
+			w = 0;
+	}
 	writes++;
-	if (w < 0 && errno != EAGAIN)
-		return -1;
-	if (w < 0)
-		w = 0;
 	if ((size_t)w < len) {
 		short_writes++;
 		if (!c->out && !(c->out = malloc(OUT_CAP)))
@@ -269,8 +303,16 @@ static long handle_request(int ep, int fd)
 			return -1;
 		c->streaming = 1;
 		c->tokens_sent = 0;
-		c->due = (c->arrived ? c->arrived : now_ns()) + ttft_ns;
+		c->due = (c->rx_at ? c->rx_at : now_ns()) + ttft_ns;
 		heap_push(fd);
+		/* For a script that must act once a run is under way
+		 * (token_cost.sh STOP_SOURCE_MS). */
+		static bool said;
+		if (!said) {
+			said = true;
+			printf("streaming\n");
+			fflush(stdout);
+		}
 	} else if (strncmp(c->in, "GET /v1/models ", 15) == 0) {
 		if (respond_plain(ep, fd, "200 OK",
 				  "{\"object\":\"list\",\"data\":[{\"id\":\"bench\",\"object\":\"model\"}]}") < 0)
@@ -281,46 +323,111 @@ static long handle_request(int ep, int fd)
 	return (long)(head + body);
 }
 
+/* The kernel's receive time of what recvmsg() just read (SO_TIMESTAMPING)
+ * on CLOCK_MONOTONIC, 0 when it gave none. A request's schedule starts
+ * there, not when this loop got round to reading it, so a busy source's
+ * delay shows as its own lateness instead of moving the whole stream late
+ * (a client's E2E error). */
+static int64_t rx_stamp(struct msghdr *m)
+{
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(m); h; h = CMSG_NXTHDR(m, h)) {
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_TIMESTAMPING)
+			continue;
+		struct scm_timestamping st;
+		memcpy(&st, CMSG_DATA(h), sizeof st);
+		struct timespec rt;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		int64_t real_now = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+		int64_t real_at = (int64_t)st.ts[0].tv_sec * 1000000000 + st.ts[0].tv_nsec;
+		if (real_at > 0 && real_at <= real_now)
+			return now_ns() - (real_now - real_at);
+	}
+	return 0;
+}
+
+/* One recvmsg() into buf: > 0 bytes (and *at their stamp), 0 at the end,
+ * -1 on EAGAIN, -2 on an error. */
+static ssize_t recv_stamped(int fd, char *buf, size_t cap, int64_t *at)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = cap};
+	union {
+		char buf[CMSG_SPACE(sizeof(struct scm_timestamping))];
+		struct cmsghdr align;
+	} ctl;
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+	ssize_t r;
+	do
+		r = recvmsg(fd, &m, 0);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return errno == EAGAIN ? -1 : -2;
+	if (r > 0)
+		*at = rx_stamp(&m);
+	return r;
+}
+
+/* https: the plaintext OpenSSL has from the ciphertext fed so far, into
+ * c->in. 0, or -1 when the connection must close (an alert, a bad record,
+ * the peer's close_notify). */
+static int tls_drain(int ep, int fd)
+{
+	struct conn *c = conns[fd];
+	while (c->in_len < IN_CAP) {
+		int n = SSL_read(c->ssl, c->in + c->in_len, (int)(IN_CAP - c->in_len));
+		if (n > 0) {
+			c->in_len += (size_t)n;
+			continue;
+		}
+		int e = SSL_get_error(c->ssl, n);
+		if (e == SSL_ERROR_WANT_READ)
+			return 0;
+		if (e == SSL_ERROR_WANT_WRITE) {
+			/* A handshake message the kernel would not take. */
+			c->hs_blocked = 1;
+			struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.fd = fd};
+			epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev);
+			return 0;
+		}
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads what came in, to EAGAIN or a full c->in: 0, or -1 when the
+ * connection is gone (closed, or an error). */
+static int read_in(int ep, int fd)
+{
+	struct conn *c = conns[fd];
+	if (c->ssl) {
+		static char cipher[CIPHER_CAP];
+		if (!c->hs_blocked && tls_drain(ep, fd) < 0)
+			return -1;
+		while (c->in_len < IN_CAP && !c->hs_blocked) {
+			ssize_t r = recv_stamped(fd, cipher, sizeof cipher, &c->rx_at);
+			if (r == -1)
+				break;
+			if (r <= 0 || BIO_write(c->rbio, cipher, (int)r) != (int)r || tls_drain(ep, fd) < 0)
+				return -1;
+		}
+		return 0;
+	}
+	while (c->in_len < IN_CAP) {
+		ssize_t r = recv_stamped(fd, c->in + c->in_len, IN_CAP - c->in_len, &c->rx_at);
+		if (r == -1)
+			break;
+		if (r <= 0)
+			return -1;
+		c->in_len += (size_t)r;
+	}
+	return 0;
+}
+
 static void on_readable(int ep, int fd)
 {
 	struct conn *c = conns[fd];
-	for (;;) {
-		/* The kernel's receive time of the request (SO_TIMESTAMPING): the
-		 * schedule starts there, not when this loop got round to reading
-		 * it, so a busy source's delay shows as its own lateness instead
-		 * of moving the whole stream late (a client's E2E error). */
-		struct iovec iov = {.iov_base = c->in + c->in_len, .iov_len = IN_CAP - c->in_len};
-		union {
-			char buf[CMSG_SPACE(sizeof(struct scm_timestamping))];
-			struct cmsghdr align;
-		} ctl;
-		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-				   .msg_controllen = sizeof ctl.buf};
-		ssize_t r = recvmsg(fd, &m, 0);
-		if (r > 0 && c->in_len == 0) {
-			c->arrived = 0;
-			for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
-				if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_TIMESTAMPING)
-					continue;
-				struct scm_timestamping st;
-				memcpy(&st, CMSG_DATA(h), sizeof st);
-				struct timespec rt;
-				clock_gettime(CLOCK_REALTIME, &rt);
-				int64_t real_now = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
-				int64_t real_at = (int64_t)st.ts[0].tv_sec * 1000000000 + st.ts[0].tv_nsec;
-				if (real_at > 0 && real_at <= real_now)
-					c->arrived = now_ns() - (real_now - real_at);
-			}
-		}
-		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
-			conn_close(ep, fd);
-			return;
-		}
-		if (r < 0)
-			break;
-		c->in_len += (size_t)r;
-		if (c->in_len == IN_CAP)
-			break;
+	if (read_in(ep, fd) < 0) {
+		conn_close(ep, fd);
+		return;
 	}
 	/* A stream in progress answers its next request only when it is done. */
 	while (!c->streaming && c->in_len) {
@@ -339,13 +446,33 @@ static void on_readable(int ep, int fd)
 static void on_writable(int ep, int fd)
 {
 	struct conn *c = conns[fd];
-	ssize_t w = write(fd, c->out + c->out_off, c->out_len - c->out_off);
-	if (w < 0 && errno != EAGAIN) {
-		conn_close(ep, fd);
+	if (c->hs_blocked) {
+		c->hs_blocked = 0;
+		struct epoll_event ev = {.events = EPOLLIN | (c->out_len > c->out_off ? EPOLLOUT : 0), .data.fd = fd};
+		epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev);
+		on_readable(ep, fd);
 		return;
 	}
-	if (w > 0)
+	while (c->out_off < c->out_len) {
+		ssize_t w;
+		if (c->ssl) {
+			int n = SSL_write(c->ssl, c->out + c->out_off, (int)(c->out_len - c->out_off));
+			if (n <= 0 && SSL_get_error(c->ssl, n) != SSL_ERROR_WANT_WRITE) {
+				conn_close(ep, fd);
+				return;
+			}
+			w = n > 0 ? n : -1;
+		} else {
+			w = write(fd, c->out + c->out_off, c->out_len - c->out_off);
+			if (w < 0 && errno != EAGAIN) {
+				conn_close(ep, fd);
+				return;
+			}
+		}
+		if (w <= 0)
+			break;
 		c->out_off += (size_t)w;
+	}
 	if (c->out_off == c->out_len) {
 		c->out_off = c->out_len = 0;
 		struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
@@ -387,23 +514,62 @@ static double hist_quantile(const uint64_t *hist, double q)
 		total += hist[i];
 	if (!total)
 		return 0;
-	for (size_t i = 0; i <= LAG_BUCKETS; i++) {
+	for (size_t i = 0; i < LAG_BUCKETS; i++) {
 		seen += hist[i];
 		if ((double)seen >= q * (double)total)
 			return (double)(i + 1) / 1000.0;
 	}
+	/* Past the last bucket: the largest, a bound that is never low. */
 	return (double)lag_max / 1e6;
 }
 
 static void print_report(FILE *f)
 {
-	fprintf(f, "source: %llu requests, %llu writes (%llu short), lateness p50 %.3f ms "
+	fprintf(f, "source: %llu requests%s, %llu writes (%llu short), lateness p50 %.3f ms "
 		"p99 %.3f ms p99.9 %.3f ms max %.3f ms\n",
-		(unsigned long long)requests, (unsigned long long)writes,
+		(unsigned long long)requests, tls_ctx ? " over https" : "", (unsigned long long)writes,
 		(unsigned long long)short_writes, hist_quantile(lag_hist, 0.5), hist_quantile(lag_hist, 0.99),
 		hist_quantile(lag_hist, 0.999), (double)lag_max / 1e6);
 	fprintf(f, "source: last token lateness p50 %.3f ms p99 %.3f ms\n", hist_quantile(last_hist, 0.5),
 		hist_quantile(last_hist, 0.99));
+}
+
+/* https: the server context (TLS 1.2 and up, OpenSSL's default ciphers). */
+static int tls_setup(const char *cert, const char *key)
+{
+	tls_ctx = SSL_CTX_new(TLS_server_method());
+	if (!tls_ctx || !SSL_CTX_set_min_proto_version(tls_ctx, TLS1_2_VERSION) ||
+	    SSL_CTX_use_certificate_chain_file(tls_ctx, cert) != 1 ||
+	    SSL_CTX_use_PrivateKey_file(tls_ctx, key, SSL_FILETYPE_PEM) != 1 ||
+	    SSL_CTX_check_private_key(tls_ctx) != 1) {
+		char why[256];
+		ERR_error_string_n(ERR_get_error(), why, sizeof why);
+		fprintf(stderr, "token_source: cannot use -c %s -k %s: %s\n", cert, key, why);
+		return -1;
+	}
+	/* A record the kernel took only in part is finished from c->out,
+	 * whose address differs from the first call's. */
+	SSL_CTX_set_mode(tls_ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	return 0;
+}
+
+/* A session on an accepted socket: ciphertext in through a memory BIO (fed
+ * by recvmsg, for the receive stamp), out straight to the socket. */
+static int tls_accept(struct conn *c, int fd)
+{
+	BIO *wbio = BIO_new_socket(fd, BIO_NOCLOSE);
+	c->rbio = BIO_new(BIO_s_mem());
+	c->ssl = SSL_new(tls_ctx);
+	if (!wbio || !c->rbio || !c->ssl) {
+		BIO_free(wbio);
+		BIO_free(c->rbio);
+		SSL_free(c->ssl);
+		return -1;
+	}
+	BIO_set_mem_eof_return(c->rbio, -1);    /* empty: want more, not the end */
+	SSL_set_bio(c->ssl, c->rbio, wbio);
+	SSL_set_accept_state(c->ssl);
+	return 0;
 }
 
 static void on_signal(int sig)
@@ -414,16 +580,19 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
-	const char *log_path = NULL;
+	const char *log_path = NULL, *cert = NULL, *key = NULL;
 	int opt;
-	while ((opt = getopt(argc, argv, "t:f:i:l:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:f:i:l:c:k:")) != -1) {
 		switch (opt) {
 		case 't': n_tokens = atoi(optarg); break;
 		case 'f': ttft_ns = (int64_t)(atof(optarg) * 1e6); break;
 		case 'i': itl_ns = (int64_t)(atof(optarg) * 1e6); break;
 		case 'l': log_path = optarg; break;
+		case 'c': cert = optarg; break;
+		case 'k': key = optarg; break;
 		default:
-			fprintf(stderr, "usage: token_source [-t TOKENS] [-f TTFT_MS] [-i ITL_MS] [-l FILE]\n");
+			fprintf(stderr, "usage: token_source [-t TOKENS] [-f TTFT_MS] [-i ITL_MS] [-l FILE] "
+				"[-c CERT -k KEY]\n");
 			return 2;
 		}
 	}
@@ -431,6 +600,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "token_source: tokens must be >= 1 and times >= 0\n");
 		return 2;
 	}
+	if (!cert != !key) {
+		fprintf(stderr, "token_source: -c CERT and -k KEY go together\n");
+		return 2;
+	}
+	if (cert && tls_setup(cert, key) != 0)
+		return 2;
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
@@ -453,9 +628,13 @@ int main(int argc, char **argv)
 	struct epoll_event lev = {.events = EPOLLIN, .data.fd = ls};
 	epoll_ctl(ep, EPOLL_CTL_ADD, ls, &lev);
 	struct epoll_event evs[256];
+	int deferred = 0;
 	while (!stop_flag) {
 		struct timespec ts, *tp = NULL;
-		if (heap_n) {
+		if (deferred) {
+			ts.tv_sec = ts.tv_nsec = 0;
+			tp = &ts;
+		} else if (heap_n) {
 			int64_t wait = conns[heap[0]]->due - now_ns();
 			if (wait < 0)
 				wait = 0;
@@ -468,8 +647,21 @@ int main(int argc, char **argv)
 			perror("token_source: epoll");
 			return 1;
 		}
+		/* https: a ClientHello costs the source a few hundred µs (key
+		 * exchange, signature), and a client opening a thousand streams
+		 * sends a thousand at once. Taken all in one batch, the requests
+		 * of the connections done first would wait behind the rest and
+		 * their streams start late; so one new handshake a turn, and the
+		 * others (level-triggered) come back on the next. */
+		int fresh_handshakes = 0;
+		deferred = 0;
 		for (int i = 0; i < n; i++) {
 			int fd = evs[i].data.fd;
+			if (fd != ls && conns[fd] && conns[fd]->ssl && SSL_in_before(conns[fd]->ssl) &&
+			    fresh_handshakes++ > 0) {
+				deferred = 1;
+				continue;
+			}
 			if (fd == ls) {
 				int cfd;
 				while ((cfd = accept4(ls, NULL, NULL, SOCK_NONBLOCK)) >= 0) {
@@ -480,6 +672,12 @@ int main(int argc, char **argv)
 					setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 					int stamp = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
 					setsockopt(cfd, SOL_SOCKET, SO_TIMESTAMPING, &stamp, sizeof stamp);
+					if (tls_ctx && tls_accept(conns[cfd], cfd) != 0) {
+						free(conns[cfd]);
+						conns[cfd] = NULL;
+						close(cfd);
+						continue;
+					}
 					struct epoll_event ev = {.events = EPOLLIN, .data.fd = cfd};
 					epoll_ctl(ep, EPOLL_CTL_ADD, cfd, &ev);
 				}
@@ -491,6 +689,11 @@ int main(int argc, char **argv)
 				on_writable(ep, fd);
 			if (conns[fd] && (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 				on_readable(ep, fd);
+			/* Tokens due go before the next event: a TLS handshake
+			 * takes a few hundred µs of CPU, and a thousand new
+			 * connections in one batch would make every stream
+			 * already running that much later. */
+			fire_due(ep);
 		}
 		fire_due(ep);
 	}

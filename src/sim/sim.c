@@ -226,6 +226,15 @@ static int set_conn_idle(struct sim_parse *p, const struct sim_opt *so, const ch
 	return 0;
 }
 
+/* --tls-cert and --tls-key: read when the server starts (sim_tls.c). */
+static int set_path(struct sim_parse *p, const struct sim_opt *so, const char *v)
+{
+	if (!*v || strlen(v) >= PATH_MAX)
+		return bad(so->name, v, "expected a file name");
+	strcpy(FIELD(p, so, char), v);
+	return 0;
+}
+
 static int show_help(struct sim_parse *p, const struct sim_opt *so, const char *v)
 {
 	(void)p, (void)so, (void)v;
@@ -239,6 +248,10 @@ static const struct sim_opt opts[] = {
 	{ "listen", "ADDR:PORT", set_listen,
 	  .help = "address to serve on (default 127.0.0.1:8000; port 0 picks a free one). The first stdout "
 		  "line is \"listening on ADDR:PORT\"." },
+	{ "tls-cert", "FILE", set_path, F(tls_cert),
+	  .help = "serve https (libmicrohttpd's TLS) with this PEM certificate (chain); needs --tls-key" },
+	{ "tls-key", "FILE", set_path, F(tls_key),
+	  .help = "the PEM private key of --tls-cert (unencrypted)" },
 	{ "model", "NAME", set_model, .help = "model id to serve (default infertop-sim)" },
 	{ "profile", "NAME", set_profile, .names = profile_names,
 	  .help = "/metrics names, units and path to imitate: %s (default vllm)" },
@@ -393,6 +406,11 @@ int sim_opts_parse(int argc, char **argv, struct sim_opts *o)
 			argv[optind]);
 		return 2;
 	}
+	if (!o->tls_cert[0] != !o->tls_key[0]) {
+		fprintf(stderr, "infertop sim: --%s given without --%s: https needs both\n",
+			o->tls_cert[0] ? "tls-cert" : "tls-key", o->tls_cert[0] ? "tls-key" : "tls-cert");
+		return 2;
+	}
 	if (!p.timing_given && p.fixed_hint)
 		o->timing = SIM_TIMING_FIXED;
 	if (o->max_model_len == 0) {
@@ -540,6 +558,8 @@ int sim_main(int argc, char **argv)
 	json_escape_model(s);
 	sim_stats_init(&s->st);
 	rc = 2;
+	if (sim_tls_load(s) != 0)
+		goto out;
 	char shown[300];
 	s->listen_fd = open_listener(&s->opt, shown, sizeof shown);
 	if (s->listen_fd < 0)
@@ -566,9 +586,9 @@ int sim_main(int argc, char **argv)
 	printf("listening on %s\n", shown);
 	fflush(stdout);
 	if (s->opt.verbose)
-		fprintf(stderr, "infertop sim: model %s, profile %s, timing %s\n", s->opt.model,
+		fprintf(stderr, "infertop sim: model %s, profile %s, timing %s, %s\n", s->opt.model,
 			sim_profile_name(s->opt.profile),
-			s->opt.timing == SIM_TIMING_FIXED ? "fixed" : "batching");
+			s->opt.timing == SIM_TIMING_FIXED ? "fixed" : "batching", s->tls_cert_pem ? "https" : "http");
 
 	ev_run(s->loop, 0);
 
@@ -583,6 +603,7 @@ out_timers:
 out:
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
+	sim_tls_fini(s);
 	if (cloc) {
 		uselocale(oldloc);
 		freelocale(cloc);

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -725,22 +726,61 @@ static void pump(void *ud)
 {
 	sim_http_pump(ud);
 }
+
+/* libmicrohttpd's messages: the first one while it starts is kept (why it
+ * would not start, e.g. GnuTLS refusing a key for another certificate);
+ * the rest reach stderr with --verbose only, as before. */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	struct sim_server *s = cls;
+	if (s->mhd_starting && !s->mhd_err[0]) {
+		va_list copy;
+		va_copy(copy, ap);
+		vsnprintf(s->mhd_err, sizeof s->mhd_err, fmt, copy);
+		va_end(copy);
+		s->mhd_err[strcspn(s->mhd_err, "\n")] = '\0';
+	}
+	if (s->opt.verbose) {
+		fputs("infertop sim: libmicrohttpd: ", stderr);
+		vfprintf(stderr, fmt, ap);
+	}
+}
+
 int sim_http_start(struct sim_server *s)
 {
-	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
-	if (s->opt.verbose)
-		flags |= MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	/* https: MHD copies the PEM text into GnuTLS's credentials at start,
+	 * and checks that the key is the certificate's. */
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert_pem },
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key_pem },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+	if (s->tls_cert_pem)
+		flags |= MHD_USE_TLS;
+	else
+		tls[0].option = MHD_OPTION_END;
 	s->started_wall = (int64_t)time(NULL);
 	/* The hard limit sits above --max-connections so the excess still gets
 	 * a 503 rather than a reset. */
 	unsigned limit = (unsigned)s->opt.max_connections + 64;
-	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET,
-				  s->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-				  MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT,
-				  (unsigned)s->opt.conn_idle_s, MHD_OPTION_END);
+	s->mhd_starting = 1;
+	s->mhd_err[0] = '\0';
+	/* The logger goes first: MHD logs with its own until it sees it. */
+	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+				  MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+				  s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_CONNECTION_LIMIT,
+				  limit, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->opt.conn_idle_s,
+				  MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+	s->mhd_starting = 0;
+	if (!s->mhd && s->tls_cert_pem) {
+		fprintf(stderr, "infertop sim: cannot serve https with --tls-cert %s and --tls-key %s: %s\n",
+			s->opt.tls_cert, s->opt.tls_key, s->mhd_err[0] ? s->mhd_err : "libmicrohttpd refused them");
+		return -1;
+	}
 	if (!s->mhd) {
-		fputs("infertop sim: cannot start the HTTP server (libmicrohttpd)\n", stderr);
+		fprintf(stderr, "infertop sim: cannot start the HTTP server (libmicrohttpd)%s%s\n",
+			s->mhd_err[0] ? ": " : "", s->mhd_err);
 		return -1;
 	}
 	/* MHD closes the listening socket when it stops. */

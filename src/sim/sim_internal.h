@@ -13,9 +13,11 @@
  *   sim_req.c      request body parsing, tokenizer, block hashes (sim_req.h)
  *   sim_cache.c    the prefix cache: an LRU of block hashes
  *   sim_spawn.c    running a sim as a child process (infertop/sim.h)
+ *   sim_tls.c      https: reading --tls-cert and --tls-key
  * Everything runs on one thread in one libev loop. */
 
 #include <ev.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,6 +78,8 @@ struct sim_opts {
 	long conn_idle_s;		/* close connections idle this long (0: never) */
 	long conn_max_requests;		/* drop the request after N on one connection */
 	int conn_close_silently;	/* close after each response, no header says so */
+	/* https (libmicrohttpd's TLS) when both are given; "" otherwise. */
+	char tls_cert[PATH_MAX], tls_key[PATH_MAX];
 	int verbose;
 };
 
@@ -246,6 +250,13 @@ struct sim_server {
 	int64_t dcgm_t_ns;
 	double dcgm_w, dcgm_energy_mj;
 	void (*wake)(struct sim_rq *rq);   /* the HTTP side: send what is ready */
+	/* https: the PEM text of --tls-cert and --tls-key (NULL: plain http),
+	 * kept until MHD stops. */
+	char *tls_cert_pem, *tls_key_pem;
+	/* libmicrohttpd's first complaint while it starts (its reason for
+	 * refusing a key that does not match the certificate). */
+	int mhd_starting;
+	char mhd_err[256];
 };
 
 /* sim_http.c */
@@ -255,6 +266,12 @@ void sim_http_pump(struct sim_server *s);
 /* The engine changed what rq can send (role chunk, tokens, end): let MHD
  * serve its connection again. */
 void sim_http_wake(struct sim_rq *rq);
+
+/* sim_tls.c: with --tls-cert, reads both files into s->tls_*_pem; 0, or
+ * -1 after saying why on stderr (also when libmicrohttpd has no TLS). */
+int sim_tls_load(struct sim_server *s);
+/* Frees them, the key wiped first. */
+void sim_tls_fini(struct sim_server *s);
 
 /* sim_sched.c */
 /* wake: how the scheduler tells the HTTP side a request has something to
