@@ -4,6 +4,7 @@
 #include <ev.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,8 +80,13 @@ static int demo_start(struct config *cfg)
 		return -1;
 	}
 	atexit(demo_stop);
+	/* A simulator given a certificate (--sim-arg --tls-cert FILE)
+	 * serves https only. */
+	bool tls = false;
+	for (size_t i = 0; i < cfg->ndemo_args; i++)
+		tls = tls || strncmp(cfg->demo_args[i], "--tls-cert", 10) == 0;
 	char url[64];
-	snprintf(url, sizeof url, "http://127.0.0.1:%d", demo_child.port);
+	snprintf(url, sizeof url, "%s://127.0.0.1:%d", tls ? "https" : "http", demo_child.port);
 	free(cfg->url);
 	cfg->url = strdup(url);
 	if (!cfg->url)

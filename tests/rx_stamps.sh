@@ -6,6 +6,7 @@
 # longer than a gap still shows.) The same run with libcurl, whose stamps
 # are taken when the bytes are handed over, is the control: there the
 # stalls must show as long gaps, or they did not land while streaming.
+# The direct path over TLS keeps the stamps too.
 : "${INFERTOP_BIN:?}"
 set -u
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
@@ -51,6 +52,21 @@ stalled_run direct "--http-client direct"
 check "direct run (exit $?)" $?
 n=$(long_gaps direct)
 check "direct: no gap over 260 ms though stopped 8 x 150 ms (found ${n:-?})" "$([ "${n:-1}" -eq 0 ]; echo $?)"
+
+# Over TLS (the simulator with a certificate, the direct path's own TLS
+# session): the ciphertext's reads keep their kernel stamps.
+if command -v openssl >/dev/null 2>&1; then
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
+		-keyout "$tmp/k.pem" -out "$tmp/c.pem" >/dev/null 2>&1
+	stalled_run tls "-k --sim-arg --tls-cert --sim-arg $tmp/c.pem --sim-arg --tls-key --sim-arg $tmp/k.pem"
+	check "direct over TLS run (exit $?)" $?
+	grep -q '"transport":[[:space:]]*"direct+tls"' "$tmp/tls.json"
+	check "the TLS run went over the direct path's TLS" $?
+	n=$(long_gaps tls)
+	check "direct+tls: no gap over 260 ms though stopped 8 x 150 ms (found ${n:-?})" "$([ "${n:-1}" -eq 0 ]; echo $?)"
+else
+	echo "note: no openssl command: the TLS run is left out"
+fi
 
 stalled_run curl "--http-client curl"
 check "curl run (exit $?)" $?

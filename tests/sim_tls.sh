@@ -51,7 +51,7 @@ refused "a key that is not PEM" "no PEM PRIVATE KEY" --tls-cert "$tmp/a.crt" --t
 
 # Fixed timing: 20 tokens, the first after 20 ms, then one every 10 ms.
 "$INFERTOP_BIN" sim --listen 127.0.0.1:0 --tls-cert "$tmp/a.crt" --tls-key "$tmp/a.key" \
-	--ttft 20ms --itl 10ms >"$tmp/sim.out" 2>"$tmp/sim.err" &
+	--timing fixed --ttft 20ms --itl 10ms >"$tmp/sim.out" 2>"$tmp/sim.err" &
 simpid=$!
 wait_for "$tmp/sim.out" "listening on"
 port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/sim.out")
@@ -86,6 +86,16 @@ check "plain http on the https port gets no answer" $?
 check "infertop -k runs against the https simulator ($(tail -1 "$tmp/run.err"))" $?
 grep -Eq '"completed":[[:space:]]*40,' "$tmp/r.json" && grep -Eq '"failed":[[:space:]]*0,' "$tmp/r.json"
 check "infertop -k: 40 completed, 0 failed" $?
+# The direct path's own TLS, exact to the simulator's fixed 20 ms TTFT.
+python3 - "$tmp/r.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+o = d["infertop"]["options"]
+assert o["transport"] == "direct+tls", o["transport"]
+assert 20.0 <= d["median_ttft_ms"] <= 22.0, d["median_ttft_ms"]
+print("transport %s %s, TTFT median %.2f ms" % (o["transport"], o.get("tls_version"), d["median_ttft_ms"]))
+PY
+check "infertop -k: direct+tls, TTFT median within 2 ms of the simulator's 20 ms" $?
 
 kill "$simpid"
 wait "$simpid"
