@@ -202,11 +202,11 @@ void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 	char b[64], tb[32], extra[96] = "", sc[64];
 	bool stale = false;
 	cur = current_value(arg, cd, d, &stale);
+	/* Rates are per second over the last second: said, since the load
+	 * line's figures are over the sliding window ("(30 s)"). */
+	bool rate = arg == CHART_TOK || arg == CHART_REQ || arg == CHART_ERR;
 	if (!isnan(cur)) {
 		wd_fmt_si(b, sizeof b, cur * scale);
-		/* Rates are per second over the last second: said, since the
-		 * load line's figures are over the sliding window. */
-		bool rate = arg == CHART_TOK || arg == CHART_REQ || arg == CHART_ERR;
 		snprintf(extra, sizeof extra, "%s%s%s%s", b, cd->percent ? "%" : unit, rate ? " (1 s)" : "",
 			 stale ? " stale" : "");
 	} else if (arg == CHART_QUEUE || arg == CHART_KV) {
@@ -225,6 +225,10 @@ void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 	char t[64];
 	snprintf(t, sizeof t, "%s", cd->title);
 	if (wd_width(t) + 1 + wd_width(extra) > room) {
+		/* A rate cut before its "(1 s)" would be a figure without its
+		 * window: it goes whole. */
+		if (rate)
+			extra[0] = '\0';
 		wd_truncate(extra, room - wd_width(t) - 1, d->ascii);
 		if (!extra[0] || wd_width(extra) < 2) {
 			extra[0] = '\0';
