@@ -658,11 +658,20 @@ static void test_compare_noise(void **state)
 	free(t);
 	result_compare_release(&c);
 
-	/* No interval known (NaN): a change below 0.05 % is no change. */
+	/* No interval known (NaN): a change under the practical floor (5 %,
+	 * and 1 ms on a latency) is no change. */
 	struct result_crow tiny = {.better = -1, .a = 1000, .b = 1000.1, .lo_a = NAN, .hi_a = NAN, .lo_b = NAN,
 				   .hi_b = NAN};
 	assert_string_equal(result_crow_verdict(&tiny), "same");
-	tiny.b = 1010;
+	tiny.b = 1040;
+	assert_string_equal(result_crow_verdict(&tiny), "same");
+	tiny.b = 1100;
+	assert_string_equal(result_crow_verdict(&tiny), "worse");
+	snprintf(tiny.unit, sizeof tiny.unit, "ms");
+	tiny.a = 10;
+	tiny.b = 10.9; /* +9 %, but 0.9 ms */
+	assert_string_equal(result_crow_verdict(&tiny), "same");
+	tiny.b = 11.5;
 	assert_string_equal(result_crow_verdict(&tiny), "worse");
 	snapshot_release(&a);
 	snapshot_release(&b);

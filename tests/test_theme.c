@@ -288,6 +288,10 @@ static void test_colour_mapping(void **state)
 	assert_int_equal(theme_map_colour(0x282a36, 256), 236); /* grey 48 */
 	/* Direct colour: unchanged. Terminal default: unchanged. */
 	assert_int_equal(theme_map_colour(0x123456, 0x1000000), 0x123456);
+	/* 0-7 would be sent as the ANSI colours: near-black instead. */
+	assert_int_equal(theme_map_colour(0x000000, 0x1000000), 8);
+	assert_int_equal(theme_map_colour(0x000007, 0x1000000), 8);
+	assert_int_equal(theme_map_colour(0x000008, 0x1000000), 8);
 	assert_int_equal(theme_map_colour(THEME_DEFAULT_COLOUR, 256), THEME_DEFAULT_COLOUR);
 	assert_int_equal(theme_map_colour(THEME_DEFAULT_COLOUR, 8), THEME_DEFAULT_COLOUR);
 	/* 8 colours: by hue, greys by lightness. */

@@ -352,7 +352,7 @@ finish
 start 140 40 "$INFERTOP_BIN" --demo --sweep c=1,2,4 --stage-duration 4s --output-tokens 8 --slo ttft=10s
 wait_for "sweep: dashboard up" "Latency" 20
 wait_for "sweep: the header names the stage" "step [0-9]/3 c=[124]"
-wait_for "sweep: goodput on the load line (--slo)" "goodput [0-9.]+ req/s"
+wait_for "sweep: goodput on the load line (--slo)" "good(put)? [0-9.]+( req)?/s \\([0-9]+ s\\)"
 for k in 1 2 3 4 5 6; do T send-keys -t tui v; done
 wait_for "plan view: the first step is live" " 1 c=1 \*" 10
 wait_for "plan view: the second step is live" " 2 c=2 \*" 10

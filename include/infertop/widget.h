@@ -41,6 +41,7 @@ struct dash {
 	enum ui_view view;
 	bool ascii;                       /* no UTF-8 line, block or braille characters */
 	const char *theme_name;
+	const char *colours;              /* how many and from where, for the help */
 	/* The bottom line shows, by priority: the prompt being typed, a
 	 * status message, the key bar. */
 	const char *prompt;
@@ -75,7 +76,7 @@ unsigned widgets_layout_flags(const struct run_view *v);
 	void draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d);
 #include "infertop/panels.def"
 /* How far the help overlay (drawn in r) can scroll: 0 when it fits. */
-int w_help_max_top(const struct rect *r);
+int w_help_max_top(const struct rect *r, const char *colours);
 /* A key in the requests view: moves the selection, opens a request,
  * changes the list, sort or filter (UI state only). Returns whether the
  * key was the view's; now_ns is the time the rows are taken at. */

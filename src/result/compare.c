@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void crow_add(struct result_compare *c, const char *name, const char *key, const char *unit, int better,
@@ -93,9 +94,67 @@ void result_compare_release(struct result_compare *c)
 	c->options_diff = NULL;
 }
 
+/* The practical floor: a change smaller than this is "same" whatever the
+ * intervals say. The intervals hold each run's own noise only; the drift
+ * between two runs (the machine's load, the network, a warmer cache) is
+ * in neither, and against a fixed-timing simulator two runs of one
+ * command differed by up to 1 % in throughput and a few ms in the tails
+ * (a stall of a loaded machine), which the intervals alone called worse.
+ * INFERTOP_COMPARE_MIN_CHANGE sets it: "5%,1ms" (the default), "10%",
+ * "2ms", "0" (none). The milliseconds apply to the latency rows. */
+#define MIN_CHANGE_ENV "INFERTOP_COMPARE_MIN_CHANGE"
+static double min_pct = 5, min_ms = 1;
+static bool min_read;
+
+/* Parses the variable once; a bad value is said on stderr and the
+ * defaults stay. */
+static void min_change_read(void)
+{
+	if (min_read)
+		return;
+	min_read = true;
+	const char *v = getenv(MIN_CHANGE_ENV);
+	if (!v || !*v)
+		return;
+	double pct = 0, ms = 0;
+	bool ok = true;
+	const char *p = v;
+	if (strcmp(v, "0") != 0)
+		while (ok && *p) {
+			char *end;
+			double x = strtod(p, &end);
+			if (end == p || !(x >= 0) || !isfinite(x)) {
+				ok = false;
+			} else if (*end == '%') {
+				pct = x;
+				end++;
+			} else if (end[0] == 'm' && end[1] == 's') {
+				ms = x;
+				end += 2;
+			} else {
+				ok = false;
+			}
+			if (ok && *end == ',' && end[1])
+				end++;
+			else if (ok && *end)
+				ok = false;
+			p = end;
+		}
+	if (!ok) {
+		fprintf(stderr,
+			"infertop compare: %s=%s: expected a percentage and/or milliseconds (\"5%%,1ms\", \"10%%\", "
+			"\"0\"); using %g%%,%gms\n",
+			MIN_CHANGE_ENV, v, min_pct, min_ms);
+		return;
+	}
+	min_pct = pct;
+	min_ms = ms;
+}
+
 /* A change is only a change when it is outside the noise: when each
  * side's interval is known and they overlap, the runs cannot tell apart;
- * without intervals, a change that prints as 0.0% is none either. */
+ * nor when it is under the practical floor; without intervals, a change
+ * that prints as 0.0% is none either. */
 const char *result_crow_verdict(const struct result_crow *r)
 {
 	if (!r->better || isnan(r->a) || isnan(r->b))
@@ -105,7 +164,12 @@ const char *result_crow_verdict(const struct result_crow *r)
 	bool known = !isnan(r->lo_a) && !isnan(r->hi_a) && !isnan(r->lo_b) && !isnan(r->hi_b);
 	if (known && r->lo_b <= r->hi_a && r->lo_a <= r->hi_b)
 		return "same";
+	min_change_read();
 	double p = result_crow_delta_pct(r);
+	if (!isnan(p) && fabs(p) < min_pct)
+		return "same";
+	if (strcmp(r->unit, "ms") == 0 && fabs(r->b - r->a) < min_ms)
+		return "same";
 	if (!isnan(p) && fabs(p) < 0.05)
 		return "same";
 	return (r->b > r->a) == (r->better > 0) ? "better" : "worse";
@@ -197,8 +261,23 @@ static void fleet_rows(struct result_compare *c, const struct snapshot *a, const
  *   closed loop (the users' count is fixed; the time each took varies);
  * - an error share of f in n: -/+ 1.96 * sqrt(p*(1-p)/n), at least 3/n
  *   (the rule of three when none failed).
+ * Requests that ran at the same time are not independent samples: a
+ * stall of the server or of the machine delays every one in flight (with
+ * a fixed-timing simulator such stalls are the only spread there is). So
+ * the latencies and throughputs count n / k samples, k the requests in
+ * flight (the users in closed loop, the most in flight in open loop), and
+ * a percentile's ranks are those of n / k groups of k.
  * Two figures whose intervals overlap are reported as the same. */
 #define NOISE_Z 1.96
+
+/* The requests that shared each stall: at least 1, at most n. */
+static double group_size(const struct snapshot *s, uint64_t n)
+{
+	double k = s->open_loop ? (double)s->max_in_flight : s->concurrency;
+	if (!(k >= 1))
+		k = 1;
+	return n > 0 && k > (double)n ? (double)n : k;
+}
 
 static void set_interval(double *lo, double *hi, double l, double h)
 {
@@ -206,19 +285,21 @@ static void set_interval(double *lo, double *hi, double l, double h)
 	*hi = h;
 }
 
-/* p in percent; < 0: the mean. Milliseconds. */
-static void hist_interval(const struct hist *h, double p, double *lo, double *hi)
+/* p in percent; < 0: the mean. Milliseconds. k: group_size. */
+static void hist_interval(const struct hist *h, double p, double k, double *lo, double *hi)
 {
 	uint64_t n = h ? hist_count(h) : 0;
 	if (n == 0)
 		return;
+	double nd = (double)n, ng = nd / k;
 	if (p < 0) {
-		double half = NOISE_Z * hist_stddev(h) / sqrt((double)n);
+		double half = NOISE_Z * hist_stddev(h) / sqrt(ng);
 		set_interval(lo, hi, (hist_mean(h) - half) / 1e3, (hist_mean(h) + half) / 1e3);
 		return;
 	}
-	double q = p / 100, nd = (double)n, half = NOISE_Z * sqrt(nd * q * (1 - q));
-	double rlo = floor(nd * q - half), rhi = ceil(nd * q + half) + 1;
+	/* The ranks of the groups, then of the requests. */
+	double q = p / 100, half = NOISE_Z * sqrt(ng * q * (1 - q));
+	double rlo = floor(ng * q - half) * k, rhi = (ceil(ng * q + half) + 1) * k;
 	int64_t vlo = hist_percentile(h, 100 * fmax(rlo, 0) / nd);
 	int64_t vhi = hist_percentile(h, 100 * fmin(rhi, nd) / nd);
 	int64_t blo, bhi, dummy;
@@ -235,7 +316,7 @@ static void hist_interval(const struct hist *h, double p, double *lo, double *hi
 
 /* A throughput: in open loop the arrivals' own noise, sqrt(n) of n;
  * in closed loop the count is the users' and the noise is the time each
- * took: the relative standard error of the mean E2E. */
+ * took: the relative standard error of the mean E2E, over n / k. */
 static void rate_interval(const struct snapshot *s, double v, uint64_t n, double *lo, double *hi)
 {
 	if (isnan(v) || n == 0)
@@ -245,7 +326,7 @@ static void rate_interval(const struct snapshot *s, double v, uint64_t n, double
 	if (!s->open_loop) {
 		if (!e2e || hist_count(e2e) == 0 || !(hist_mean(e2e) > 0))
 			return;
-		rel *= hist_stddev(e2e) / hist_mean(e2e);
+		rel = NOISE_Z / sqrt((double)n / group_size(s, n)) * hist_stddev(e2e) / hist_mean(e2e);
 	}
 	set_interval(lo, hi, v * (1 - rel), v * (1 + rel));
 }
@@ -287,7 +368,8 @@ static void compare_noise(struct result_compare *c, const struct snapshot *a, co
 				snprintf(key, sizeof key, "%s_%s_ms", vllm[i], stats_metric_name((enum stat_metric)m));
 				r = row_of(c, key);
 				if (r)
-					hist_interval(s[k]->run[m], pct[i], k ? &r->lo_b : &r->lo_a, k ? &r->hi_b : &r->hi_a);
+					hist_interval(s[k]->run[m], pct[i], group_size(s[k], done), k ? &r->lo_b : &r->lo_a,
+						      k ? &r->hi_b : &r->hi_a);
 			}
 		}
 	}
@@ -349,8 +431,16 @@ void result_compare_verdict(const struct result_compare *c, char *buf, size_t ca
 	else {
 		verdict_list(c, "better", false, ob, sizeof ob);
 		verdict_list(c, "worse", false, ow, sizeof ow);
+		/* The floor is said: "same" then covers it too. */
+		char fl[64] = "", pc[24] = "", ms[24] = "";
+		if (min_pct > 0)
+			snprintf(pc, sizeof pc, "%g%%", min_pct);
+		if (min_ms > 0)
+			snprintf(ms, sizeof ms, "%g ms", min_ms);
+		if (pc[0] || ms[0])
+			snprintf(fl, sizeof fl, " or under %s%s%s", pc, pc[0] && ms[0] ? " / " : "", ms);
 		if (!ob[0] && !ow[0])
-			snprintf(buf, cap, "no significant difference (every change within the run-to-run noise)");
+			snprintf(buf, cap, "no significant difference (every change within the run-to-run noise%s)", fl);
 		else
 			snprintf(buf, cap,
 				 "no significant difference in throughput, errors, TTFT, ITL or E2E (other figures: "
@@ -399,6 +489,7 @@ void result_compare_build(struct result_compare *c, const struct snapshot *a, co
 	}
 	compare_cache_sessions(c, a, b);
 	compare_noise(c, a, b);
+	min_change_read();
 }
 
 double result_crow_delta_pct(const struct result_crow *r)

@@ -429,8 +429,11 @@ int theme_map_colour(int32_t rgb, int ncolours)
 {
 	if (rgb < 0)
 		return THEME_DEFAULT_COLOUR;
+	/* Direct colour: the value is the colour, except that the entries
+	 * (xterm-direct's setaf) send 0-7 as the 8 ANSI colours, which users
+	 * redefine: #000000-#000007 go as #000008, the same to the eye. */
 	if (ncolours >= 0x1000000)
-		return rgb;
+		return rgb < 8 ? 8 : rgb;
 	int r = (rgb >> 16) & 0xff, g = (rgb >> 8) & 0xff, b = rgb & 0xff;
 	if (ncolours >= 256)
 		return map_256(r, g, b);

@@ -54,6 +54,9 @@ struct ui {
 	SCREEN *scr;
 	bool started, stopped;
 	bool ascii, colour;
+	char term[64];            /* the direct-colour terminfo used, "" for TERM's */
+	char direct_missing[64];  /* the one COLORTERM asked for and not found */
+	char colours[256];        /* for the help: "24-bit (TERM=tmux-direct...)" */
 	ev_io input;
 	ev_timer frame;
 	ev_io errpipe;
@@ -321,6 +324,7 @@ static void draw(struct ui *u, int64_t now)
 		.view = u->view,
 		.ascii = u->ascii,
 		.theme_name = u->theme.name,
+		.colours = u->colours,
 		.prompt = u->confirm.active || u->entering || u->rq.filtering ? prompt : NULL,
 		.status = u->status[0] ? u->status : NULL,
 		.status_role = u->status_role,
@@ -479,7 +483,7 @@ static bool help_scroll(struct ui *u, int ch)
 	default:
 		return false;
 	}
-	int max = w_help_max_top(&in);
+	int max = w_help_max_top(&in, u->colours);
 	u->help_top = top < 0 ? 0 : top > max ? max : top;
 	return true;
 }
@@ -751,6 +755,89 @@ static void on_snapshot(void *ud, const struct snapshot_result *r)
 	u->status_until = now + STATUS_LONG_NS; /* a path to copy */
 }
 
+/* The colours a terminfo entry gives, -1 when there is no such entry;
+ * looked up before the screen exists, then forgotten. */
+static int entry_colours(const char *name)
+{
+	int err = 0;
+	if (setupterm(name, STDOUT_FILENO, &err) != OK)
+		return -1;
+	int n = tigetnum("colors");
+	del_curterm(cur_term);
+	return n;
+}
+
+static bool truecolor_env(void)
+{
+	const char *c = getenv("COLORTERM");
+	return c && (strcmp(c, "truecolor") == 0 || strcmp(c, "24bit") == 0);
+}
+
+/* COLORTERM=truecolor (or 24bit) says the terminal takes 24-bit colours,
+ * but ncurses knows only what TERM's terminfo entry says (256 for
+ * xterm-256color), and the theme's colours would be rounded to that
+ * palette. The same terminal's direct-colour entry, when installed,
+ * gives them exactly: TERM's name without its -256color (or -88color,
+ * -16color, -color) and with -direct (xterm-direct, tmux-direct), and
+ * tmux-direct inside tmux. Returns that name (in u->term), or NULL to
+ * keep TERM: COLORTERM not saying so, NO_COLOR, no such entry, or TERM
+ * already direct. */
+static const char *colours_terminal(struct ui *u)
+{
+	u->term[0] = '\0';
+	u->direct_missing[0] = '\0';
+	const char *t = getenv("TERM");
+	if (!truecolor_env() || theme_no_color_env() || !t || !*t || strlen(t) >= sizeof u->term - 8)
+		return NULL;
+	int have = entry_colours(t);
+	if (have < 0 || have >= 0x1000000)
+		return NULL;
+	char base[sizeof u->term];
+	snprintf(base, sizeof base, "%s", t);
+	static const char *const suffixes[] = {"-256color", "-88color", "-16color", "-color"};
+	for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+		size_t bl = strlen(base), sl = strlen(suffixes[i]);
+		if (bl > sl && strcmp(base + bl - sl, suffixes[i]) == 0) {
+			base[bl - sl] = '\0';
+			break;
+		}
+	}
+	char cand[2][sizeof u->term + 8];
+	int nc = 0;
+	snprintf(cand[nc++], sizeof cand[0], "%s-direct", base);
+	if (getenv("TMUX") && (strncmp(base, "tmux", 4) == 0 || strncmp(base, "screen", 6) == 0) &&
+	    strcmp(cand[0], "tmux-direct") != 0)
+		snprintf(cand[nc++], sizeof cand[0], "tmux-direct");
+	for (int i = 0; i < nc; i++)
+		if (entry_colours(cand[i]) >= 0x1000000) {
+			snprintf(u->term, sizeof u->term, "%.*s", (int)sizeof u->term - 1, cand[i]);
+			return u->term;
+		}
+	snprintf(u->direct_missing, sizeof u->direct_missing, "%.*s", (int)sizeof u->direct_missing - 1, cand[0]);
+	return NULL;
+}
+
+/* What the help says of the colours: how many, from which entry, and
+ * why not more. */
+static void colours_describe(struct ui *u, const char *direct)
+{
+	const char *t = direct ? direct : getenv("TERM");
+	if (!t)
+		t = "unset";
+	if (theme_no_color_env())
+		snprintf(u->colours, sizeof u->colours, "none (NO_COLOR is set)");
+	else if (!u->colour)
+		snprintf(u->colours, sizeof u->colours, "none (TERM=%.64s has none)", t);
+	else if (COLORS >= 0x1000000)
+		snprintf(u->colours, sizeof u->colours, "24-bit (TERM=%.64s%s)", t,
+			 direct ? ", for COLORTERM" : "");
+	else if (u->direct_missing[0])
+		snprintf(u->colours, sizeof u->colours, "%d (TERM=%.64s: no %.64s terminfo for COLORTERM)", COLORS, t,
+			 u->direct_missing);
+	else
+		snprintf(u->colours, sizeof u->colours, "%d (TERM=%.64s)", COLORS, t);
+}
+
 int ui_start(struct ui *u, char *err, size_t errcap)
 {
 	if (u->started) {
@@ -763,7 +850,8 @@ int ui_start(struct ui *u, char *err, size_t errcap)
 	const char *cs = nl_langinfo(CODESET);
 	u->ascii = u->cfg->ascii || !cs || strcmp(cs, "UTF-8") != 0;
 	tio_saved = tcgetattr(STDIN_FILENO, &saved_tio) == 0;
-	u->scr = newterm(NULL, stdout, stdin);
+	const char *direct = colours_terminal(u);
+	u->scr = newterm(direct, stdout, stdin);
 	if (!u->scr) {
 		const char *t = getenv("TERM");
 		snprintf(err, errcap, "cannot use the terminal (TERM=%s)", t ? t : "unset");
@@ -805,6 +893,7 @@ int ui_start(struct ui *u, char *err, size_t errcap)
 		use_default_colors();
 	else
 		u->colour = false;
+	colours_describe(u, direct);
 	theme_apply(&u->theme, u->colour, u->attr);
 	restore_len = 0;
 	add_cap("sgr0");

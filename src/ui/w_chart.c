@@ -7,6 +7,8 @@
 
 #include "infertop/clock.h"
 #include "infertop/load.h"
+#include "infertop/plan.h"
+#include "infertop/slo.h"
 #include "infertop/server.h"
 #include "infertop/stats.h"
 #include "infertop/series.h"
@@ -60,13 +62,57 @@ double wd_nice_ceil(double m)
 /* Braille dot bits, bottom to top: left column, right column. */
 static const unsigned braille_bits[2][4] = {{0x40, 0x04, 0x02, 0x01}, {0x80, 0x20, 0x10, 0x08}};
 
+/* A limit drawn across a chart (the --slo of its figure): points over it
+ * in the crit colour, within 80 % of it in the warn colour, as the
+ * latency table colours its cells; limit 0: none. */
+struct threshold {
+	double limit;
+	const char *label; /* on the line, where it hides no data */
+};
+
+static enum theme_role point_role(double v, const struct threshold *th, enum theme_role role)
+{
+	if (!th || !(th->limit > 0) || isnan(v))
+		return role;
+	return v > th->limit ? THEME_R_CRIT : v > 0.8 * th->limit ? THEME_R_WARN : role;
+}
+
+/* Writes line[from..to) in one attribute. */
+static void put_run(WINDOW *w, int y, int x, const wchar_t *line, int from, int to, unsigned long attr)
+{
+	if (to <= from)
+		return;
+	wattr_set(w, (attr_t)(attr & ~A_COLOR), (short)PAIR_NUMBER(attr), NULL);
+	mvwaddnwstr(w, y, x + from, line + from, to - from);
+}
+
 static void plot(WINDOW *w, const struct rect *r, const double *v, int npts, double top, const struct dash *d,
-		 enum theme_role role, const int *mark_col, int nmarks, const struct series_marker *marks)
+		 enum theme_role role, const int *mark_col, int nmarks, const struct series_marker *marks,
+		 const struct threshold *th)
 {
 	int rows = r->h - 1, cols = r->w < MAX_COLS ? r->w : MAX_COLS;
 	int per_cell = d->ascii ? 2 : 4;   /* vertical levels per row */
 	int levels = rows * per_cell;
 	int height[MAX_POINTS];
+	/* A cell's colour: its worst point's (two points per braille cell). */
+	enum theme_role cell_role[MAX_COLS];
+	for (int c = 0; c < cols; c++) {
+		cell_role[c] = role;
+		for (int k = d->ascii ? c : 2 * c; k < (d->ascii ? c + 1 : 2 * c + 2) && k < npts; k++) {
+			enum theme_role pr = point_role(v[k], th, role);
+			if (pr == THEME_R_CRIT || (pr == THEME_R_WARN && cell_role[c] != THEME_R_CRIT))
+				cell_role[c] = pr;
+		}
+	}
+	/* The row the limit falls in, counted from the top; -1: none (or
+	 * above the scale). */
+	int th_row = -1;
+	if (th && th->limit > 0 && th->limit <= top) {
+		int lvl = (int)lround(th->limit / top * levels);
+		if (lvl < 1)
+			lvl = 1;
+		th_row = rows - 1 - (lvl - 1) / per_cell;
+	}
 	for (int i = 0; i < npts; i++) {
 		if (isnan(v[i]) || v[i] <= 0) {
 			height[i] = isnan(v[i]) ? -1 : 0;
@@ -75,7 +121,7 @@ static void plot(WINDOW *w, const struct rect *r, const double *v, int npts, dou
 		int h = (int)lround(v[i] / top * levels);
 		height[i] = h < 1 ? 1 : h > levels ? levels : h; /* anything above zero shows */
 	}
-	unsigned long attr = wd_attr(d, role), mattr = wd_attr(d, THEME_R_MARKER);
+	unsigned long mattr = wd_attr(d, THEME_R_MARKER);
 	wchar_t line[MAX_COLS + 1];
 	for (int row = 0; row < rows; row++) {
 		int base = (rows - 1 - row) * per_cell; /* levels below this row */
@@ -97,8 +143,34 @@ static void plot(WINDOW *w, const struct rect *r, const double *v, int npts, dou
 			line[c] = ch;
 		}
 		line[cols] = 0;
-		wattr_set(w, (attr_t)(attr & ~A_COLOR), (short)PAIR_NUMBER(attr), NULL);
-		mvwaddnwstr(w, r->y + 1 + row, r->x, line, cols);
+		/* The limit's line goes through the empty cells of its row. */
+		bool on_line[MAX_COLS] = {false};
+		if (row == th_row)
+			for (int c = 0; c < cols; c++)
+				if (line[c] == L' ') {
+					line[c] = d->ascii ? L'-' : 0x2508;
+					on_line[c] = true;
+				}
+		/* Runs of one colour: the series', or warn/crit over the limit. */
+		int from = 0;
+		for (int c = 1; c <= cols; c++) {
+			if (c < cols && on_line[c] == on_line[from] && cell_role[c] == cell_role[from])
+				continue;
+			put_run(w, r->y + 1 + row, r->x, line, from, c,
+				on_line[from] ? wd_attr(d, THEME_R_CRIT) : wd_attr(d, cell_role[from]));
+			from = c;
+		}
+		if (row == th_row && th->label) {
+			/* The label at the line's right end, over empty cells only. */
+			int len = wd_width(th->label), c0 = cols - 1 - len;
+			bool fits = c0 > 0;
+			for (int k = c0; fits && k < cols - 1; k++)
+				fits = on_line[k];
+			if (fits) {
+				struct rect lrow = {r->y + 1 + row, r->x, 1, r->w};
+				wd_put(w, &lrow, 0, c0, wd_attr(d, THEME_R_CRIT), th->label);
+			}
+		}
 		for (int m = 0; m < nmarks; m++) {
 			int c = mark_col[m];
 			wchar_t mc[2] = {line[c] == L' ' ? (d->ascii ? L'|' : 0x250a) : line[c], 0};
@@ -124,7 +196,18 @@ static void plot(WINDOW *w, const struct rect *r, const double *v, int npts, dou
 void w_chart_plot(WINDOW *w, const struct rect *r, const double *v, int npts, double top, const struct dash *d,
 		  enum theme_role role)
 {
-	plot(w, r, v, npts, top, d, role, NULL, 0, NULL);
+	plot(w, r, v, npts, top, d, role, NULL, 0, NULL, NULL);
+}
+
+/* The chart's --slo limit in its own unit (ms), 0 when it has none: only
+ * TTFT's chart; ITL is no SLO's figure (TPOT is a request's mean gap, not
+ * one gap) and E2E has no chart. */
+static double chart_limit(int arg, const struct dash *d)
+{
+	const struct slo *slo = d->v->plan ? plan_slo(d->v->plan) : NULL;
+	if (arg != CHART_TTFT || !slo || !slo->set[SLO_TTFT])
+		return 0;
+	return (double)slo->limit_ns[SLO_TTFT] / 1e6;
 }
 
 /* The figure in a chart's title is the current value, never the mean of
@@ -190,8 +273,13 @@ void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 		if (v[i] > maxv)
 			maxv = v[i];
 	}
+	/* An SLO within 4x of the data widens the scale to show its line;
+	 * further up, nothing comes near it. */
+	double limit = chart_limit(arg, d);
+	if (limit > 0 && limit > 4 * maxv)
+		limit = 0;
 	double scale = cd->percent ? 100 : 1;
-	double top = cd->percent ? 1.0 : wd_nice_ceil(maxv);
+	double top = cd->percent ? 1.0 : wd_nice_ceil(limit > maxv ? limit : maxv);
 	/* One unit for the title's value and the scale: milliseconds from a
 	 * second on read as seconds ("11.2 s" and "0…20 s", never "11.2k ms"). */
 	const char *unit = cd->percent ? "%" : cd->unit;
@@ -202,11 +290,11 @@ void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 	char b[64], tb[32], extra[96] = "", sc[64];
 	bool stale = false;
 	cur = current_value(arg, cd, d, &stale);
+	/* Rates are per second over the last second: said, since the load
+	 * line's figures are over the sliding window ("(30 s)"). */
+	bool rate = arg == CHART_TOK || arg == CHART_REQ || arg == CHART_ERR;
 	if (!isnan(cur)) {
 		wd_fmt_si(b, sizeof b, cur * scale);
-		/* Rates are per second over the last second: said, since the
-		 * load line's figures are over the sliding window. */
-		bool rate = arg == CHART_TOK || arg == CHART_REQ || arg == CHART_ERR;
 		snprintf(extra, sizeof extra, "%s%s%s%s", b, cd->percent ? "%" : unit, rate ? " (1 s)" : "",
 			 stale ? " stale" : "");
 	} else if (arg == CHART_QUEUE || arg == CHART_KV) {
@@ -225,13 +313,29 @@ void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 	char t[64];
 	snprintf(t, sizeof t, "%s", cd->title);
 	if (wd_width(t) + 1 + wd_width(extra) > room) {
+		/* A rate cut before its "(1 s)" would be a figure without its
+		 * window: it goes whole. */
+		if (rate)
+			extra[0] = '\0';
 		wd_truncate(extra, room - wd_width(t) - 1, d->ascii);
 		if (!extra[0] || wd_width(extra) < 2) {
 			extra[0] = '\0';
 			wd_truncate(t, room, d->ascii);
 		}
 	}
-	int x = wd_title(w, r, d, t, extra[0] ? extra : NULL);
+	/* The current value in the limit's colours, as in the latency table. */
+	enum theme_role vrole = point_role(cur, &(struct threshold){limit, NULL}, THEME_R_DIM);
+	int x;
+	if (vrole == THEME_R_DIM || !extra[0]) {
+		x = wd_title(w, r, d, t, extra[0] ? extra : NULL);
+	} else {
+		unsigned long bd = wd_attr(d, THEME_R_BORDER);
+		x = wd_put(w, r, 0, 1, bd, " ");
+		x = wd_put(w, r, 0, x, wd_attr(d, THEME_R_TITLE), t);
+		x = wd_put(w, r, 0, x, bd, " ");
+		x = wd_put(w, r, 0, x, wd_attr(d, vrole), extra);
+		x = wd_put(w, r, 0, x, bd, " ");
+	}
 	if (x + 1 + wd_width(sc) <= r->w - 1)
 		wd_put_right(w, r, 0, r->w - 1, dim, sc);
 	if (!any) {
@@ -254,5 +358,11 @@ void w_chart_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d
 		marks[k] = marks[i];
 		mark_col[k++] = c;
 	}
-	plot(w, r, v, npts, top, d, cd->role, mark_col, k, marks);
+	char lab[48] = "";
+	if (limit > 0) {
+		char lb[32];
+		wd_fmt_si(lb, sizeof lb, limit * scale);
+		snprintf(lab, sizeof lab, " SLO %s%s ", lb, unit);
+	}
+	plot(w, r, v, npts, top, d, cd->role, mark_col, k, marks, &(struct threshold){limit, lab[0] ? lab : NULL});
 }

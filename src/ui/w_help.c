@@ -79,11 +79,25 @@ static struct rect text_area(const struct rect *r)
 	return (struct rect){r->y + 1, r->x + 1, r->h - 1, r->w - 2};
 }
 
-int w_help_max_top(const struct rect *r)
+/* The colours line: how many the terminal gives and from which terminfo
+ * entry, so a theme that looks off says why (256, not COLORTERM's 24-bit). */
+static void colours_text(char *buf, size_t cap, const char *colours)
+{
+	snprintf(buf, cap, "Colours: %s. COLORTERM=truecolor asks for 24-bit (unset, TERM's own palette), "
+		 "NO_COLOR=1 for none.",
+		 colours && *colours ? colours : "unknown");
+}
+
+int w_help_max_top(const struct rect *r, const char *colours)
 {
 	struct rect in = text_area(r);
 	struct hline lines[MAX_LINES];
+	char ct[256];
+	colours_text(ct, sizeof ct, colours);
 	int n = help_lines(in.w, lines, MAX_LINES) + 1; /* + the theme line */
+	n = wrap(ct, in.w, 0, KEY_ACT_NONE, true, lines, n, MAX_LINES);
+	if (n > MAX_LINES)
+		n = MAX_LINES;
 	/* When scrolling, the last row is the "more" marker. */
 	return n > in.h && in.h > 1 ? n - (in.h - 1) : 0;
 }
@@ -102,6 +116,9 @@ void w_help_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 	snprintf(theme, sizeof theme, "Theme: %s (t: next; man 5 infertop-theme)",
 		 d->theme_name ? d->theme_name : "default");
 	n = wrap(theme, in.w, 0, KEY_ACT_NONE, true, lines, n, MAX_LINES);
+	char ct[256];
+	colours_text(ct, sizeof ct, d->colours);
+	n = wrap(ct, in.w, 0, KEY_ACT_NONE, true, lines, n, MAX_LINES);
 	if (n > MAX_LINES)
 		n = MAX_LINES;
 

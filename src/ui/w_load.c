@@ -1,8 +1,10 @@
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "infertop/options.h"
 #include "infertop/plan.h"
 #include "infertop/load.h"
 #include "infertop/stats.h"
@@ -16,15 +18,18 @@ struct seg {
 	const char *label[2];
 	char value[32];
 	const char *unit[2];
+	char suffix[24]; /* after the unit in both forms: the window, " (30 s)" */
 	enum theme_role role;
 	int prio;
 };
 
 #define MAX_SEGS 14
+/* Figures of this priority or less are the first to go. */
+#define PRIO_EXTRA 4
 
 static int seg_width(const struct seg *s, int form)
 {
-	return wd_width(s->label[form]) + wd_width(s->value) + wd_width(s->unit[form]);
+	return wd_width(s->label[form]) + wd_width(s->value) + wd_width(s->unit[form]) + wd_width(s->suffix);
 }
 
 static struct seg *push(struct seg *segs, int *n, const char *llong, const char *lshort, const char *ulong,
@@ -38,7 +43,21 @@ static struct seg *push(struct seg *segs, int *n, const char *llong, const char 
 	s->role = role;
 	s->prio = prio;
 	s->value[0] = '\0';
+	s->suffix[0] = '\0';
 	return s;
+}
+
+/* The span the window's rates are over, as the chart titles say theirs
+ * ("(1 s)"): the configured window, or the run so far while it is
+ * shorter. */
+static void window_name(char *buf, size_t cap, double win_s, const struct run_view *e)
+{
+	double cfg = e->cfg && e->cfg->window_ns > 0 ? (double)e->cfg->window_ns / 1e9 : win_s;
+	double s = win_s > 0 && win_s < cfg - 1 ? win_s : cfg;
+	if (s >= 120 && fmod(s, 60) == 0)
+		snprintf(buf, cap, " (%.0f min)", s / 60);
+	else
+		snprintf(buf, cap, " (%.0f s)", s < 1 ? 1 : s);
 }
 
 static void rate_value(char *buf, size_t cap, double count, double secs, const struct dash *d)
@@ -103,13 +122,19 @@ void w_load_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 	bool done = e->state == ENGINE_DONE && e->t_end;
 	int64_t at = done ? e->t_end : d->now;
 	double win = stats_window_seconds(st, at);
-	const char *wl = done ? "window " : "", *ws = done ? "win " : "";
-	s = push(segs, &n, wl, ws, " req/s", " req/s", THEME_R_VALUE, 5);
+	/* Each says its window: the output tok/s chart's figure is over the
+	 * last second, and the two must never read as one figure. */
+	char wn[24];
+	window_name(wn, sizeof wn, win, e);
+	s = push(segs, &n, "", "", " req/s", " req/s", THEME_R_VALUE, 5);
 	rate_value(s->value, sizeof s->value, (double)st->win_c.completed, win, d);
-	s = push(segs, &n, wl, ws, " out tok/s", " out t/s", THEME_R_VALUE, 7);
+	snprintf(s->suffix, sizeof s->suffix, "%s", wn);
+	s = push(segs, &n, "", "", " out tok/s", " out t/s", THEME_R_VALUE, 7);
 	rate_value(s->value, sizeof s->value, stats_live_tokens(st, &st->win_c), win, d);
+	snprintf(s->suffix, sizeof s->suffix, "%s", wn);
 	s = push(segs, &n, "", "", " total tok/s", " tot t/s", THEME_R_VALUE, done ? 2 : 4);
 	rate_value(s->value, sizeof s->value, stats_live_tokens(st, &st->win_c) + (double)st->win_c.input_tokens, win, d);
+	snprintf(s->suffix, sizeof s->suffix, "%s", wn);
 	if (done) {
 		double run = e->t_start ? plan_measured_seconds(e->plan, e->t_start, at) : 0.0;
 		s = push(segs, &n, "run ", "run ", " req/s", " req/s", THEME_R_VALUE, 11);
@@ -124,14 +149,17 @@ void w_load_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 		/* Requests meeting every --slo, per second over the window. */
 		s = push(segs, &n, "goodput ", "good ", " req/s", "/s", THEME_R_GOOD, 6);
 		snprintf(s->value, sizeof s->value, "%.2f", plan_goodput_window(e->plan, d->now));
+		window_name(s->suffix, sizeof s->suffix, slo_window_seconds(plan_slo(e->plan), d->now), e);
 	}
 
 	bool keep[MAX_SEGS];
 	for (int i = 0; i < n; i++)
 		keep[i] = true;
-	/* Long labels, then short ones, with " | " between figures; then
-	 * bare separators; then figures go, least important first. */
+	/* Long labels, then without the extras (total tok/s), then short
+	 * labels, with " | " between figures; then bare separators; then
+	 * figures go, least important first. */
 	int form = 0, sepw = 3;
+	bool extras = true;
 	for (;;) {
 		int total = 1;
 		int kept = 0;
@@ -142,6 +170,13 @@ void w_load_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 			}
 		if (total <= r->w || kept <= 1)
 			break;
+		if (form == 0 && extras) {
+			extras = false;
+			for (int i = 0; i < n; i++)
+				if (segs[i].prio <= PRIO_EXTRA)
+					keep[i] = false;
+			continue;
+		}
 		if (form == 0) {
 			form = 1;
 			continue;
@@ -176,5 +211,6 @@ void w_load_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *d)
 		x = wd_put(w, r, 0, x, segs[i].value[0] ? lab : wd_attr(d, segs[i].role), segs[i].label[form]);
 		x = wd_put(w, r, 0, x, wd_attr(d, segs[i].role), segs[i].value);
 		x = wd_put(w, r, 0, x, lab, segs[i].unit[form]);
+		x = wd_put(w, r, 0, x, lab, segs[i].suffix);
 	}
 }
