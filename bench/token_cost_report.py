@@ -71,8 +71,13 @@ def cpu(path):
     return tuple(map(float, open(path).read().split()[-2:]))
 
 
+def options(r):
+    """The result's options block (where the transport is recorded)."""
+    return (r.get("infertop") or {}).get("options") or {}
+
+
 def transport(r, fallback):
-    t = r.get("transport")
+    t = options(r).get("transport")
     return t if t else fallback
 
 
@@ -126,8 +131,9 @@ def main():
         ratio_t = (iu + isy) / (fu + fs) if fu + fs else float("inf")
         notes.append(f"  {label}: ratio to the floor: user {ratio_u:.2f}x, total {ratio_t:.2f}x   "
                      f"(targets: {target}, total <= 1.25x)  {mark([floor_late, late], fu, fs, iu, isy)}".rstrip())
-        if fallback or r.get("transport"):
-            tls_facts = ", ".join(f"{k} {v}" for k, v in r.items() if k.startswith("tls") and isinstance(v, str))
+        if fallback or options(r).get("transport"):
+            tls_facts = ", ".join(f"{k} {v}" for k, v in options(r).items()
+                                  if k.startswith("tls") and isinstance(v, str))
             notes.append(f"  {label}: transport {transport(r, fallback)}" + (f" ({tls_facts})" if tls_facts else ""))
         last = late[3] if late else 0.0
         notes.append(f"  {label}: E2E p50 error less the source's last-token lateness p50 ({last:.3f} ms): "
