@@ -28,7 +28,9 @@ run() {
 	for l in floor infertop one; do
 		printf 'source: 300 requests, 30300 writes (0 short), lateness p50 0.100 ms p99 %s ms p99.9 20.000 ms max 30.000 ms\nsource: last token lateness p50 0.200 ms p99 0.500 ms\n' "$2" >"$d/lag.$l"
 	done
-	tr=${5:+,\"transport\":\"$5\"}
+	# Where a result keeps it: infertop.options.transport.
+	tr=
+	[ -n "${5:-}" ] && tr=",\"infertop\":{\"options\":{\"transport\":\"$5\"}}"
 	echo "{\"completed\":300,\"failed\":0,\"total_output_tokens\":30000,\"median_ttft_ms\":10.2,\"median_e2el_ms\":1000.3,\"p99_itl_ms\":12.5$tr}" >"$d/r.json"
 	echo "{\"completed\":100,\"failed\":0,\"total_output_tokens\":10000,\"median_ttft_ms\":10.2,\"median_e2el_ms\":1000.3,\"p99_itl_ms\":12.5}" >"$d/r1.json"
 	echo "$3 0.150" >"$d/time"
