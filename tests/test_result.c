@@ -673,6 +673,17 @@ static void test_compare_noise(void **state)
 	assert_string_equal(result_crow_verdict(&tiny), "same");
 	tiny.b = 11.5;
 	assert_string_equal(result_crow_verdict(&tiny), "worse");
+	/* compare --min-change: none, then 20 %, then back to the default. */
+	assert_int_equal(result_compare_set_min_change("x"), -1);
+	assert_int_equal(result_compare_set_min_change("5%,"), -1);
+	assert_int_equal(result_compare_set_min_change("0"), 0);
+	tiny.b = 10.1; /* +1 %, 0.1 ms */
+	assert_string_equal(result_crow_verdict(&tiny), "worse");
+	assert_int_equal(result_compare_set_min_change("20%"), 0);
+	tiny.b = 11.5;
+	assert_string_equal(result_crow_verdict(&tiny), "same");
+	assert_int_equal(result_compare_set_min_change("5%,1ms"), 0);
+	assert_string_equal(result_crow_verdict(&tiny), "worse");
 	snapshot_release(&a);
 	snapshot_release(&b);
 	snapshot_release(&w);

@@ -211,6 +211,11 @@ check "compare: a verdict ends the table" $?
 "$INFERTOP_BIN" compare "$tmp/base.json" "$tmp/base.json" >"$tmp/self.txt"
 grep -q '^Verdict: no significant difference' "$tmp/self.txt" && ! grep -Eq ' (worse|better) ' "$tmp/self.txt"
 check "compare: a run against itself, no significant difference" $?
+"$INFERTOP_BIN" compare "$tmp/base.json" "$tmp/slow.json" --min-change 100000% >"$tmp/mc.txt" 2>&1 &&
+	grep -q '^Verdict: no significant difference' "$tmp/mc.txt" &&
+	"$INFERTOP_BIN" compare "$tmp/base.json" "$tmp/slow.json" --min-change 5%x >/dev/null 2>"$tmp/mc.err"
+[ $? -eq 2 ] && grep -q -- "--min-change: expected" "$tmp/mc.err"
+check "compare --min-change: a floor above every change is no difference; a bad one exits 2" $?
 "$INFERTOP_BIN" compare "$tmp/base.json" "$tmp/same.json" >"$tmp/like.txt"
 ! grep -Eq '[+-]0\.0% +(worse|better)' "$tmp/like.txt"
 check "compare: never +0.0% worse" $?

@@ -103,8 +103,13 @@ void result_compare_build(struct result_compare *c, const struct snapshot *a, co
 void result_compare_release(struct result_compare *c);
 /* (B - A) in percent of |A|; NaN when A is 0. */
 double result_crow_delta_pct(const struct result_crow *r);
-/* "better", "worse", "same", or "" (no direction, or no change known). */
+/* "better", "worse", "same", or "" (no direction, or no change known).
+ * A change under the practical floor (5 % or 1 ms on a latency by
+ * default; result_compare_set_min_change) is "same". */
 const char *result_crow_verdict(const struct result_crow *r);
+/* compare --min-change: "5%,1ms", "10%", "2ms", "0" (no floor). 0, or -1
+ * when v is none of those (the floor unchanged). */
+int result_compare_set_min_change(const char *v);
 /* The last line of a comparison, from the verdicts of the headline rows
  * (throughputs, error share, TTFT, ITL, E2E p50 and p99): "B is better:
  * ttft p50 -12.0%, ..." / "B is worse: ..." / "mixed: B is better on

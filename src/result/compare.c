@@ -100,22 +100,17 @@ void result_compare_release(struct result_compare *c)
  * in neither, and against a fixed-timing simulator two runs of one
  * command differed by up to 1 % in throughput and a few ms in the tails
  * (a stall of a loaded machine), which the intervals alone called worse.
- * INFERTOP_COMPARE_MIN_CHANGE sets it: "5%,1ms" (the default), "10%",
- * "2ms", "0" (none). The milliseconds apply to the latency rows. */
+ * compare --min-change, else INFERTOP_COMPARE_MIN_CHANGE, sets it:
+ * "5%,1ms" (the default), "10%", "2ms", "0" (none). The milliseconds
+ * apply to the latency rows. */
 #define MIN_CHANGE_ENV "INFERTOP_COMPARE_MIN_CHANGE"
 static double min_pct = 5, min_ms = 1;
 static bool min_read;
 
-/* Parses the variable once; a bad value is said on stderr and the
- * defaults stay. */
-static void min_change_read(void)
+/* "5%,1ms", "10%", "2ms", "0" into *pct and *ms (0 where not given).
+ * 0, or -1 when v is none of those. */
+static int min_change_parse(const char *v, double *pct_out, double *ms_out)
 {
-	if (min_read)
-		return;
-	min_read = true;
-	const char *v = getenv(MIN_CHANGE_ENV);
-	if (!v || !*v)
-		return;
 	double pct = 0, ms = 0;
 	bool ok = true;
 	const char *p = v;
@@ -140,15 +135,37 @@ static void min_change_read(void)
 				ok = false;
 			p = end;
 		}
-	if (!ok) {
+	if (!ok)
+		return -1;
+	*pct_out = pct;
+	*ms_out = ms;
+	return 0;
+}
+
+/* Reads the variable once, unless the option has set the floor; a bad
+ * value is said on stderr and the defaults stay. */
+static void min_change_read(void)
+{
+	if (min_read)
+		return;
+	min_read = true;
+	const char *v = getenv(MIN_CHANGE_ENV);
+	if (v && *v && min_change_parse(v, &min_pct, &min_ms) != 0)
 		fprintf(stderr,
 			"infertop compare: %s=%s: expected a percentage and/or milliseconds (\"5%%,1ms\", \"10%%\", "
 			"\"0\"); using %g%%,%gms\n",
 			MIN_CHANGE_ENV, v, min_pct, min_ms);
-		return;
-	}
+}
+
+int result_compare_set_min_change(const char *v)
+{
+	double pct, ms;
+	if (!v || min_change_parse(v, &pct, &ms) != 0)
+		return -1;
 	min_pct = pct;
 	min_ms = ms;
+	min_read = true; /* the option wins over the variable */
+	return 0;
 }
 
 /* A change is only a change when it is outside the noise: when each

@@ -83,7 +83,8 @@ static const char usage_merge[] =
 static void usage_compare(FILE *out)
 {
 	char list[1024];
-	fprintf(out, "Usage: infertop compare A.json B.json [--format %s] [-o FILE] [--fail-if EXPR]\n",
+	fprintf(out, "Usage: infertop compare A.json B.json [--format %s] [-o FILE] [--fail-if EXPR]\n"
+		"       [--min-change SPEC]\n",
 		format_names(list, sizeof list, NAMES_ARG));
 	fputs("The options that differ between the runs, then a side-by-side table with\n"
 	      "deltas (B - A, and in percent of A): throughput, errors, and\n"
@@ -97,6 +98,8 @@ static void usage_compare(FILE *out)
 	      "                     KEY>N%, KEY<N% (change in percent of A), KEY>N (B - A),\n"
 	      "                     >= and <= too, joined by ','; e.g.\n"
 	      "                     'p99_ttft_ms>+10%,output_throughput<-5%'\n"
+	      "      --min-change SPEC  a change under it is \"same\": \"5%,1ms\" (default; the ms\n"
+	      "                     on latencies), \"10%\", \"2ms\", \"0\" (none)\n"
 	      "  -h, --help         show this help\n"
 	      "Exit status: 0 done (no condition holds), 1 a condition holds or a file\n"
 	      "could not be read, 2 bad usage or a bad --fail-if.\n",
@@ -214,6 +217,7 @@ static int parse_opts(int argc, char **argv, const struct format **fmt, const ch
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
 		{"fail-if", required_argument, NULL, 'F'},
+		{"min-change", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -232,6 +236,13 @@ static int parse_opts(int argc, char **argv, const struct format **fmt, const ch
 		switch (c) {
 		case 'F':
 			*fail_if = optarg;
+			break;
+		case 'M':
+			if (result_compare_set_min_change(optarg) != 0) {
+				fprintf(stderr, "infertop %s: --min-change: expected a percentage and/or milliseconds "
+					"(\"5%%,1ms\", \"10%%\", \"2ms\", \"0\"), not '%s'\n", cmd, optarg);
+				return 2;
+			}
 			break;
 		case 'f':
 			f = parse_format(optarg);
