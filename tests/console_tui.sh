@@ -8,7 +8,8 @@
 # * an unknown key says so in the status line;
 # * h opens the help, F10 quits;
 # * the header keeps the URL and the model (cut in the middle when long);
-# * after a -n run, the load line's whole-run req/s is the summary's.
+# * after a -n run, the load line's whole-run req/s is the summary's;
+# * over https the header says "tls -k" (the direct path's TLS).
 # Every wait polls the pane with a deadline; nothing sleeps blindly.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
@@ -170,6 +171,21 @@ for size in 80x24 120x40 200x60; do
 	[ -n "$shown" ] && [ "$shown" = "$summary" ]
 	check "${size}: the same as the summary's ($summary)" $?
 done
+
+# https: the header says whose TLS it is (the direct path's, -k).
+if command -v openssl >/dev/null 2>&1; then
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
+		-keyout "$tmp/k.pem" -out "$tmp/c.pem" >/dev/null 2>&1
+	for size in 80x24 120x40; do
+		start "${size%x*}" "${size#*x}" -c 2 -d 600s -k --sim-arg --tls-cert --sim-arg "$tmp/c.pem" \
+			--sim-arg --tls-key --sim-arg "$tmp/k.pem"
+		wait_for "${size}: https dashboard shows up" "Latency" 20 || continue
+		wait_for "${size}: the header says tls -k beside the https URL" \
+			"^ infertop https://12[^ ]*:[0-9]+  tls -k  model " 5
+		T send-keys -t tui q
+		wait_status 20
+	done
+fi
 
 cat "$tmp"/asan* "$tmp"/ubsan* 2>/dev/null
 ! ls "$tmp"/asan* "$tmp"/ubsan* >/dev/null 2>&1
