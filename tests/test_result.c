@@ -488,7 +488,8 @@ static bool left_out(const char *name)
 /* Written only when given (json_write.c's put_string_given): the block
  * of a run that gave them has them. */
 static const char *const options_given_only[] = { "sessions", "session-answers", "dataset", "prefix-tokens",
-						  "prefix-groups" };
+						  "prefix-groups", "metrics-discover", "metrics-prometheus",
+						  "metrics-selector" };
 
 static bool given_only(const char *name)
 {
@@ -521,6 +522,21 @@ static void test_options_given_only(void **state)
 		assert_int_equal(cli_parse(&c2, 4, argv3), CLI_RUN);
 		b2 = result_json_options(&c2, NULL);
 		assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b2, "prefix_groups")), "2,2,20,5");
+		cJSON_Delete(b2);
+		cli_free(&c2);
+		/* The replicas' source, its credentials left out. */
+		char *argv4[] = { "infertop", "--no-config", "--metrics-prometheus", "http://u:s3cret@prom:9090",
+				  "--metrics-selector", "{job=\"vllm\"}", NULL };
+		assert_int_equal(cli_parse(&c2, 6, argv4), CLI_RUN);
+		b2 = result_json_options(&c2, NULL);
+		txt = cJSON_PrintUnformatted(b2);
+		assert_null(strstr(txt, "s3cret"));
+		free(txt);
+		assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b2, "metrics_prometheus")),
+				    "http://prom:9090");
+		assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b2, "metrics_selector")),
+				    "{job=\"vllm\"}");
+		assert_null(cJSON_GetObjectItemCaseSensitive(b2, "metrics_discover"));
 		cJSON_Delete(b2);
 		cli_free(&c2);
 	}

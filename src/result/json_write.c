@@ -1144,6 +1144,13 @@ static void put_url(cJSON *o, const struct opt_row *r, const struct config *c, c
 	put_str(o, r->key, url);
 }
 
+/* Only when given, as put_string_given, without user:password@. */
+static void put_url_given(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	if (FIELD(c, r->field, char *))
+		put_url(o, r, c, model);
+}
+
 /* "none" (scraping off) is no URL to redact. */
 static void put_metrics_url(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
 {
@@ -1248,6 +1255,9 @@ static const struct opt_row opt_rows[] = {
 	{ "quiet", "quiet", put_bool, .field = CF(quiet) },
 	{ "metrics_url", "metrics-url", put_metrics_url, .field = CF(metrics_url) },
 	{ "metrics_interval_s", "metrics-interval", put_seconds, .field = CF(metrics_interval_ns) },
+	{ "metrics_discover", "metrics-discover", put_string_given, .field = CF(metrics_discover) },
+	{ "metrics_prometheus", "metrics-prometheus", put_url_given, .field = CF(metrics_prometheus) },
+	{ "metrics_selector", "metrics-selector", put_string_given, .field = CF(metrics_selector) },
 	{ "server", "server", put_string, .field = CF(server) },
 	{ "gpu_metrics_url", "gpu-metrics-url", put_url, .field = CF(gpu_metrics_url) },
 	{ "watch_metrics", "watch-metric", put_strings, .field = CF(watch_metrics), .field2 = CF(nwatch_metrics) },
