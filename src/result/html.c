@@ -1057,9 +1057,20 @@ static void options_section(FILE *out, const struct snapshot *s)
 {
 	if (!cJSON_IsObject(s->options))
 		return;
-	fputs("<h2>Options</h2>\n<details><summary>every option of the run</summary>\n", out);
+	/* A merge's: those its inputs share, then those they do not, with
+	 * each input's value. */
+	bool merged = s->options_differ != NULL;
+	fprintf(out, "<h2>Options</h2>\n<details><summary>%s</summary>\n",
+		merged ? "every option the merged runs share" : "every option of the run");
 	json_kv(out, s->options);
 	fputs("</details>\n", out);
+	if (merged && s->options_differ->child) {
+		fputs("<details><summary>options that differ between the merged runs (each input's value, in the "
+		      "order of the inputs)</summary>\n",
+		      out);
+		json_kv(out, s->options_differ);
+		fputs("</details>\n", out);
+	}
 }
 
 int result_html_report(FILE *out, const char *file, const struct snapshot *s)

@@ -692,6 +692,9 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 	put_num(run, "runs", s->nruns);
 
 	cJSON_AddItemToObject(it, "options", dup_or_null(s->options));
+	/* Only a merge's: every other result keeps its bytes. */
+	if (s->options_differ)
+		cJSON_AddItemToObject(it, "options_differ", dup_or_null(s->options_differ));
 	result_json_metadata(it, s);
 
 	cJSON *state = cJSON_AddObjectToObject(it, "state");
