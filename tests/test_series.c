@@ -475,6 +475,26 @@ static void test_sampler_replicas(void **state)
 			assert_true(gap ? isnan(out[i]) : fabs(out[i] - 10.0 * (r + 1)) < 1e-6);
 		}
 	}
+	/* Replicas read back from a document (a fleet's view): no scrape
+	 * time, so no rate, never a 0. */
+	{
+		struct series *doc = series_new();
+		struct server_state rs = {0};
+		rs.status = SERVER_UP;
+		rs.nreplicas = 2;
+		for (int r = 0; r < 2; r++) {
+			rs.replica[r].status = SERVER_UP;
+			rs.replica[r].run_gen_tokens = (struct server_value){.v = 500, .valid = true};
+		}
+		e.server = &rs;
+		memset(&samp, 0, sizeof samp);
+		sample(doc, &e, T0);
+		sample(doc, &e, T0 + S);
+		assert_int_equal(series_read_col(series_sub_get(doc, 1), SER_REP_GEN_TOK_S, 2 * S, out, 2, NULL), 2);
+		assert_true(isnan(out[0]) && isnan(out[1]));
+		series_free(doc);
+		e.server = &srv;
+	}
 	/* One replica alone is the server block itself: no sub-series. */
 	struct series *one = series_new();
 	srv.nreplicas = 0;

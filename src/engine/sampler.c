@@ -66,7 +66,9 @@ static void push_replicas(struct sampler *p, struct series *s, const struct serv
 		if (!sub)
 			continue;
 		bool up = r->status == SERVER_UP || r->status == SERVER_STALE;
-		if (!up || !r->run_gen_tokens.valid) {
+		/* A replica read from a document (a fleet's view) has no scrape
+		 * time: no rate either. */
+		if (!up || !r->run_gen_tokens.valid || !r->last_ok_ns) {
 			pr->ok_ns = 0;
 			pr->rate = NAN;
 		} else if (r->last_ok_ns != pr->ok_ns) {
