@@ -832,7 +832,7 @@ static void test_merge_options(void **state)
 		synth(&part[p], 1000.0 + p, 10.0);
 		snprintf(part[p].run_id, sizeof part[p].run_id, "r%d", p);
 		part[p].options = cJSON_Parse(p < 3 ? opts[p] : opts[0]);
-		char name[16];
+		char name[32];
 		snprintf(name, sizeof name, "o%d.json", p);
 		to_file_and_back(f, &part[p], name, &in[p]);
 	}
