@@ -16,7 +16,9 @@ with no point, a <script> element. With RESULT.json, every distribution's
 p50/p90/p99 marker must carry the result's figure (data-value); with
 A.json,B.json (a comparison) the "A p99" and "B p99" markers. A
 screenshot of each viewport goes to OUTDIR/NAME-WIDTHxHEIGHT.png. Prints
-one "ok:"/"FAIL:" line per check; exits 1 when any failed.
+one "ok:"/"FAIL:" line per check, and per page one "lines: PAGE: {...}"
+line (each chart's aria-label: the lines it draws, for tests that count
+them); exits 1 when any failed.
 """
 
 import http.server
@@ -37,7 +39,7 @@ MARKS = {"p50": "median_{}_ms", "p90": "p90_{}_ms", "p99": "p99_{}_ms"}
 PROBE = r"""(() => {
   const W = innerWidth, out = {scrollWidth: document.documentElement.scrollWidth, innerWidth: W,
     wide: [], empty: [], scripts: document.querySelectorAll('script').length, charts: 0, marks: {},
-    title: document.title};
+    lines: {}, title: document.title};
   for (const e of document.body.querySelectorAll('*')) {
     if (e.parentElement && e.parentElement.closest('.tw')) continue;
     const b = e.getBoundingClientRect();
@@ -48,6 +50,7 @@ PROBE = r"""(() => {
     out.charts++;
     const name = s.getAttribute('aria-label');
     const ps = s.querySelectorAll('path.data');
+    out.lines[name] = ps.length;
     if (!ps.length) out.empty.push(name + ': no data path');
     for (const p of ps) {
       const d = p.getAttribute('d') || '';
@@ -211,6 +214,7 @@ def main():
                           "; ".join(r["empty"][:5]))
                     check(tag + ": no script element", r["scripts"] == 0, "%d" % r["scripts"])
                     br.call("Target.closeTarget", targetId=tid)
+                print("lines: %s: %s" % (rel, json.dumps(r["lines"], sort_keys=True)))
                 if result and "," in result:
                     # A comparison: each distribution's A p99 and B p99.
                     res = []

@@ -518,21 +518,25 @@ static void test_options_given_only(void **state)
 		free(txt);
 		cJSON_Delete(b2);
 		cli_free(&c2);
-		char *argv4[] = { "infertop", "--no-config", "--metrics-prometheus", "http://u:pw@prom:9090",
-				  "--metrics-selector", "{job=\"vllm\"}", NULL };
-		assert_int_equal(cli_parse(&c2, 6, argv4), CLI_RUN);
-		b2 = result_json_options(&c2, NULL);
-		/* The URL as redact_url() leaves it: no password. */
-		assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b2, "metrics_prometheus")),
-				    "http://prom:9090");
-		assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b2, "metrics_selector")),
-				    "{job=\"vllm\"}");
-		cJSON_Delete(b2);
-		cli_free(&c2);
 		char *argv3[] = { "infertop", "--no-config", "--prefix-groups", "2,2,20,5", NULL };
 		assert_int_equal(cli_parse(&c2, 4, argv3), CLI_RUN);
 		b2 = result_json_options(&c2, NULL);
 		assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b2, "prefix_groups")), "2,2,20,5");
+		cJSON_Delete(b2);
+		cli_free(&c2);
+		/* The replicas' source, its credentials left out. */
+		char *argv4[] = { "infertop", "--no-config", "--metrics-prometheus", "http://u:s3cret@prom:9090",
+				  "--metrics-selector", "{job=\"vllm\"}", NULL };
+		assert_int_equal(cli_parse(&c2, 6, argv4), CLI_RUN);
+		b2 = result_json_options(&c2, NULL);
+		txt = cJSON_PrintUnformatted(b2);
+		assert_null(strstr(txt, "s3cret"));
+		free(txt);
+		assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b2, "metrics_prometheus")),
+				    "http://prom:9090");
+		assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b2, "metrics_selector")),
+				    "{job=\"vllm\"}");
+		assert_null(cJSON_GetObjectItemCaseSensitive(b2, "metrics_discover"));
 		cJSON_Delete(b2);
 		cli_free(&c2);
 	}

@@ -374,6 +374,144 @@ static void test_sampler(void **state)
 	stats_free(e.stats);
 }
 
+/* A series of any width: its own columns, the same rings; no markers. */
+static void test_columns(void **state)
+{
+	(void)state;
+	assert_null(series_new_cols(0));
+	assert_null(series_new_cols(SERIES_COLS_MAX + 1));
+	struct series *s = series_new_cols(SER_REP_N);
+	assert_non_null(s);
+	assert_int_equal(series_cols(s), SER_REP_N);
+	size_t before = heap_in_use();
+	for (int64_t i = 0; i < 2 * 3600; i++) {
+		double v[SER_REP_N];
+		for (int c = 0; c < SER_REP_N; c++)
+			v[c] = (double)(c * 100 + i / 3600);
+		series_push_cols(s, T0 + i * S, v);
+	}
+	assert_true(heap_in_use() == before);
+	double out[2];
+	for (int c = 0; c < SER_REP_N; c++) {
+		assert_int_equal(series_read_col(s, c, 0, out, 2, NULL), 2);
+		assert_true(out[0] == c * 100 && out[1] == c * 100 + 1);
+	}
+	assert_int_equal(series_read_col(s, SER_REP_N, 0, out, 2, NULL), 0);
+	assert_int_equal(series_read_col(s, -1, 0, out, 2, NULL), 0);
+	series_mark(s, T0, "c=1");
+	struct series_marker m[1];
+	assert_int_equal(series_marks(s, 0, INT64_MAX, m, 1), 0);
+	/* 4 columns of floats in 32400 slots: a quarter of the run's 14. */
+	assert_true(series_memory_cols(SER_REP_N) < series_memory() / 3);
+	assert_true(series_memory_of(s) == series_memory_cols(SER_REP_N));
+	print_message("series_memory() %zu bytes, a replica's series_memory_cols(%d) %zu bytes\n",
+		      series_memory(), SER_REP_N, series_memory_cols(SER_REP_N));
+	series_free(s);
+}
+
+/* Each server replica's own series: made when the replica first appears,
+ * on the run's one-second grid; running, waiting, KV usage when the
+ * replica answers (gaps when it is down), and its generated tokens per
+ * second between its own scrapes. */
+static void test_sampler_replicas(void **state)
+{
+	(void)state;
+	struct config cfg = {0};
+	struct engine e = {0};
+	e.cfg = &cfg;
+	e.state = ENGINE_RUNNING;
+	e.stats = stats_new(30 * S, T0);
+	assert_non_null(e.stats);
+	e.load.mode = LOAD_CLOSED;
+	e.load.concurrency = 4;
+	struct series *s = series_new();
+	struct server_state srv = {0};
+	srv.status = SERVER_UP;
+	srv.nreplicas = 2;
+	e.server = &srv;
+	memset(&samp, 0, sizeof samp);
+	size_t base = series_memory_of(s);
+	/* 10 s; replica 2 (index 2) appears at 4 s; replica 1 is down at 6 s.
+	 * Replica r scrapes every 2 s and generates 10 * (r + 1) tok/s. */
+	for (int sec = 0; sec < 10; sec++) {
+		if (sec == 4)
+			srv.nreplicas = 3;
+		for (int r = 0; r < srv.nreplicas; r++) {
+			struct server_replica *rp = &srv.replica[r];
+			rp->status = r == 1 && sec == 6 ? SERVER_DOWN : SERVER_UP;
+			rp->running = (struct server_value){.v = r + 1, .valid = true};
+			rp->waiting = (struct server_value){.v = 2 * r, .valid = true};
+			rp->kv = (struct server_value){.v = 0.1 * (r + 1), .valid = true};
+			if (sec % 2 == 0) {
+				rp->last_ok_ns = T0 + sec * S;
+				rp->run_gen_tokens = (struct server_value){.v = 10.0 * (r + 1) * sec, .valid = true};
+			}
+		}
+		sample(s, &e, T0 + sec * S);
+		if (sec == 3)
+			assert_null(series_sub_get(s, 2));
+	}
+	assert_null(series_sub_get(s, 3));
+	assert_true(series_memory_of(s) == base + 3 * series_memory_cols(SER_REP_N));
+	double out[10];
+	for (int r = 0; r < 3; r++) {
+		const struct series *sub = series_sub_get(s, r);
+		assert_non_null(sub);
+		assert_int_equal(series_read_col(sub, SER_REP_RUNNING, 10 * S, out, 10, NULL), 10);
+		for (int i = 0; i < 10; i++) {
+			bool gap = (r == 2 && i < 4) || (r == 1 && i == 6);
+			assert_true(gap ? isnan(out[i]) : out[i] == r + 1);
+		}
+		assert_int_equal(series_read_col(sub, SER_REP_KV, 10 * S, out, 10, NULL), 10);
+		assert_true(fabs(out[9] - 0.1 * (r + 1)) < 1e-6);
+		assert_int_equal(series_read_col(sub, SER_REP_WAITING, 10 * S, out, 10, NULL), 10);
+		assert_true(out[9] == 2 * r);
+		/* The rate: known from a replica's second scrape on, held
+		 * between scrapes, none while down and for the scrape after. */
+		assert_int_equal(series_read_col(sub, SER_REP_GEN_TOK_S, 10 * S, out, 10, NULL), 10);
+		int from = r == 2 ? 6 : 2;
+		for (int i = 0; i < 10; i++) {
+			bool gap = i < from || (r == 1 && i >= 6 && i < 8);
+			assert_true(gap ? isnan(out[i]) : fabs(out[i] - 10.0 * (r + 1)) < 1e-6);
+		}
+	}
+	/* Replicas read back from a document (a fleet's view): no scrape
+	 * time, so no rate, never a 0. */
+	{
+		struct series *doc = series_new();
+		struct server_state rs = {0};
+		rs.status = SERVER_UP;
+		rs.nreplicas = 2;
+		for (int r = 0; r < 2; r++) {
+			rs.replica[r].status = SERVER_UP;
+			rs.replica[r].run_gen_tokens = (struct server_value){.v = 500, .valid = true};
+		}
+		e.server = &rs;
+		memset(&samp, 0, sizeof samp);
+		sample(doc, &e, T0);
+		sample(doc, &e, T0 + S);
+		assert_int_equal(series_read_col(series_sub_get(doc, 1), SER_REP_GEN_TOK_S, 2 * S, out, 2, NULL), 2);
+		assert_true(isnan(out[0]) && isnan(out[1]));
+		series_free(doc);
+		e.server = &srv;
+	}
+	/* One replica alone is the server block itself: no sub-series. */
+	struct series *one = series_new();
+	srv.nreplicas = 0;
+	memset(&samp, 0, sizeof samp);
+	sample(one, &e, T0);
+	assert_null(series_sub_get(one, 0));
+	series_free(one);
+	/* An hour later nothing more was allocated. */
+	size_t before = heap_in_use();
+	srv.nreplicas = 3;
+	for (int sec = 10; sec < 3610; sec++)
+		sample(s, &e, T0 + sec * S);
+	assert_true(heap_in_use() == before);
+	series_free(s);
+	stats_free(e.stats);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -385,6 +523,8 @@ int main(void)
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_marks),
 		cmocka_unit_test(test_sampler),
+		cmocka_unit_test(test_columns),
+		cmocka_unit_test(test_sampler_replicas),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

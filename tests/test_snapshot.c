@@ -812,6 +812,75 @@ static void test_merge_exact(void **state)
 	snapshot_release(&whole);
 }
 
+/* The options of a merge: those every input had with one value are the
+ * merged result's; the others, and the load's shares whatever their
+ * values, are listed with each run's value (options_differ), one per run
+ * even through a merge of merges; both survive the file. */
+static void test_merge_options(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const opts[3] = {
+		"{\"dataset\":\"sharegpt:/d/sg.json\",\"output_tokens\":8,\"concurrency\":4,\"seed\":1,"
+		"\"prefix_tokens\":64,\"header_names\":[\"X-A\"]}",
+		"{\"dataset\":\"sharegpt:/d/sg.json\",\"output_tokens\":8,\"concurrency\":4,\"seed\":2,"
+		"\"prefix_tokens\":64,\"header_names\":[\"X-A\"]}",
+		"{\"dataset\":\"sharegpt:/d/sg.json\",\"output_tokens\":8,\"concurrency\":4,\"seed\":3,"
+		"\"header_names\":[\"X-A\"]}",
+	};
+	struct snapshot part[4], in[4];
+	for (int p = 0; p < 4; p++) {
+		synth(&part[p], 1000.0 + p, 10.0);
+		snprintf(part[p].run_id, sizeof part[p].run_id, "r%d", p);
+		part[p].options = cJSON_Parse(p < 3 ? opts[p] : opts[0]);
+		char name[32];
+		snprintf(name, sizeof name, "o%d.json", p);
+		to_file_and_back(f, &part[p], name, &in[p]);
+	}
+	const struct snapshot *src[] = { &in[0], &in[1], &in[2] };
+	struct snapshot m, mb;
+	char err[256];
+	assert_int_equal(snapshot_merge(&m, src, 3, err, sizeof err), 0);
+	to_file_and_back(f, &m, "om.json", &mb);
+	char *txt = cJSON_PrintUnformatted(mb.options);
+	assert_string_equal(txt, "{\"dataset\":\"sharegpt:/d/sg.json\",\"output_tokens\":8,\"header_names\":[\"X-A\"]}");
+	free(txt);
+	txt = cJSON_PrintUnformatted(mb.options_differ);
+	assert_string_equal(txt, "{\"concurrency\":[4,4,4],\"seed\":[1,2,3],\"prefix_tokens\":[64,64,null]}");
+	free(txt);
+
+	/* A merge of that merge and a fourth run: one value per run. */
+	const struct snapshot *src2[] = { &mb, &in[3] };
+	struct snapshot m2;
+	assert_int_equal(snapshot_merge(&m2, src2, 2, err, sizeof err), 0);
+	txt = cJSON_PrintUnformatted(m2.options_differ);
+	assert_string_equal(txt, "{\"concurrency\":[4,4,4,4],\"seed\":[1,2,3,1],\"prefix_tokens\":[64,64,null,64]}");
+	free(txt);
+	assert_non_null(cJSON_GetObjectItemCaseSensitive(m2.options, "dataset"));
+
+	/* Inputs without options (older files): none, and no options_differ. */
+	for (int p = 0; p < 3; p++) {
+		cJSON_Delete(in[p].options);
+		in[p].options = NULL;
+	}
+	struct snapshot m3;
+	assert_int_equal(snapshot_merge(&m3, src, 3, err, sizeof err), 0);
+	assert_null(m3.options);
+	assert_null(m3.options_differ);
+	/* A run's own result has no options_differ key. */
+	char *one = print_snapshot(&part[0]);
+	assert_null(strstr(one, "options_differ"));
+	free(one);
+
+	snapshot_release(&m3);
+	snapshot_release(&m2);
+	snapshot_release(&mb);
+	snapshot_release(&m);
+	for (int p = 0; p < 4; p++) {
+		snapshot_release(&in[p]);
+		snapshot_release(&part[p]);
+	}
+}
+
 static void test_parse_rejects(void **state)
 {
 	(void)state;
@@ -1377,6 +1446,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_roundtrip_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_series, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_merge_options, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_clobber, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writer_missing_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writer_no_permission, setup, teardown),

@@ -86,6 +86,27 @@ for i in range(30):
 st=$?
 [ $st -eq 0 ] && [ "$(jq '.completed' "$tmp/ds.json")" = 12 ]
 check "--workers 2 --dataset sharegpt:FILE: 12 requests merged (exit $st; $(grep -m1 'not started' "$tmp/err.ds"))" $?
+# The merged result keeps the options its workers share, as a plain run
+# records them; the ones they do not (seed, slice, each one's share of
+# -c and -n) are listed with each worker's value.
+ds="sharegpt:$tmp/data/sg.json"
+"$INFERTOP_BIN" --no-tui -q --workers 2 -c 4 -n 12 --output-tokens 4 --prefix-tokens 16 --metrics-url none \
+	--dataset "$ds" -o "$tmp/dsw.json" "$sim" >/dev/null 2>"$tmp/err.dsw" &&
+	"$INFERTOP_BIN" --no-tui -q -c 4 -n 12 --output-tokens 4 --prefix-tokens 16 --metrics-url none \
+		--dataset "$ds" -o "$tmp/dsp.json" "$sim" >/dev/null 2>&1
+check "--dataset, with --workers 2 and plain (exit $?)" $?
+for k in dataset prefix_tokens output_tokens api; do
+	w=$(jq -c ".infertop.options.$k" "$tmp/dsw.json")
+	p=$(jq -c ".infertop.options.$k" "$tmp/dsp.json")
+	[ "$w" != null ] && [ "$w" = "$p" ]
+	check "merged options.$k is the plain run's ($w, $p)" $?
+done
+[ "$(jq -c '.infertop.options_differ.seed | length' "$tmp/dsw.json")" = 2 ] &&
+	[ "$(jq -c '.infertop.options_differ.slice' "$tmp/dsw.json")" = '["0/2","1/2"]' ] &&
+	[ "$(jq '.infertop.options_differ.concurrency | add' "$tmp/dsw.json")" = 4 ] &&
+	[ "$(jq '.infertop.options_differ.requests | add' "$tmp/dsw.json")" = 12 ] &&
+	[ "$(jq '.infertop.options | has("seed") or has("slice") or has("concurrency")' "$tmp/dsw.json")" = false ]
+check "seed, slice and the load's shares are under options_differ, a value a worker" $?
 (cd "$tmp/data" && "$INFERTOP_BIN" --no-tui -q --workers 2 --metrics-url none --trace mooncake:tr.jsonl \
 	-o "$tmp/tr.json" "$sim" >/dev/null 2>"$tmp/err.tr")
 st=$?

@@ -133,6 +133,12 @@ struct cJSON *result_json_options(const struct config *c, const char *model);
 const char *result_option_key(const char *option);
 struct cJSON *result_json_load_changes(const struct load *l, int64_t t_start);
 struct cJSON *result_json_series(const struct series *ser, int64_t t_start, int64_t elapsed_ns);
+/* Each replica's own series (the run's sub-series, see series_sub())
+ * as "series" of its object in server's "replicas", written as
+ * result_json_series writes the run's; a replica never sampled has none.
+ * 0, or -1 on out of memory. */
+int result_json_replica_series(struct cJSON *server, const struct series *ser, int64_t t_start,
+			       int64_t elapsed_ns);
 
 /* ---- series of a file (series_merge.c) ---- */
 

@@ -22,6 +22,12 @@ struct sampler {
 	uint32_t seen_events;       /* load events already turned into markers */
 	bool prev_paused;
 	int prev_state;
+	/* Each server replica's generated-token counter at its last scrape
+	 * seen, and the rate between its last two. */
+	struct sampler_replica {
+		int64_t ok_ns;          /* 0: none seen yet */
+		double gen, rate;
+	} rep[SERIES_SUBS_MAX];
 };
 
 /* Call at every engine tick (at least once a second): pushes one point per
@@ -29,7 +35,9 @@ struct sampler {
  * points, window p50s and p99s in ms, the window's cache hit rate,
  * in-flight, target; server gauges and GPU power from
  * v->server when known, NaN otherwise) and marks load changes, pauses and
- * the start of draining. Cheap when no point is due. */
+ * the start of draining. With 2+ server replicas, each replica's point
+ * (enum series_replica_col) goes to its sub-series of s, made when the
+ * replica first appears. Cheap when no point is due. */
 void sampler_push(struct sampler *p, struct series *s, const struct run_view *v, int64_t now_ns);
 
 /* The label a load change gets on the charts, e.g. "c=16" or "r=2.5/s". */

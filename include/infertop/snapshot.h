@@ -189,6 +189,10 @@ struct snapshot {
 
 	/* Carried through as JSON, owned, NULL when absent. */
 	struct cJSON *options;      /* every option (header values never) */
+	/* A merge: the options whose values differ between its inputs, name
+	 * to their values in input order ("options_differ"); NULL otherwise.
+	 * options then holds those every input shares. */
+	struct cJSON *options_differ;
 	struct cJSON *metadata;     /* --metadata tags: an object; NULL: none given */
 	struct cJSON *vllm_ignored; /* vLLM arguments given and ignored: {"key":"why"}; NULL: none */
 	struct cJSON *load_changes; /* [{t_s, mode, value}] */

@@ -44,6 +44,50 @@ static double gauge(const struct server_state *srv, enum server_gauge g)
 	return srv->gauge[g].v;
 }
 
+static double rep_gauge(const struct server_replica *r, const struct server_value *v)
+{
+	return (r->status == SERVER_UP || r->status == SERVER_STALE) && v->valid ? v->v : NAN;
+}
+
+/* Each replica's point, pushed at the run's time so every series shares
+ * its grid. The generated tokens per second are the counter's increase
+ * between the replica's own last two scrapes (a scrape slower than the
+ * sampler would otherwise read as 0 then twice the rate), held until the
+ * next scrape; NaN while the replica is down. */
+static void push_replicas(struct sampler *p, struct series *s, const struct server_state *srv, int64_t now_ns)
+{
+	if (!srv || srv->nreplicas < 2)
+		return;
+	for (int i = 0; i < srv->nreplicas && i < SERVER_MAX_REPLICAS && i < SERIES_SUBS_MAX; i++) {
+		const struct server_replica *r = &srv->replica[i];
+		struct sampler_replica *pr = &p->rep[i];
+		/* Out of memory: that replica's chart has a gap, the run goes on. */
+		struct series *sub = series_sub(s, i, SER_REP_N);
+		if (!sub)
+			continue;
+		bool up = r->status == SERVER_UP || r->status == SERVER_STALE;
+		/* A replica read from a document (a fleet's view) has no scrape
+		 * time: no rate either. */
+		if (!up || !r->run_gen_tokens.valid || !r->last_ok_ns) {
+			pr->ok_ns = 0;
+			pr->rate = NAN;
+		} else if (r->last_ok_ns != pr->ok_ns) {
+			double dt = (double)(r->last_ok_ns - pr->ok_ns) / 1e9;
+			pr->rate = pr->ok_ns && dt > 0 && r->run_gen_tokens.v >= pr->gen
+					   ? (r->run_gen_tokens.v - pr->gen) / dt
+					   : NAN;
+			pr->ok_ns = r->last_ok_ns;
+			pr->gen = r->run_gen_tokens.v;
+		}
+		double pt[SER_REP_N];
+		pt[SER_REP_RUNNING] = rep_gauge(r, &r->running);
+		pt[SER_REP_WAITING] = rep_gauge(r, &r->waiting);
+		pt[SER_REP_KV] = rep_gauge(r, &r->kv);
+		pt[SER_REP_GEN_TOK_S] = up ? pr->rate : NAN;
+		series_push_cols(sub, now_ns, pt);
+	}
+}
+
 static void mark_events(struct series *s, struct sampler *p, const struct run_view *v, int64_t now_ns)
 {
 	const struct load *l = v->load;
@@ -110,6 +154,7 @@ void sampler_push(struct sampler *p, struct series *s, const struct run_view *v,
 	pt[SER_KV] = gauge(v->server, SRV_KV_USAGE);
 	pt[SER_GPU_POWER] = gpu_power(v->server);
 	series_push(s, now_ns, pt);
+	push_replicas(p, s, v->server, now_ns);
 
 	p->prev_ns = now_ns;
 	p->prev_completed = st->all_c.completed;

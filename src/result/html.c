@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "infertop/hist.h"
+#include "infertop/series.h"
 
 #define esc svg_escape
 
@@ -723,13 +724,70 @@ static void server_buckets(FILE *out, const struct snapshot *s)
 	bucket_charts(out, cJSON_GetObjectItemCaseSensitive(s->server, "latency_run"));
 }
 
+/* The replicas' own series (server.replicas[i].series): one small chart
+ * a metric, one line a replica, named by its row of the table. */
+static int replica_charts(FILE *out, const cJSON *reps, const struct marks *mk)
+{
+	static const struct {
+		const char *title, *unit, *key;
+		double scale;
+	} charts[] = {
+		{ "Replicas: running requests", "requests", "running", 1 },
+		{ "Replicas: KV cache usage", "%", "kv_usage", 100 },
+		{ "Replicas: generated tokens per second", "tok/s", "generation_tok_s", 1 },
+	};
+	int n = cJSON_GetArraySize(reps);
+	if (n > SERIES_SUBS_MAX)
+		n = SERIES_SUBS_MAX;
+	bool any = false;
+	for (int i = 0; i < n; i++)
+		any |= cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(reps, i), "series"));
+	if (!any)
+		return 0;
+	struct drawn_series *d = malloc((size_t)n * sizeof *d);
+	if (!d)
+		return -1;
+	struct svg_line lines[SERIES_SUBS_MAX];
+	char lname[SERIES_SUBS_MAX][24];
+	bool opened = false;
+	for (size_t c = 0; c < sizeof charts / sizeof charts[0]; c++) {
+		size_t nl = 0;
+		bool known = false;
+		for (int i = 0; i < n; i++) {
+			const cJSON *ser = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(reps, i), "series");
+			if (!ser)
+				continue;
+			series_reduce(ser, charts[c].key, charts[c].scale, &d[nl]);
+			known |= series_known(&d[nl]);
+			snprintf(lname[nl], sizeof lname[nl], "replica %d", i + 1);
+			lines[nl] = (struct svg_line){ lname[nl], d[nl].p, d[nl].n, false, false };
+			nl++;
+		}
+		if (!known)
+			continue;
+		if (!opened)
+			fputs("<div class=\"grid\" data-charts=\"replicas\">\n", out);
+		opened = true;
+		struct svg_chart ch = { charts[c].title, NULL, charts[c].unit, SVG_X_TIME, 0 };
+		svg_line_chart(out, &ch, lines, nl, mk ? mk->m : NULL, mk ? mk->n : 0);
+	}
+	if (opened)
+		fputs("</div>\n<p class=\"note\">Each replica's own scrapes, one point a second (its generated tokens "
+		      "per second: the counter's increase between its last two scrapes). A gap: the replica was down "
+		      "or not yet found.</p>\n",
+		      out);
+	free(d);
+	return 0;
+}
+
 /* The server's replicas (2+ --metrics-url): each one's own latest gauges,
- * what it generated over the run and its share of the tokens. */
-static void replicas_section(FILE *out, const struct snapshot *s)
+ * what it generated over the run and its share of the tokens, and their
+ * series. */
+static int replicas_section(FILE *out, const struct snapshot *s, const struct marks *mk)
 {
 	const cJSON *reps = cJSON_GetObjectItemCaseSensitive(s->server, "replicas");
 	if (cJSON_GetArraySize(reps) < 2)
-		return;
+		return 0;
 	double total = 0;
 	const cJSON *r;
 	cJSON_ArrayForEach(r, reps)
@@ -780,6 +838,7 @@ static void replicas_section(FILE *out, const struct snapshot *s)
 			fputs("<td>-</td></tr>\n", out);
 	}
 	fputs("</tbody></table></div>\n", out);
+	return replica_charts(out, reps, mk);
 }
 
 /* ---- sweeps and matrices ---- */
@@ -998,9 +1057,20 @@ static void options_section(FILE *out, const struct snapshot *s)
 {
 	if (!cJSON_IsObject(s->options))
 		return;
-	fputs("<h2>Options</h2>\n<details><summary>every option of the run</summary>\n", out);
+	/* A merge's: those its inputs share, then those they do not, with
+	 * each input's value. */
+	bool merged = s->options_differ != NULL;
+	fprintf(out, "<h2>Options</h2>\n<details><summary>%s</summary>\n",
+		merged ? "every option the merged runs share" : "every option of the run");
 	json_kv(out, s->options);
 	fputs("</details>\n", out);
+	if (merged && s->options_differ->child) {
+		fputs("<details><summary>options that differ between the merged runs (each input's value, in the "
+		      "order of the inputs)</summary>\n",
+		      out);
+		json_kv(out, s->options_differ);
+		fputs("</details>\n", out);
+	}
 }
 
 int result_html_report(FILE *out, const char *file, const struct snapshot *s)
@@ -1020,13 +1090,15 @@ int result_html_report(FILE *out, const char *file, const struct snapshot *s)
 	const struct snapshot *runs[1] = { s };
 	const char *names[1] = { "" };
 	int rc = series_section(out, runs, names, 1, mk);
+	if (rc == 0) {
+		dist_section(out, s);
+		server_gauges(out, s);
+		server_buckets(out, s);
+		rc = replicas_section(out, s, mk);
+	}
 	free(mk);
 	if (rc != 0)
 		return -1;
-	dist_section(out, s);
-	server_gauges(out, s);
-	server_buckets(out, s);
-	replicas_section(out, s);
 	if (sweep_section(out, s) != 0)
 		return -1;
 	sessions_section(out, s);

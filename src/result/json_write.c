@@ -694,6 +694,9 @@ cJSON *snapshot_to_json(const struct snapshot *s)
 	put_num(run, "runs", s->nruns);
 
 	cJSON_AddItemToObject(it, "options", dup_or_null(s->options));
+	/* Only a merge's: every other result keeps its bytes. */
+	if (s->options_differ)
+		cJSON_AddItemToObject(it, "options_differ", dup_or_null(s->options_differ));
 	result_json_metadata(it, s);
 
 	cJSON *state = cJSON_AddObjectToObject(it, "state");
@@ -1160,6 +1163,13 @@ static void put_url(cJSON *o, const struct opt_row *r, const struct config *c, c
 	put_str(o, r->key, url);
 }
 
+/* Only when given, as put_string_given, without user:password@. */
+static void put_url_given(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
+{
+	if (FIELD(c, r->field, char *))
+		put_url(o, r, c, model);
+}
+
 /* "none" (scraping off) is no URL to redact. */
 static void put_metrics_url(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
 {
@@ -1171,13 +1181,6 @@ static void put_metrics_url(cJSON *o, const struct opt_row *r, const struct conf
 	else
 		copy_str(url, sizeof url, v);
 	put_str(o, r->key, url);
-}
-
-/* Only when given: a result without the option keeps its bytes. */
-static void put_url_given(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
-{
-	if (FIELD(c, r->field, char *))
-		put_url(o, r, c, model);
 }
 
 static void put_api(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
@@ -1362,9 +1365,46 @@ static const char *const series_keys[SER_N] = {
 	[SER_CACHE_HIT] = "cache_hit_rate",
 };
 
+/* A server replica's series (server.replicas[i].series), by column. */
+static const char *const replica_series_keys[SER_REP_N] = {
+	[SER_REP_RUNNING] = "running",
+	[SER_REP_WAITING] = "waiting",
+	[SER_REP_KV] = "kv_usage",
+	[SER_REP_GEN_TOK_S] = "generation_tok_s",
+};
+
+/* A series' columns: their JSON keys and labels. */
+struct series_cols {
+	int n;
+	const char *const *keys;
+	const char *(*label)(int col);
+};
+
+static const char *run_label(int col)
+{
+	return series_name((enum series_id)col);
+}
+
+static const char *replica_label(int col)
+{
+	return series_replica_name((enum series_replica_col)col);
+}
+
+static const struct series_cols run_cols = { SER_N, series_keys, run_label };
+static const struct series_cols replica_cols = { SER_REP_N, replica_series_keys, replica_label };
+
+/* Column id's key; ids added later without one fall back to "sN". */
+static const char *col_key(const struct series_cols *c, int id, char *buf, size_t cap)
+{
+	if (c->keys[id])
+		return c->keys[id];
+	snprintf(buf, cap, "s%d", id);
+	return buf;
+}
 
 /* One resolution: `span_s` seconds back from the newest point, at `res_s`. */
-static cJSON *series_level(const struct series *ser, int64_t t_start, int64_t span_s, int64_t res_s)
+static cJSON *series_level(const struct series *ser, const struct series_cols *c, int64_t t_start, int64_t span_s,
+			   int64_t res_s)
 {
 	size_t n = (size_t)((span_s + res_s - 1) / res_s);
 	if (n == 0)
@@ -1379,21 +1419,16 @@ static cJSON *series_level(const struct series *ser, int64_t t_start, int64_t sp
 	}
 	put_num(lv, "resolution_s", (double)res_s);
 	bool started = false;
-	for (int id = 0; id < SER_N; id++) {
+	for (int id = 0; id < c->n; id++) {
 		int64_t t0 = 0;
-		size_t got = series_read(ser, (enum series_id)id, span_s * CLOCK_NS_PER_S, buf, n, &t0);
+		size_t got = series_read_col(ser, id, span_s * CLOCK_NS_PER_S, buf, n, &t0);
 		if (!started) {
 			put_num(lv, "start_s", got ? (double)(t0 - t_start) / 1e9 : 0.0);
 			put_num(lv, "points", (double)got);
 			started = true;
 		}
 		char key[16];
-		const char *k = series_keys[id];
-		if (!k) {
-			snprintf(key, sizeof key, "s%d", id);
-			k = key;
-		}
-		cJSON *a = cJSON_AddArrayToObject(vals, k);
+		cJSON *a = cJSON_AddArrayToObject(vals, col_key(c, id, key, sizeof key));
 		for (size_t i = 0; a && i < got; i++)
 			cJSON_AddItemToArray(a, snapshot_json_float((float)buf[i]));
 	}
@@ -1403,7 +1438,8 @@ static cJSON *series_level(const struct series *ser, int64_t t_start, int64_t sp
 
 /* The series as kept in memory: the last hour at 1 s, the last day at
  * 10 s when the run is longer, the whole run at 1 min past a day. */
-cJSON *result_json_series(const struct series *ser, int64_t t_start, int64_t elapsed_ns)
+static cJSON *series_json(const struct series *ser, const struct series_cols *c, int64_t t_start,
+			  int64_t elapsed_ns)
 {
 	int64_t el = elapsed_ns / CLOCK_NS_PER_S;
 	cJSON *o = cJSON_CreateObject();
@@ -1423,21 +1459,40 @@ cJSON *result_json_series(const struct series *ser, int64_t t_start, int64_t ela
 		if (el <= plan[i].after || (i == 0 && el < 1))
 			continue;
 		int64_t span = el < plan[i].span ? el : plan[i].span;
-		cJSON *lv = series_level(ser, t_start, span, plan[i].res);
+		cJSON *lv = series_level(ser, c, t_start, span, plan[i].res);
 		if (lv)
 			cJSON_AddItemToArray(levels, lv);
 	}
 	cJSON *names = cJSON_AddObjectToObject(o, "labels");
-	for (int id = 0; names && id < SER_N; id++) {
+	for (int id = 0; names && id < c->n; id++) {
 		char key[16];
-		const char *k = series_keys[id];
-		if (!k) {
-			snprintf(key, sizeof key, "s%d", id);
-			k = key;
-		}
-		cJSON_AddStringToObject(names, k, series_name((enum series_id)id));
+		cJSON_AddStringToObject(names, col_key(c, id, key, sizeof key), c->label(id));
 	}
 	return o;
+}
+
+cJSON *result_json_series(const struct series *ser, int64_t t_start, int64_t elapsed_ns)
+{
+	return series_json(ser, &run_cols, t_start, elapsed_ns);
+}
+
+int result_json_replica_series(cJSON *server, const struct series *ser, int64_t t_start, int64_t elapsed_ns)
+{
+	cJSON *reps = cJSON_GetObjectItemCaseSensitive(server, "replicas");
+	int i = 0;
+	cJSON *r;
+	cJSON_ArrayForEach(r, reps)
+	{
+		const struct series *sub = series_sub_get(ser, i++);
+		if (!sub)
+			continue;
+		cJSON *o = series_json(sub, &replica_cols, t_start, elapsed_ns);
+		if (!o || !cJSON_AddItemToObject(r, "series", o)) {
+			cJSON_Delete(o);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* vLLM's max_output_tokens_per_s: the busiest second. Known only while the

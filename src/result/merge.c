@@ -163,6 +163,93 @@ oom:
 	return -1;
 }
 
+/* Input s's values of option `key`, one per run it holds, appended to
+ * vals: for an input that is itself a merge, each of its runs' where the
+ * option differed (its options_differ), else its one value once per run;
+ * null when it had no such option. */
+static bool option_values(const struct snapshot *s, const char *key, cJSON *vals)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(s->options, key);
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(s->options_differ, key);
+	if (!v && cJSON_IsArray(d)) {
+		const cJSON *it;
+		cJSON_ArrayForEach(it, d)
+			if (!cJSON_AddItemToArray(vals, cJSON_Duplicate(it, true)))
+				return false;
+		return true;
+	}
+	for (unsigned r = 0; r < (s->nruns ? s->nruns : 1); r++)
+		if (!cJSON_AddItemToArray(vals, v ? cJSON_Duplicate(v, true) : cJSON_CreateNull()))
+			return false;
+	return true;
+}
+
+/* Options whose value is an input's share of the load (how --workers and
+ * a fleet split it): equal shares are not the merged run's load, which is
+ * their sum (state's concurrency and rate). */
+static bool load_share(const char *key)
+{
+	static const char *const keys[] = { "concurrency", "rate", "max_concurrency", "requests" };
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (strcmp(key, keys[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The options: one the inputs all had with one value is the merged
+ * result's (dataset, prefix tokens, output tokens...); one they did not
+ * (each generator's seed, slice), and the load's shares whatever their
+ * values, go to options_differ, name to the inputs' values in merged_from
+ * order, so nothing is claimed for runs that did not share it and nothing
+ * is lost. No input with options (an older file): none either. */
+static int merge_options(struct snapshot *dst, const struct snapshot *const *src, size_t n)
+{
+	bool any = false;
+	for (size_t i = 0; i < n; i++)
+		any |= cJSON_IsObject(src[i]->options);
+	if (!any)
+		return 0;
+	cJSON *common = cJSON_CreateObject(), *differ = cJSON_CreateObject();
+	if (!common || !differ)
+		goto oom;
+	for (size_t i = 0; i < n; i++) {
+		/* Every key of any input, in the order first seen; an input's
+		 * differing keys are keys too. */
+		const cJSON *blocks[2] = { src[i]->options, src[i]->options_differ };
+		for (int b = 0; b < 2; b++) {
+			for (const cJSON *it = cJSON_IsObject(blocks[b]) ? blocks[b]->child : NULL; it; it = it->next) {
+				if (!it->string || cJSON_GetObjectItemCaseSensitive(common, it->string) ||
+				    cJSON_GetObjectItemCaseSensitive(differ, it->string))
+					continue;
+				const cJSON *first = cJSON_GetObjectItemCaseSensitive(src[0]->options, it->string);
+				bool same = first != NULL && !load_share(it->string);
+				for (size_t j = 0; same && j < n; j++) {
+					const cJSON *v = cJSON_GetObjectItemCaseSensitive(src[j]->options, it->string);
+					same = v && cJSON_Compare(v, first, true);
+				}
+				if (same) {
+					if (!cJSON_AddItemToObject(common, it->string, cJSON_Duplicate(first, true)))
+						goto oom;
+					continue;
+				}
+				cJSON *vals = cJSON_AddArrayToObject(differ, it->string);
+				for (size_t j = 0; vals && j < n; j++)
+					if (!option_values(src[j], it->string, vals))
+						goto oom;
+				if (!vals)
+					goto oom;
+			}
+		}
+	}
+	dst->options = common;
+	dst->options_differ = differ;
+	return 0;
+oom:
+	cJSON_Delete(common);
+	cJSON_Delete(differ);
+	return -1;
+}
+
 static int merge_into(struct snapshot *dst, struct snapshot_hists *keep, const struct snapshot *const *src,
 		      size_t n, char *err, size_t errcap)
 {
@@ -290,7 +377,7 @@ static int merge_into(struct snapshot *dst, struct snapshot_hists *keep, const s
 	if (!dst->have_slo)
 		memset(&dst->slo_run, 0, sizeof dst->slo_run);
 	dst->taken_unix = taken;
-	if (merge_trace(dst, src, n) != 0 || merge_metadata(dst, src, n) != 0 ||
+	if (merge_trace(dst, src, n) != 0 || merge_metadata(dst, src, n) != 0 || merge_options(dst, src, n) != 0 ||
 	    result_merge_series(&dst->series, src, n, dst->start_unix, dst->target_url[0] != '\0') != 0)
 		goto oom;
 	return 0;

@@ -82,6 +82,7 @@ void snapshot_release(struct snapshot *s)
 			hist_free(s->xh[x]);
 	}
 	cJSON_Delete(s->options);
+	cJSON_Delete(s->options_differ);
 	cJSON_Delete(s->metadata);
 	cJSON_Delete(s->vllm_ignored);
 	cJSON_Delete(s->load_changes);

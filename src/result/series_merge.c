@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,6 +231,20 @@ oom:
 	return NULL;
 }
 
+/* Inputs whose server replicas kept their own series. */
+static size_t with_replica_series(const struct snapshot *const *src, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *r;
+		bool has = false;
+		cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(src[i]->server, "replicas"))
+			has |= cJSON_GetObjectItemCaseSensitive(r, "series") != NULL;
+		k += has;
+	}
+	return k;
+}
+
 int result_merge_series(cJSON **out, const struct snapshot *const *src, size_t n, double start_unix,
 			bool same_target)
 {
@@ -280,6 +295,19 @@ int result_merge_series(cJSON **out, const struct snapshot *const *src, size_t n
 	if (!labels || !how)
 		goto oom;
 	cJSON_AddItemToObject(merge, "inputs", snapshot_json_number((double)with));
+	/* A merge keeps no server block (each input scraped on its own
+	 * clock, maybe other replicas): the replicas' series are not put
+	 * side by side as if they were one scrape's. Said, not hidden. */
+	size_t reps = with_replica_series(src, n);
+	if (reps) {
+		char why[200];
+		snprintf(why, sizeof why,
+			 "dropped: %zu input%s kept each server replica's series; a merge keeps no server block, "
+			 "the inputs' files have them",
+			 reps, reps == 1 ? "" : "s");
+		if (!cJSON_AddStringToObject(merge, "replica_series", why))
+			goto oom;
+	}
 	const cJSON *k;
 	cJSON_ArrayForEach(k, keys)
 	{

@@ -371,6 +371,9 @@ int snapshot_from_view(struct snapshot *s, const struct run_view *v, int64_t now
 	if (why != SNAPSHOT_STATUS && v->series && v->t_start &&
 	    !(s->series = series_object(v->series, v->t_start, elapsed)))
 		goto oom;
+	if (why != SNAPSHOT_STATUS && v->series && v->t_start && s->server &&
+	    result_json_replica_series(s->server, v->series, v->t_start, elapsed) != 0)
+		goto oom;
 	if (v->reqlog && reqlog_path(v->reqlog) && !(s->request_log = reqlog_to_json(v->reqlog)))
 		goto oom;
 	struct trace_replay_info ti;

@@ -726,6 +726,7 @@ static int parse_into(struct snapshot *s, struct snapshot_hists *keep, const cha
 		s->http_codes[code] = get_u64(&r, codes, c->string);
 	}
 	s->options = take(it, "options");
+	s->options_differ = take(it, "options_differ");
 	snapshot_read_metadata(s, it);
 	s->server = take(it, "server");
 	s->series = take(it, "series");
