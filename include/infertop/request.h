@@ -44,9 +44,6 @@ enum request_client { REQUEST_CLIENT_DIRECT, REQUEST_CLIENT_CURL, REQUEST_CLIENT
 int request_client_parse(const char *name, enum request_client *out);
 /* NULL past the last. */
 const char *request_client_name(int i);
-/* How a run's requests go out, as the result records it: "direct",
- * "direct+tls" or "curl" (the same choice request_new makes). */
-const char *request_transport(const char *url, const char *http_client, char *const *headers, size_t nheaders);
 
 /* Shared by every request of a run. */
 struct request_ctx {

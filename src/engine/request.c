@@ -14,6 +14,7 @@
 #include "infertop/coding.h"
 #include "infertop/openai.h"
 #include "infertop/redact.h"
+#include "infertop/transport.h"
 
 /* What a token touches (request.h): the request's fields and the first
  * (per-chunk) fields of its HTTP reader in one 128-byte block, and all of
@@ -497,54 +498,17 @@ static const struct direct_callbacks request_direct = {
 	.on_done = direct_on_done,
 };
 
-static bool is_https(const char *url)
-{
-	return strncasecmp(url, "https:", 6) == 0;
-}
-
-/* A proxy set in the environment for url's scheme: libcurl's to use. */
-static bool direct_proxied(const char *url)
-{
-	const char *proxies[] = {"http_proxy", "all_proxy", "ALL_PROXY", "https_proxy", "HTTPS_PROXY"};
-	size_t n = is_https(url) ? 5 : 3;
-	for (size_t i = 0; i < n; i++) {
-		const char *v = getenv(proxies[i]);
-		if (v && *v)
-			return true;
-	}
-	return false;
-}
 
 /* The request's head but its Content-Length (h1_request_head). NULL when
  * the direct path cannot carry it: --http-client curl, a proxy set in the
  * environment, or a URL h1_request_head refuses. */
 static char *direct_head(const struct request_ctx *ctx, size_t *len)
 {
-	if (ctx->client == REQUEST_CLIENT_CURL || direct_proxied(ctx->endpoint))
+	if (ctx->client == REQUEST_CLIENT_CURL || transport_proxied(ctx->endpoint))
 		return NULL;
 	return h1_request_head(ctx->endpoint, ctx->headers, len);
 }
 
-const char *request_transport(const char *url, const char *http_client, char *const *headers, size_t nheaders)
-{
-	if (!url || (http_client && strcmp(http_client, client_names[REQUEST_CLIENT_CURL]) == 0) ||
-	    direct_proxied(url))
-		return "curl";
-	struct curl_slist *l = NULL;
-	for (size_t i = 0; i < nheaders; i++) {
-		struct curl_slist *more = curl_slist_append(l, headers[i]);
-		if (!more)
-			break;
-		l = more;
-	}
-	size_t len;
-	char *head = h1_request_head(url, l, &len);
-	curl_slist_free_all(l);
-	if (!head)
-		return "curl";
-	free(head);
-	return is_https(url) ? "direct+tls" : "direct";
-}
 
 /* The per-request tail of the head; the body follows it. */
 static int direct_head_finish(struct request *r)

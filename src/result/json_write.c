@@ -26,7 +26,7 @@
 #include "infertop/plan.h"
 #include "infertop/redact.h"
 #include "infertop/reqlog.h"
-#include "infertop/request.h"
+#include "infertop/transport.h"
 #include "infertop/series.h"
 #include "infertop/server.h"
 #include "infertop/snapshot.h"
@@ -1081,12 +1081,13 @@ static void put_string_given(cJSON *o, const struct opt_row *r, const struct con
 
 static void put_long_given(cJSON *o, const struct opt_row *r, const struct config *c, const char *model);
 
-/* How the requests went out (request_transport), and over the direct
+/* How the requests went out (transport_name), and over the direct
  * path's TLS what its handshakes agreed on (null before one). */
 static void put_transport(cJSON *o, const struct opt_row *r, const struct config *c, const char *model)
 {
 	(void)model;
-	const char *t = request_transport(c->url, c->http_client, c->headers, c->nheaders);
+	const char *t = transport_name(c->url, c->http_client && strcmp(c->http_client, "curl") == 0, c->headers,
+				       c->nheaders);
 	cJSON_AddStringToObject(o, r->key, t);
 	const char *version, *cipher;
 	if (strcmp(t, "direct+tls") == 0 && tls_negotiated(&version, &cipher)) {

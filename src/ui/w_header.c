@@ -6,7 +6,7 @@
 #include "infertop/options.h"
 #include "infertop/plan.h"
 #include "infertop/redact.h"
-#include "infertop/request.h"
+#include "infertop/transport.h"
 #include "infertop/server.h"
 #include "infertop/widget.h"
 #include "infertop/view.h"
@@ -85,7 +85,8 @@ void w_header_draw(WINDOW *w, const struct rect *r, int arg, const struct dash *
 	/* https says whose TLS it is: the direct path's ("tls") or libcurl's
 	 * (a proxy, --http-client curl). */
 	if (e->cfg && e->cfg->url && strncmp(url, "https:", 6) == 0) {
-		const char *t = request_transport(e->cfg->url, e->cfg->http_client, e->cfg->headers, e->cfg->nheaders);
+		const char *t = transport_name(e->cfg->url, e->cfg->http_client && !strcmp(e->cfg->http_client, "curl"),
+					       e->cfg->headers, e->cfg->nheaders);
 		size_t n = strlen(url);
 		snprintf(url + n, sizeof url - n, "  %s%s", strcmp(t, "curl") == 0 ? "tls curl" : "tls",
 			 e->cfg->insecure ? " -k" : "");
