@@ -127,8 +127,9 @@ for bad in "--workers 0" "--workers x" "--workers 257" "--workers 2 --listen 127
 	check "$bad: exit 2 with a message ($st: $(head -1 "$tmp/bad"))" $?
 done
 
-# kill -9 of the dashboard: the workers end with it.
-"$INFERTOP_BIN" --no-tui --workers 2 -c 2 -d 60s --output-tokens 8 --metrics-url none "$sim" >/dev/null 2>"$tmp/err.k" &
+# kill -9 of the dashboard: the workers end with it. (Their logs stay, in
+# $TMPDIR: nobody is left to clean them.)
+TMPDIR=$tmp "$INFERTOP_BIN" --no-tui --workers 2 -c 2 -d 60s --output-tokens 8 --metrics-url none "$sim" >/dev/null 2>"$tmp/err.k" &
 pid=$!
 wait_for "$tmp/err.k" "workers (pids"
 pids=$(sed -n 's/.*workers (pids \([0-9]*\)\.\.\([0-9]*\)).*/\1 \2/p' "$tmp/err.k")

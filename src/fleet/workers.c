@@ -314,7 +314,13 @@ int workers_main(const struct config *cfg, int argc, char **argv)
 	char err[1024];
 	struct argvec dash = {0}, run = {0}, fv = {0};
 	struct worker *ws = calloc((size_t)n, sizeof *ws);
-	char dir[] = "/tmp/infertop-workers-XXXXXX";
+	/* Under $TMPDIR, as mkdtemp(1) puts it (one too long for the
+	 * logs' names: /tmp). */
+	const char *tmpdir = getenv("TMPDIR");
+	if (!tmpdir || !*tmpdir || strlen(tmpdir) > 400)
+		tmpdir = "/tmp";
+	char dir[512];
+	snprintf(dir, sizeof dir, "%.400s/infertop-workers-XXXXXX", tmpdir);
 	int rc = 2;
 	if (!ws || argvec_add(&fv, "fleet") != 0) {
 		fprintf(stderr, "infertop: out of memory\n");
