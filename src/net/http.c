@@ -24,6 +24,7 @@
  * 15,000. A transfer keeps its shard for life, so a pooled request finds
  * the connection it left idle there. */
 #define HTTP_SHARD_XFERS 32
+#define HTTP_PEAKS 64                  /* seconds of transfer peaks kept a shard */
 
 struct http_sock {
 	ev_io io;
@@ -45,8 +46,11 @@ struct http_shard {
 	curl_socket_t keep_fd;         /* being handed to its owner: not to be closed */
 	bool kept;                     /* curl closed keep_fd, which was left open */
 	int64_t idle_since;            /* when its last transfer left */
-	long peak;                     /* most transfers at once since peak_since */
-	int64_t peak_since;
+	/* Most transfers at once in each of the last sweeps' seconds (a
+	 * ring), and since the last sweep. */
+	long peaks[HTTP_PEAKS];
+	uint64_t npeaks;
+	long cur_peak;
 };
 
 struct http {
@@ -237,7 +241,6 @@ static struct http_shard *http_shard_new(struct http *h)
 	sh->h = h;
 	sh->timer_ms = -1;
 	sh->keep_fd = CURL_SOCKET_BAD;
-	sh->peak_since = clock_now_ns();
 	ev_timer_init(&sh->timer, http_on_timer, 0., 0.);
 	sh->timer.data = sh;
 	if (http_shard_multi(sh) != 0) {
@@ -256,9 +259,9 @@ static struct http_shard *http_shard_new(struct http *h)
  * whose cleanup closes them. A shard with transfers left prunes itself
  * (CURLOPT_MAXAGE_CONN at its next connect).
  *
- * A shard is also swept when, over a whole reuse limit, it never had as
- * many transfers at once as it has connections: the rest idled past the
- * limit. A /metrics scrape each second, landing in a shard a lowered load
+ * A shard is also swept when in none of the last reuse limit's seconds
+ * it had as many transfers at once as it has connections: the rest idled
+ * past the limit. A /metrics scrape each second, landing in a shard a lowered load
  * had left, reused one of its connections and so kept the shard from ever
  * going idle: 64 of 300 connections stayed open to the end of the run.
  * The connection the scrape uses is closed with the others and remade. */
@@ -273,12 +276,21 @@ static void http_on_sweep(struct ev_loop *loop, ev_timer *w, int revents)
 	int64_t limit = (int64_t)http_reuse_limit(h) * CLOCK_NS_PER_S;
 	for (size_t i = 0; i < h->nshards; i++) {
 		struct http_shard *sh = h->shards[i];
-		bool window_done = now - sh->peak_since >= limit;
-		bool surplus = window_done && sh->conns > sh->peak;
-		if (window_done) {
-			sh->peak = sh->xfers;
-			sh->peak_since = now;
+		sh->peaks[sh->npeaks++ % HTTP_PEAKS] = sh->cur_peak;
+		sh->cur_peak = sh->xfers;
+		/* The seconds of one reuse limit (the ring's, when longer:
+		 * then an idle connection may go a little early, to be made
+		 * again if wanted). */
+		uint64_t n = (uint64_t)http_reuse_limit(h);
+		if (n > HTTP_PEAKS)
+			n = HTTP_PEAKS;
+		long recent = 0;
+		for (uint64_t k = 0; k < n && k < sh->npeaks; k++) {
+			long p = sh->peaks[(sh->npeaks - 1 - k) % HTTP_PEAKS];
+			if (p > recent)
+				recent = p;
 		}
+		bool surplus = sh->npeaks >= n && sh->conns > recent;
 		if (sh->xfers || sh->conns <= 0 || (now - sh->idle_since < limit && !surplus))
 			continue;
 		CURLM *old = sh->multi;
@@ -485,8 +497,8 @@ int http_add(struct http *h, CURL *easy, bool fresh)
 		x->awaiting_socket = false;
 		return -1;
 	}
-	if (++sh->xfers > sh->peak)
-		sh->peak = sh->xfers;
+	if (++sh->xfers > sh->cur_peak)
+		sh->cur_peak = sh->xfers;
 	if (fresh)
 		sh->fresh_pending++;
 	return 0;
