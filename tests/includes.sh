@@ -114,5 +114,14 @@ for f in $(find src -name '*.c' | sort); do
 done
 verdict "every exported function is declared in a header" "$missing"
 
+# Every header is named in the build (a _SOURCES or _HEADERS list), or
+# `make dist` leaves it out and the tarball does not build (distcheck
+# found include/infertop/transport.h so).
+missing=""
+for h in include/infertop/*.h include/infertop/*.def; do
+	grep -q "$h" Makefile.am mk/*.am || missing="$missing $h"
+done
+verdict "every header is in the build's lists (and so in the tarball)" "$missing"
+
 echo "$((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
