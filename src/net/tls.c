@@ -160,6 +160,7 @@ struct tls_conn *tls_conn_new(struct tls_target *t)
 	SSL_set_bio(c->ssl, c->in, c->out); /* the session owns both now */
 	SSL_set_app_data(c->ssl, c);
 	SSL_set_connect_state(c->ssl);
+	SSL_set_read_ahead(c->ssl, 1);
 	int ok = 1;
 	if (!t->is_ip) /* RFC 6066: no SNI for an address */
 		ok = SSL_set_tlsext_host_name(c->ssl, t->host);
