@@ -13,14 +13,21 @@
 #   bench/token_cost.sh [--tls] [STREAMS ...]   (run from the build directory;
 #                                                default 100 500 1000)
 # --tls (or TLS=1): a throwaway self-signed certificate (openssl), the source
-# serves https, the floor is the TLS floor (a bare OpenSSL epoll reader),
+# serves https, the floor is the TLS floor (a bare OpenSSL epoll reader,
+# its streams started spread over one ITL as a client's one-by-one
+# handshakes spread them: floor_reader -S),
 # infertop runs with -k as it would on https (the result's `transport`
 # says which path it took), and infertop --http-client curl beside it as
 # the control.
 # With ROUNDS > 1 infertop also runs one round alone, and what the other
 # rounds add is printed as its steady-state cost per token.
-# TOKENS (100), ITL_MS (10), TTFT_MS (10), ROUNDS (3 requests per stream)
-# and INFERTOP_ARGS may be set in the environment. STOP_SOURCE_MS=N stops
+# REPEAT=N runs the whole set N times in turn (floor, infertop, ...; again)
+# and prints each figure's median, each ratio the median of the runs' own
+# (the floor's clock starts after its handshakes: the whole run is held
+# against its whole process, the steady state against its clock). One
+# run's CPU figures on a shared machine spread by 1.5x; quote REPEAT=5.
+# TOKENS (100), ITL_MS (10), TTFT_MS (10), ROUNDS (3 requests per stream),
+# REPEAT (1) and INFERTOP_ARGS may be set in the environment. STOP_SOURCE_MS=N stops
 # the source (SIGSTOP) for N ms a quarter into each run's first stream: the
 # self-check that a late source is caught (every figure must then read
 # INVALID).
@@ -31,6 +38,8 @@ tokens=${TOKENS:-100}
 itl=${ITL_MS:-10}
 ttft=${TTFT_MS:-10}
 rounds=${ROUNDS:-3}
+repeat=${REPEAT:-1}
+case $repeat in ''|*[!0-9]*|0) echo "token_cost.sh: REPEAT must be a whole number of runs, 1 or more" >&2; exit 2 ;; esac
 tls=${TLS:-0}
 [ "${1:-}" = --tls ] && { tls=1; shift; }
 [ $# -gt 0 ] || set -- 100 500 1000
@@ -57,7 +66,7 @@ if [ "$tls" = 1 ]; then
 		{ echo "token_cost.sh: openssl could not make a certificate" >&2; exit 2; }
 	scheme=https
 	src_tls="-c $out/cert.pem -k $out/key.pem"
-	floor_tls=-s
+	floor_tls="-s -S"
 	client_tls=-k
 fi
 
@@ -94,7 +103,7 @@ source_start() {
 source_stop() {   # not in $(...): a subshell cannot wait for the source
 	[ -n "$stoppid" ] && { wait "$stoppid" || true; stoppid=; }
 	kill -TERM "$srcpid"; wait "$srcpid" || true; srcpid=
-	sed 's/^source: //' "$out/lag" >"$out/lag.$1" 2>/dev/null || : >"$out/lag.$1"
+	sed 's/^source: //' "$out/lag" >"$run/lag.$1" 2>/dev/null || : >"$run/lag.$1"
 }
 # client RESULT TIMEFILE REQUESTS [ARGS...]: one infertop run, timed.
 client() {
@@ -104,7 +113,7 @@ client() {
 	# shellcheck disable=SC2086
 	{ time taskset -c "$cpu_client" "$bin" -q --no-tui --api completions -m bench \
 		-c "$streams" -n "$n" --output-tokens "$tokens" --metrics-url none $client_tls \
-		${INFERTOP_ARGS:-} "$@" -o "$out/$res" "$scheme://127.0.0.1:$port" >/dev/null 2>"$out/err"; } 2>"$out/$tf" ||
+		${INFERTOP_ARGS:-} "$@" -o "$run/$res" "$scheme://127.0.0.1:$port" >/dev/null 2>"$out/err"; } 2>"$run/$tf" ||
 		{ local rc=$?; echo "token_cost.sh: infertop $* ended with status $rc:" >&2; tail -5 "$out/err" >&2; exit 1; }
 }
 
@@ -113,36 +122,41 @@ printf 'per-token cost: %s tokens per request, first after %s ms, then every %s 
 printf 'client on CPU %s, source on CPU %s\n\n' "$cpu_client" "$cpu_source"
 for streams in "$@"; do
 	requests=$((streams * rounds))
-	rm -f "$out"/*.json "$out"/time*
-	source_start
-	# shellcheck disable=SC2086
-	taskset -c "$cpu_client" bench/floor_reader $floor_tls -p "$port" -c "$streams" -n "$requests" \
-		-t "$tokens" -f "$ttft" -i "$itl" >"$out/floor" ||
-		{ echo "token_cost.sh: bench/floor_reader failed" >&2; exit 1; }
-	source_stop floor
+	rm -rf "$out"/rep*
+	for rep in $(seq 1 "$repeat"); do
+		run=$out/rep$rep
+		mkdir -p "$run"
+		[ "$repeat" -gt 1 ] && printf '%s streams: run %s of %s\n' "$streams" "$rep" "$repeat" >&2
+		source_start
+		# shellcheck disable=SC2086
+		taskset -c "$cpu_client" bench/floor_reader $floor_tls -p "$port" -c "$streams" -n "$requests" \
+			-t "$tokens" -f "$ttft" -i "$itl" >"$run/floor" ||
+			{ echo "token_cost.sh: bench/floor_reader failed" >&2; exit 1; }
+		source_stop floor
 
-	source_start
-	client r.json time "$requests"
-	source_stop infertop
-	# The same with one round: what the rounds after the first add is the
-	# steady state's cost per token (start-up, connecting, handshakes and
-	# the result file left out, as over a long run).
-	if [ "$rounds" -gt 1 ]; then
 		source_start
-		client r1.json time1 "$streams"
-		source_stop one
-	fi
-	# https: the curl path beside it, the control.
-	if [ "$tls" = 1 ]; then
-		source_start
-		client c.json timec "$requests" --http-client curl
-		source_stop curl
+		client r.json time "$requests"
+		source_stop infertop
+		# The same with one round: what the rounds after the first add is the
+		# steady state's cost per token (start-up, connecting, handshakes and
+		# the result file left out, as over a long run).
 		if [ "$rounds" -gt 1 ]; then
 			source_start
-			client c1.json timec1 "$streams" --http-client curl
-			source_stop curl1
+			client r1.json time1 "$streams"
+			source_stop one
 		fi
-	fi
+		# https: the curl path beside it, the control.
+		if [ "$tls" = 1 ]; then
+			source_start
+			client c.json timec "$requests" --http-client curl
+			source_stop curl
+			if [ "$rounds" -gt 1 ]; then
+				source_start
+				client c1.json timec1 "$streams" --http-client curl
+				source_stop curl1
+			fi
+		fi
+	done
 	python3 "$here/token_cost_report.py" "$out" "$streams" "$tokens" "$ttft" "$itl" "$tls"
 	echo
 done

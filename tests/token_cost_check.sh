@@ -80,6 +80,30 @@ python3 "$report" "$tmp/tls" 100 100 10 10 1 >"$tmp/tlsr.out"
 grep -q '^  infertop -k: transport direct+tls$' "$tmp/tlsr.out"
 check "--tls: the result's transport field when it has one" $?
 
+# Like with like: the floor's clock starts after its handshakes, so the
+# whole run is held against the floor's whole process (2.0 + 6.0 us a
+# token here), and the steady state against its clock.
+run "$tmp/whole" 1.5 0.03 0.01
+sed -i 's/ user_us_per_token/ whole_user_s=0.060 whole_sys_s=0.180 user_us_per_token/' "$tmp/whole/floor"
+python3 "$report" "$tmp/whole" 100 100 10 10 0 >"$tmp/whole.out"
+grep -Eq '^    whole run +2\.000 +6\.000 ' "$tmp/whole.out" &&
+	grep -Eq '^  infertop: ratio to the floor: whole run user 0\.50x, total 0\.75x; steady user 3\.00x, total 1\.1[23]x ' "$tmp/whole.out"
+check "the whole run against the floor's whole process, the steady state against its clock" $? ||
+	cat "$tmp/whole.out"
+
+# REPEAT: one directory a run; each figure the runs' median, each ratio
+# the median of the runs' own, every figure held against the latest source.
+for i in 1 2 3; do
+	run "$tmp/reps/rep$i" 1.5 "0.0$((i + 1))" 0.01
+done
+echo 'source: 300 requests, 30300 writes (0 short), lateness p50 0.100 ms p99 11.000 ms p99.9 20.000 ms max 30.000 ms' >"$tmp/reps/rep3/lag.infertop"
+python3 "$report" "$tmp/reps" 100 100 10 10 0 >"$tmp/reps.out"
+grep -q 'the median of 3 runs' "$tmp/reps.out" &&
+	grep -Eq '^  infertop +1\.000 +5\.000 .*INVALID: source late, p99 11\.0 ms > 10 ms$' "$tmp/reps.out" &&
+	grep -q '^  infertop: 3 runs, user us/tok 0\.667-1\.333, ' "$tmp/reps.out"
+check "3 runs: the median (1.000 of 0.667/1.000/1.333), their spread, one late source marks it" $? ||
+	cat "$tmp/reps.out"
+
 # The bench itself, its source stopped for 300 ms a quarter into the first
 # request: 20 streams, 40 tokens 10 ms apart, one round.
 for mode in plain tls; do
@@ -101,5 +125,24 @@ for mode in plain tls; do
 done
 [ -f "$tmp/tls.out" ] && grep -q 'TLS floor: TLSv1\.[23]/' "$tmp/tls.out"
 check "tls: the TLS floor says its version and cipher" $?
+
+# bench/token_instr.sh (instructions a token, by callgrind), short: both
+# clients over http and https, each figure a count, infertop on its own
+# paths. valgrind cannot run a sanitizer build.
+if ! command -v valgrind >/dev/null 2>&1; then
+	echo "valgrind not installed: token_instr.sh skipped"
+elif nm "$INFERTOP_BIN" 2>/dev/null | grep -q __asan_init; then
+	echo "a sanitizer build: token_instr.sh skipped"
+else
+	INFERTOP_BIN=$INFERTOP_BIN TOKENS=20 ROUNDS1=1 ROUNDS2=2 bash "$INFERTOP_SRCDIR/bench/token_instr.sh" 4 \
+		>"$tmp/instr.out" 2>"$tmp/instr.err"
+	check "token_instr.sh runs ($(tail -1 "$tmp/instr.err"))" $?
+	grep -Eq '^  floor +[1-9][0-9]* +[1-9][0-9]*$' "$tmp/instr.out" &&
+		grep -Eq '^  infertop +[1-9][0-9]* +[1-9][0-9]*$' "$tmp/instr.out" &&
+		grep -Eq '^    its transport +direct +direct\+tls$' "$tmp/instr.out" &&
+		grep -Eq '^  infertop / floor +[0-9.]+x +[0-9.]+x ' "$tmp/instr.out"
+	check "token_instr.sh: instructions a token, floor and infertop, http (direct) and https (direct+tls)" $? ||
+		cat "$tmp/instr.out"
+fi
 echo "$fails failed"
 [ "$fails" -eq 0 ]
