@@ -23,6 +23,7 @@
 #include "infertop/dataset.h"
 #include "infertop/http.h"
 #include "infertop/sim.h"
+#include "infertop/tls.h"
 
 /* The calibration, waited for on a loop of the test's own. */
 
@@ -55,7 +56,7 @@ static int dataset_calibrate(struct dataset *d, const char *base_url, struct cur
 	int rc = -1;
 	if (!h) {
 		snprintf(err, errcap, "out of memory");
-	} else if (!dataset_calibrate_start(d, h, base_url, headers, secrets, model, insecure, calib_waited, &w)) {
+	} else if (!dataset_calibrate_start(d, h, base_url, headers, secrets, model, &(struct tls_opts){.insecure = insecure}, calib_waited, &w)) {
 		snprintf(err, errcap, "out of memory");
 	} else {
 		while (!w.done)

@@ -16,7 +16,7 @@
 static int kind(const char *name)
 {
 	static const char *const vals[] = {"concurrency", "duration", "output-tokens", "header", "rate",
-					   "model", "dataset", "output", "api-key-env", "listen"};
+					   "model", "dataset", "output", "api-key-env", "listen", "cacert"};
 	static const char *const flags[] = {"no-tui", "insecure", "demo"};
 	for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
 		if (strcmp(name, vals[i]) == 0)
@@ -96,6 +96,16 @@ static void test_native_refused(void **state)
 	assert_string_equal(bad("{\"api-key-env\":\"HOME\"}"), "api-key-env");
 	assert_string_equal(bad("{\"listen\":\"0.0.0.0:1\"}"), "listen");
 	assert_string_equal(bad("{\"demo\":true}"), "demo");
+	/* A file read before the run: which files exist must not be
+	 * learnt from the answer. serve's own --cacert is every run's. */
+	assert_string_equal(bad("{\"cacert\":\"/etc/passwd\"}"), "cacert");
+	{
+		char f[RUNSPEC_FIELD_MAX], e[RUNSPEC_ERR_MAX];
+		struct runspec rs;
+		const char *b = "{\"cacert\":\"/nonexistent\"}";
+		assert_int_equal(runspec_build(b, strlen(b), kind, &rs, f, e), -1);
+		assert_non_null(strstr(e, "infertop serve sets it"));
+	}
 	assert_string_equal(bad("{\"help\":true}"), "help");
 	assert_string_equal(bad("{\"a\\\"b\":1}"), "a?b");
 	assert_string_equal(bad("[1]"), "");

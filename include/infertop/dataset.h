@@ -83,20 +83,22 @@ const char *dataset_spec_file(const char *spec, size_t *plen);
 int dataset_spec_check(const char *spec);
 
 /* Before the run, on the loop: POST base_url/tokenize with the run's
- * headers to fit the server's token counts, then fn(ud, rc, err). rc is 0
- * also when it falls back to the estimate (the reason is then in err, and
- * in dataset_describe()); -1 only when out of memory. secrets
- * (NULL-terminated, may be NULL) are scrubbed from what the server answers
- * before it reaches err (redact.h). Returns a handle for
- * dataset_calibrate_cancel() while it goes on, CALIBRATE_ENDED when fn was
- * already called, or NULL (and fn is not called) when it cannot start. */
+ * headers and TLS settings (-k, --cacert) to fit the server's token
+ * counts, then fn(ud, rc, err). rc is 0 also when it falls back to the
+ * estimate (the reason is then in err, and in dataset_describe()); -1 only
+ * when out of memory. secrets (NULL-terminated, may be NULL) are scrubbed
+ * from what the server answers before it reaches err (redact.h). Returns
+ * a handle for dataset_calibrate_cancel() while it goes on,
+ * CALIBRATE_ENDED when fn was already called, or NULL (and fn is not
+ * called) when it cannot start. */
 struct http;
 struct calib;
+struct tls_opts;
 typedef void (*calibrate_fn)(void *ud, int rc, const char *err);
 #define CALIBRATE_ENDED ((struct calib *)1)
 struct calib *dataset_calibrate_start(struct dataset *d, struct http *h, const char *base_url,
 				      struct curl_slist *headers, const char *const *secrets, const char *model,
-				      bool insecure, calibrate_fn fn, void *ud);
+				      const struct tls_opts *tls, calibrate_fn fn, void *ud);
 /* Ends it without a word to fn (its owner is going away). */
 void dataset_calibrate_cancel(struct calib *c);
 

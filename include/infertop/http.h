@@ -39,6 +39,11 @@ void http_free(struct http *h);
  * thread's. NULL with why in err when they cannot be made. */
 struct tls_opts;
 struct tls_ctx *http_tls(struct http *h, const struct tls_opts *o, char *err, size_t cap);
+/* The same settings on a libcurl handle (the curl path, the probe,
+ * calibration, scrapes, fleet polls): -k turns the peer and name checks
+ * off, --cacert replaces the system's CAs. One place, so no fetch of the
+ * run's forgets one. */
+void http_easy_tls(CURL *e, const struct tls_opts *o);
 /* fresh: on a new connection whatever the cache holds. Otherwise a cached
  * idle connection is reused when one is free, and a new one asked for
  * straight away when none is: libcurl 7.x otherwise scans every

@@ -11,6 +11,7 @@
 
 #include "infertop/fetch.h"
 #include "infertop/http.h"
+#include "infertop/tls.h"
 #include "infertop/redact.h"
 #include "infertop/url.h"
 
@@ -268,7 +269,7 @@ static void calib_on_answer(void *ud, long status, const char *body, size_t len,
 
 struct calib *dataset_calibrate_start(struct dataset *d, struct http *h, const char *base_url,
 				      struct curl_slist *headers, const char *const *secrets, const char *model,
-				      bool insecure, calibrate_fn fn, void *ud)
+				      const struct tls_opts *tls, calibrate_fn fn, void *ud)
 {
 	bool ended = false;
 	struct calib *c = calloc(1, sizeof *c);
@@ -315,10 +316,7 @@ struct calib *dataset_calibrate_start(struct dataset *d, struct http *h, const c
 	curl_easy_setopt(e, CURLOPT_URL, c->url);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, TOKENIZE_TIMEOUT_MS);
-	if (insecure) {
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
+	http_easy_tls(e, tls);
 	if (c->units < MIN_UNITS) {
 		/* A tiny file: too little text to measure. */
 		calib_fallback(c, "too little text to calibrate");

@@ -17,6 +17,7 @@
 #include "infertop/dist.h"
 #include "infertop/fetch.h"
 #include "infertop/http.h"
+#include "infertop/tls.h"
 #include "infertop/loop.h"
 #include "infertop/redact.h"
 #include "infertop/reqlog.h"
@@ -769,7 +770,8 @@ static void probe_on_models(void *ud, long status, const char *body, size_t len,
 	/* Prompt lengths in the server's own tokens; a server without
 	 * /tokenize leaves the estimate (noted in the description). */
 	struct calib *c = dataset_calibrate_start(e->dataset, e->http, e->cfg->url, e->headers,
-						  (const char *const *)e->secrets, e->model, e->cfg->insecure,
+						  (const char *const *)e->secrets, e->model,
+						  &(struct tls_opts){.insecure = e->cfg->insecure, .cafile = e->cfg->cacert},
 						  probe_calibrated, p);
 	if (!c)
 		probe_end(p, -1, "out of memory while calibrating prompt lengths");
@@ -799,12 +801,7 @@ int engine_probe_start(struct engine *e, engine_probed_fn fn, void *ud)
 	curl_easy_setopt(c, CURLOPT_URL, p->url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, e->headers);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, PROBE_TIMEOUT_MS);
-	if (e->cfg->insecure) {
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
-	if (e->cfg->cacert)
-		curl_easy_setopt(c, CURLOPT_CAINFO, e->cfg->cacert);
+	http_easy_tls(c, &(struct tls_opts){.insecure = e->cfg->insecure, .cafile = e->cfg->cacert});
 	if (fetch_send(p->f) != 0) {
 		fetch_free(p->f);
 		free(p->url);

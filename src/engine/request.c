@@ -12,8 +12,10 @@
 #include "infertop/bodybuf.h"
 #include "infertop/clock.h"
 #include "infertop/coding.h"
+#include "infertop/http.h"
 #include "infertop/openai.h"
 #include "infertop/redact.h"
+#include "infertop/tls.h"
 #include "infertop/transport.h"
 
 /* What a token touches (request.h): the request's fields and the first
@@ -590,12 +592,7 @@ struct request *request_new(const struct request_ctx *ctx)
 	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "identity");
 	curl_easy_setopt(e, CURLOPT_HTTP_CONTENT_DECODING, 0L); /* ours: "Compressed answers" */
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, ctx->timeout_ms);
-	if (ctx->insecure) {
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
-	if (ctx->cacert)
-		curl_easy_setopt(e, CURLOPT_CAINFO, ctx->cacert);
+	http_easy_tls(e, &(struct tls_opts){.insecure = ctx->insecure, .cafile = ctx->cacert});
 	if (ctx->new_connection)
 		curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
 	return r;

@@ -16,6 +16,7 @@
 #include "infertop/cmd_target.h"
 #include "infertop/hist.h"
 #include "infertop/http.h"
+#include "infertop/tls.h"
 #include "infertop/load.h"
 #include "infertop/options.h"
 #include "infertop/redact.h"
@@ -232,10 +233,7 @@ static struct req *req_make(struct fleet *f, const char *method, const char *url
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, FLEET_TIMEOUT_MS);
 	curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, f->hdr);
-	if (f->cfg->insecure) {
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
+	http_easy_tls(c, &(struct tls_opts){.insecure = f->cfg->insecure, .cafile = f->cfg->cacert});
 	if (body) {
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(r->body));

@@ -13,9 +13,11 @@
 #include <strings.h>
 
 #include "infertop/clock.h"
+#include "infertop/http.h"
 #include "infertop/profile.h"
 #include "infertop/promql.h"
 #include "infertop/resolve.h"
+#include "infertop/tls.h"
 #include "infertop/url.h"
 
 #define BODY_INITIAL (64u << 10)
@@ -715,12 +717,7 @@ static int target_init(struct scrape *s, struct target *tg, bool gpu, char *err,
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, s->timeout_ms < 5000 ? s->timeout_ms : 5000L);
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 3L);
-	if (s->cfg->insecure) {
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
-	if (s->cfg->cacert)
-		curl_easy_setopt(c, CURLOPT_CAINFO, s->cfg->cacert);
+	http_easy_tls(c, &(struct tls_opts){.insecure = s->cfg->insecure, .cafile = s->cfg->cacert});
 	ev_timer_init(&tg->timer, on_tick, 0., (double)s->interval_ns / 1e9);
 	tg->timer.data = tg;
 	return 0;

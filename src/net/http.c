@@ -381,6 +381,16 @@ struct http *http_new(struct ev_loop *loop)
 	return h;
 }
 
+void http_easy_tls(CURL *e, const struct tls_opts *o)
+{
+	if (o->insecure) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (o->cafile)
+		curl_easy_setopt(e, CURLOPT_CAINFO, o->cafile);
+}
+
 int64_t http_wake_ns(const struct http *h)
 {
 	return h->wake_ns;

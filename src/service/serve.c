@@ -513,6 +513,15 @@ static unsigned serve_post_run(struct serve *s, const char *body, size_t len, ch
 	r->cfg.quiet = true;
 	free(r->cfg.api_key_env);
 	r->cfg.api_key_env = s->cfg->api_key_env ? strdup(s->cfg->api_key_env) : NULL;
+	/* serve's TLS settings are its runs': its --cacert (a spec may not
+	 * name a file), and its -k for every run (a spec may still ask for
+	 * -k itself). */
+	r->cfg.insecure = r->cfg.insecure || s->cfg->insecure;
+	if (s->cfg->cacert && !(r->cfg.cacert = strdup(s->cfg->cacert))) {
+		unsigned code = status_json(json, 500, "failed", "out of memory", NULL);
+		serve_free_run(r);
+		return code;
+	}
 	long want = r->cfg.rate > 0 ? r->cfg.max_concurrency : r->cfg.concurrency;
 	if (want > cmd_concurrency_limit()) {
 		snprintf(err, sizeof err, "%ld streams are above the file descriptor limit (%ld)", want,
