@@ -28,6 +28,9 @@ mkdir "$tmp/results" "$tmp/data"
 "$INFERTOP_BIN" serve --listen 127.0.0.1:0 --data-dir "$tmp/nowhere" >/dev/null 2>"$tmp/err0"
 [ $? -eq 2 ] && grep -q -- '--data-dir' "$tmp/err0"
 check "--data-dir that is not a directory: exit 2" $?
+"$INFERTOP_BIN" serve --listen 127.0.0.1:0 --results-dir "$tmp/none" >/dev/null 2>"$tmp/err0"
+[ $? -eq 2 ] && grep -q -- "--results-dir $tmp/none: No such file" "$tmp/err0" && ! grep -q -- --snapshot-dir "$tmp/err0"
+check "--results-dir that does not exist: exit 2, named as --results-dir ($(cat "$tmp/err0"))" $?
 "$INFERTOP_BIN" serve --listen 127.0.0.1:0 --results-dir "$tmp/results" --data-dir "$tmp/data" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 wait_for "$tmp/err" "control API on"

@@ -361,9 +361,10 @@ const struct snapshot_result *snapshot_last(const struct snapshot_writer *w);
 uint64_t snapshot_written(const struct snapshot_writer *w);
 uint64_t snapshot_failures(const struct snapshot_writer *w);
 
-/* --snapshot-dir must be a directory we can create files in (a file is
- * made there and removed): 0, or -1 with the reason in err. */
-int snapshot_dir_check(const char *dir, char *err, size_t errcap);
+/* A directory the run writes into (--snapshot-dir, serve's --results-dir)
+ * must be one we can create files in (a file is made there and removed):
+ * 0, or -1 with the reason in err, which names it as "OPTION DIR". */
+int snapshot_dir_check(const char *option, const char *dir, char *err, size_t errcap);
 /* The same for -o FILE, before anything is sent: FILE is not a directory
  * and its directory takes a new file. 0, or -1 with the reason in err. */
 int snapshot_output_check(const char *path, char *err, size_t errcap);

@@ -568,7 +568,7 @@ struct engine *engine_new(const struct config *cfg, struct ev_loop *loop, char *
 		return NULL;
 	}
 	/* Found out now, not at the first snapshot an hour into the run. */
-	if (cfg->snapshot_dir && snapshot_dir_check(cfg->snapshot_dir, err, errcap) != 0) {
+	if (cfg->snapshot_dir && snapshot_dir_check("--snapshot-dir", cfg->snapshot_dir, err, errcap) != 0) {
 		engine_free(e);
 		return NULL;
 	}

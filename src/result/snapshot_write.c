@@ -755,9 +755,9 @@ int snapshot_output_check(const char *path, char *err, size_t errcap)
 	return dir_check(what, dir, err, errcap);
 }
 
-int snapshot_dir_check(const char *dir, char *err, size_t errcap)
+int snapshot_dir_check(const char *option, const char *dir, char *err, size_t errcap)
 {
 	char what[1200];
-	snprintf(what, sizeof what, "--snapshot-dir %s", dir);
+	snprintf(what, sizeof what, "%s %s", option, dir);
 	return dir_check(what, dir, err, errcap);
 }

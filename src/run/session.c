@@ -105,7 +105,7 @@ static int check_result_dirs(const struct config *cfg, char *err, size_t errcap)
 		snprintf(err, errcap, "--html %s", strncmp(why, "-o ", 3) == 0 ? why + 3 : why);
 		return -1;
 	}
-	if (cfg->snapshot_every_ns > 0 && !cfg->snapshot_dir && snapshot_dir_check(".", why, sizeof why) != 0) {
+	if (cfg->snapshot_every_ns > 0 && !cfg->snapshot_dir && snapshot_dir_check("directory", ".", why, sizeof why) != 0) {
 		snprintf(err, errcap, "--snapshot-every writes into the current directory: %s", why);
 		return -1;
 	}

@@ -663,8 +663,9 @@ int serve_main(int argc, char **argv)
 		fprintf(stderr, "infertop serve: give --listen ADDR:PORT\n");
 		goto out;
 	}
-	if (snapshot_dir_check(cfg.results_dir ? cfg.results_dir : ".", err, sizeof err) != 0) {
-		fprintf(stderr, "infertop serve: --results-dir: %s\n", err);
+	if (snapshot_dir_check(cfg.results_dir ? "--results-dir" : "--results-dir (none given: the current directory)",
+			       cfg.results_dir ? cfg.results_dir : ".", err, sizeof err) != 0) {
+		fprintf(stderr, "infertop serve: %s\n", err);
 		goto out;
 	}
 	if (cfg.slice_count) {
