@@ -8,18 +8,10 @@
 # 77 (skip) without tmux.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
-command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
-
-tmp=$(mktemp -d)
-cleanup() {
-	T kill-server 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+# check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-tui_sanitizer_logs
-mkdir -p "$tmp/xdg"
+tui_begin
 
 # axis_ok FILE: every bottom border with "now" has ticks in one unit, all
 # multiples of the nearest one to now, whose step is 1, 2, 3 or 5 times a
@@ -66,7 +58,5 @@ for size in 80x24 120x40 200x60; do
 	done
 done
 T kill-session -t tui 2>/dev/null
-for f in "$tmp"/asan* "$tmp"/ubsan*; do
-	[ -s "$f" ] && { cat "$f"; fails=$((fails + 1)); }
-done
+tui_sanitizer_check
 [ "$fails" -eq 0 ]

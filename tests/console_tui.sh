@@ -13,19 +13,11 @@
 # Every wait polls the pane with a deadline; nothing sleeps blindly.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
-command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
 command -v python3 >/dev/null 2>&1 || { echo "python3 not installed: skipped"; exit 77; }
-
-tmp=$(mktemp -d)
-cleanup() {
-	T kill-server 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 # check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-tui_sanitizer_logs
+tui_begin
 
 screen_all() { T capture-pane -p -S - -t tui; }
 start() { # COLS ROWS ARGS...
@@ -188,6 +180,5 @@ if command -v openssl >/dev/null 2>&1; then
 fi
 
 cat "$tmp"/asan* "$tmp"/ubsan* 2>/dev/null
-! ls "$tmp"/asan* "$tmp"/ubsan* >/dev/null 2>&1
-check "no sanitizer reports" $?
+tui_sanitizer_check
 [ "$fails" -eq 0 ]

@@ -6,21 +6,15 @@
 # q stops every generator. Every wait polls with a deadline.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
-command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
 command -v curl >/dev/null 2>&1 || { echo "curl not installed: skipped"; exit 77; }
 command -v python3 >/dev/null 2>&1 || { echo "python3 not installed: skipped"; exit 77; }
 
-tmp=$(mktemp -d)
-pids=""
-cleanup() {
-	T kill-server 2>/dev/null
-	for p in $pids; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 # check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
+tui_begin
+pids=""
+tui_end_more() { for p in $pids; do kill -9 "$p" 2>/dev/null; done; }
 tok="fleet-tui-token-77c2a1"
 export INFERTOP_FLEET_TUI_TOKEN="$tok"
 
@@ -116,4 +110,5 @@ check "-o is the merge of the three runs" $?
 ! T capture-pane -p -S - -t tui | grep -q "$tok"
 check "the token is never on the screen" $?
 
+tui_sanitizer_check
 [ "$fails" -eq 0 ]

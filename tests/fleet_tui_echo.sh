@@ -6,20 +6,14 @@
 # never an escape acted on or drawn as ^[.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
-command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
 command -v curl >/dev/null 2>&1 || { echo "curl not installed: skipped"; exit 77; }
 command -v python3 >/dev/null 2>&1 || { echo "python3 not installed: skipped"; exit 77; }
 
-tmp=$(mktemp -d)
-pids=""
-cleanup() {
-	T kill-server 2>/dev/null
-	for p in $pids; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
+tui_begin
+pids=""
+tui_end_more() { for p in $pids; do kill -9 "$p" 2>/dev/null; done; }
 . "$INFERTOP_SRCDIR/tests/fleet_fake_lib.sh"
 tok="fleet-TOKEN-echo-4d1f9a"
 export INFERTOP_FLEET_ECHO_TOKEN="$tok"
@@ -39,4 +33,5 @@ check "the token is never on the screen" $?
 ! grep -q '\^\[' "$tmp/pane"
 check "no escape drawn as ^[" $?
 T send-keys -t tui q
+tui_sanitizer_check
 [ "$fails" -eq 0 ]

@@ -7,18 +7,12 @@
 # deadline.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
-command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
 command -v python3 >/dev/null 2>&1 || { echo "python3 not installed: skipped"; exit 77; }
-tmp=$(mktemp -d)
-pids=""
-cleanup() {
-	T kill-server 2>/dev/null
-	for p in $pids; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
+tui_begin
+pids=""
+tui_end_more() { for p in $pids; do kill -9 "$p" 2>/dev/null; done; }
 wait_file() { # FILE PATTERN
 	i=0
 	while [ $i -lt 100 ] && ! grep -q -- "$2" "$1" 2>/dev/null; do i=$((i + 1)); sleep 0.1; done
@@ -66,4 +60,5 @@ f = json.load(open(sys.argv[1]))["infertop"]["fleet"]
 sys.exit(0 if f["generators_planned"] == 3 and [g["generator"] for g in f["generators_lost"]] == [sys.argv[2]] else 1)' \
 	"$tmp/fleet.json" "$u2"
 check "-o records the lost generator" $?
+tui_sanitizer_check
 [ "$fails" -eq 0 ]

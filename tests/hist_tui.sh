@@ -7,18 +7,10 @@
 # pane with a deadline. Exit 77 (skip) without tmux.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
-command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
-
-tmp=$(mktemp -d)
-cleanup() {
-	T kill-server 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+# check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-tui_sanitizer_logs
-mkdir -p "$tmp/xdg"
+tui_begin
 
 for size in 80x24 120x40 200x60; do
 	cols=${size%x*}
@@ -48,7 +40,5 @@ for size in 80x24 120x40 200x60; do
 	check "$size: p50 and p90 on bars of their own" $? || cat "$tmp/screen"
 done
 T kill-session -t tui 2>/dev/null
-for f in "$tmp"/asan* "$tmp"/ubsan*; do
-	[ -s "$f" ] && { cat "$f"; fails=$((fails + 1)); }
-done
+tui_sanitizer_check
 [ "$fails" -eq 0 ]

@@ -8,20 +8,10 @@
 # with a deadline. Exit 77 (skip) without tmux.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
-command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
-
-tmp=$(mktemp -d)
-simpid=""
-cleanup() {
-	T kill-server 2>/dev/null
-	[ -n "$simpid" ] && kill "$simpid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+# check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-tui_sanitizer_logs
-mkdir -p "$tmp/xdg"
+tui_begin
 
 tui_sim || exit 1
 
@@ -68,7 +58,5 @@ wait_for "--max-change 0: running at 2" "target 2[^0-9]"
 T send-keys -t tui c 3 0 0 Enter
 wait_for "--max-change 0: c 300 applies at once" "target 300[^0-9]"
 T kill-session -t tui 2>/dev/null
-for f in "$tmp"/asan* "$tmp"/ubsan*; do
-	[ -s "$f" ] && { cat "$f"; fails=$((fails + 1)); }
-done
+tui_sanitizer_check
 [ "$fails" -eq 0 ]

@@ -6,19 +6,12 @@
 # (skip) without tmux.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
-command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
-
-tmp=$(mktemp -d)
-pids=""
-cleanup() {
-	T kill-server 2>/dev/null
-	for p in $pids; do kill "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+# check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-tui_sanitizer_logs
+tui_begin
+pids=""
+tui_end_more() { for p in $pids; do kill "$p" 2>/dev/null; done; }
 mkdir -p "$tmp/xdg"
 
 for n in 0 1 2; do
@@ -56,7 +49,5 @@ rows=$(screen | grep -cE "[│|] *[12] 127\.0\.0\.1:($p0|$p1) +up ")
 [ "$rows" -eq 2 ]
 check "the two others stay up ($rows)" $?
 T kill-session -t tui 2>/dev/null
-for f in "$tmp"/asan* "$tmp"/ubsan*; do
-	[ -s "$f" ] && { cat "$f"; fails=$((fails + 1)); }
-done
+tui_sanitizer_check
 [ "$fails" -eq 0 ]

@@ -8,28 +8,12 @@
 # Every wait polls the pane with a deadline; nothing sleeps blindly.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
-command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
-
-tmp=$(mktemp -d)
-simpid=""
-cleanup() {
-	T kill-server 2>/dev/null
-	[ -n "$simpid" ] && kill "$simpid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 # check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-tui_sanitizer_logs
+tui_begin
 
-"$INFERTOP_BIN" sim --listen 127.0.0.1:0 --max-running 4 --step-time 200ms >"$tmp/sim.out" 2>"$tmp/sim.err" &
-simpid=$!
-i=0
-while [ $i -lt 100 ] && ! grep -q "listening on" "$tmp/sim.out" 2>/dev/null; do i=$((i + 1)); sleep 0.1; done
-port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$tmp/sim.out")
-[ -n "$port" ]
-check "the simulator listens" $? || exit 1
+tui_sim --max-running 4 --step-time 200ms || exit 1
 
 # The table's rows: a box border, a request number, the model.
 ROW='^(│|\|) +[0-9]+ infertop-s'
@@ -122,9 +106,6 @@ run() { # COLS ROWS
 run 120 40
 run 80 24
 
-if ls "$tmp"/asan* "$tmp"/ubsan* >/dev/null 2>&1; then
-	cat "$tmp"/asan* "$tmp"/ubsan* 2>/dev/null
-	check "no sanitizer reports" 1
-fi
+tui_sanitizer_check
 echo "$fails failed"
 [ "$fails" -eq 0 ]

@@ -9,20 +9,10 @@
 # pane with a deadline. Exit 77 (skip) without tmux.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
-command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
-
-tmp=$(mktemp -d)
-simpid=""
-cleanup() {
-	T kill-server 2>/dev/null
-	[ -n "$simpid" ] && kill "$simpid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+# check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-tui_sanitizer_logs
-mkdir -p "$tmp/xdg"
+tui_begin
 
 # A cell: a dash, a number, bucket bounds (in ms, or in s with " s"), or
 # something cut short with an ellipsis.
@@ -64,7 +54,5 @@ for profile in vllm sglang tgi; do
 	done
 done
 T kill-session -t tui 2>/dev/null
-for f in "$tmp"/asan* "$tmp"/ubsan*; do
-	[ -s "$f" ] && { cat "$f"; fails=$((fails + 1)); }
-done
+tui_sanitizer_check
 [ "$fails" -eq 0 ]

@@ -10,21 +10,10 @@
 # cached tokens yet (the result has no "cache" object).
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
-command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
-
-tmp=$(mktemp -d)
-simpid=""
-cleanup() {
-	T kill-server 2>/dev/null
-	[ -n "$simpid" ] && kill "$simpid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 # check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-tui_sanitizer_logs
-mkdir -p "$tmp/xdg"
+tui_begin
 
 tui_sim || exit 1
 
@@ -83,7 +72,5 @@ screen | grep -q 'Sessions / cache'
 check "no sessions panel at 80x24" $?
 
 T kill-session -t tui 2>/dev/null
-for f in "$tmp"/asan* "$tmp"/ubsan*; do
-	[ -s "$f" ] && { cat "$f"; fails=$((fails + 1)); }
-done
+tui_sanitizer_check
 [ "$fails" -eq 0 ]

@@ -10,19 +10,11 @@
 # Every wait polls the pane with a deadline. Exit 77 (skip) without tmux.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
-command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
 command -v python3 >/dev/null 2>&1 || { echo "python3 not installed: skipped"; exit 77; }
-
-tmp=$(mktemp -d)
-cleanup() {
-	T kill-server 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+# check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-tui_sanitizer_logs
-mkdir -p "$tmp/xdg"
+tui_begin
 
 # colours.py FILE MODE: reads a capture with escapes; prints one line per
 # finding and exits 1 when the TTFT chart breaks MODE's rule:
@@ -114,7 +106,5 @@ for size in 80x24 120x40 200x60; do
 	done
 done
 T kill-session -t tui 2>/dev/null
-for f in "$tmp"/asan* "$tmp"/ubsan*; do
-	[ -s "$f" ] && { cat "$f"; fails=$((fails + 1)); }
-done
+tui_sanitizer_check
 [ "$fails" -eq 0 ]

@@ -8,21 +8,12 @@
 # Every wait polls the pane with a deadline. Exit 77 (skip) without tmux.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
-command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
-
-tmp=$(mktemp -d)
-simpid=""
-metpid=""
-cleanup() {
-	T kill-server 2>/dev/null
-	[ -n "$simpid" ] && kill "$simpid" 2>/dev/null
-	[ -n "$metpid" ] && kill "$metpid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+# check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-tui_sanitizer_logs
+tui_begin
+metpid=""
+tui_end_more() { [ -n "$metpid" ] && kill "$metpid" 2>/dev/null; }
 mkdir -p "$tmp/xdg"
 
 # start_sim OUTFILE: a fixed-timing simulator; prints its port.
@@ -60,7 +51,5 @@ for size in 80x24 120x40 200x60; do
 	check "$size: no live-looking queue figure left" $?
 done
 T kill-session -t tui 2>/dev/null
-for f in "$tmp"/asan* "$tmp"/ubsan*; do
-	[ -s "$f" ] && { cat "$f"; fails=$((fails + 1)); }
-done
+tui_sanitizer_check
 [ "$fails" -eq 0 ]

@@ -1,11 +1,29 @@
 #!/bin/sh
-# Shared by the tmux tests (tui.sh, fleet_tui.sh, requests_tui.sh), sourced
-# after $tmp and check() exist: a UTF-8 locale (the dashboard's box
-# drawing), a private tmux server, the pane's text, and a wait that polls
-# the pane with a deadline (never a blind sleep).
+# Shared by the tmux tests (tests/*_tui*.sh, tui.sh), sourced after
+# check_lib.sh: a UTF-8 locale (the dashboard's box drawing), a private
+# tmux server, the pane's text, and a wait that polls the pane with a
+# deadline (never a blind sleep).
 LANG=C.UTF-8
 LC_ALL=C.UTF-8
 export LANG LC_ALL
+# tui_begin: how every tmux test starts. Skipped (77) without tmux; $tmp
+# made, and at exit (tui_end) the tmux server, the simulator ($simpid,
+# from tui_sim), what the test's own tui_end_more stops and $tmp go;
+# sanitizer reports under $tmp; $tmp/xdg for a config home.
+tui_begin() {
+	command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
+	tmp=$(mktemp -d)
+	simpid=""
+	trap tui_end EXIT
+	tui_sanitizer_logs
+	mkdir -p "$tmp/xdg"
+}
+tui_end() {
+	T kill-server 2>/dev/null
+	[ -n "$simpid" ] && kill "$simpid" 2>/dev/null
+	command -v tui_end_more >/dev/null 2>&1 && tui_end_more
+	rm -rf "$tmp"
+}
 # A private tmux server whose socket goes away with $tmp.
 T() { tmux -S "$tmp/tmux.sock" -f /dev/null "$@"; }
 screen() { T capture-pane -p -t tui; }
@@ -46,6 +64,15 @@ tui_sanitizer_logs() {
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$tmp/asan"
 	UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$tmp/ubsan:print_stacktrace=1"
 	export ASAN_OPTIONS UBSAN_OPTIONS
+}
+# tui_sanitizer_check: each report the sanitizers left under $tmp printed,
+# and a failed check; nothing when there is none.
+tui_sanitizer_check() {
+	for f in "$tmp"/asan* "$tmp"/ubsan*; do
+		[ -s "$f" ] || continue
+		cat "$f"
+		check "no sanitizer report (${f##*/})" 1
+	done
 }
 # tui_sim [SIM OPTIONS]: a simulator on a free loopback port; its pid in
 # $simpid, its port in $port, its base URL in $url. Fails (after a failed

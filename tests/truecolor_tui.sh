@@ -11,19 +11,12 @@
 # Exit 77 (skip) without tmux or tic.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
-command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
 command -v tic >/dev/null 2>&1 || { echo "tic not installed: skipped"; exit 77; }
 infocmp tmux-256color >/dev/null 2>&1 || { echo "no tmux-256color terminfo: skipped"; exit 77; }
-
-tmp=$(mktemp -d)
-cleanup() {
-	T kill-server 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+# check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-tui_sanitizer_logs
+tui_begin
 mkdir -p "$tmp/xdg" "$tmp/terminfo" "$tmp/empty"
 
 # A direct-colour entry: 0-7 are the ANSI colours, any other number is
@@ -93,7 +86,5 @@ for size in 80x24 120x40 200x60; do
 	help "$size: the help says none" 'Colours: none \(NO_COLOR'
 done
 T kill-session -t tui 2>/dev/null
-for f in "$tmp"/asan* "$tmp"/ubsan*; do
-	[ -s "$f" ] && { cat "$f"; fails=$((fails + 1)); }
-done
+tui_sanitizer_check
 [ "$fails" -eq 0 ]

@@ -5,21 +5,13 @@
 # blindly. Exit 77 (skip) only when tmux is not installed.
 : "${INFERTOP_BIN:?}" "${INFERTOP_SRCDIR:?}"
 set -u
-command -v tmux >/dev/null 2>&1 || { echo "tmux not installed: skipped"; exit 77; }
-
-tmp=$(mktemp -d)
 # A private tmux server whose socket goes away with $tmp; screen, wait_for.
 # check_lib first: tmux_lib's wait_for (on the pane) replaces its file one.
 . "$(dirname "$0")/check_lib.sh"
 . "$INFERTOP_SRCDIR/tests/tmux_lib.sh"
-cleanup() {
-	T kill-server 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-# Sanitizer reports must not vanish with the alternate screen.
-tui_sanitizer_logs
+# Sanitizer reports must not vanish with the alternate screen: tui_begin
+# sends them to files under $tmp.
+tui_begin
 mkdir -p "$tmp/xdg" "$tmp/run"
 
 # With SGR escape sequences: the colours actually drawn.
@@ -480,9 +472,6 @@ s.serve_forever()' "$tmp/dcgm" "$tmp/dcgm.port" &
 	wait "$dcgm_pid" 2>/dev/null
 fi
 
-if ls "$tmp"/asan* "$tmp"/ubsan* >/dev/null 2>&1; then
-	cat "$tmp"/asan* "$tmp"/ubsan* 2>/dev/null
-	check "no sanitizer reports" 1
-fi
+tui_sanitizer_check
 echo "$fails failed"
 [ "$fails" -eq 0 ]
