@@ -157,6 +157,14 @@ d = json.load(open(sys.argv[1]))
 sys.exit(0 if d["completed"] == int(sys.argv[2]) and d["infertop"]["run"]["runs"] == 3 else 1)' "$tmp/live.json" "$sum2"
 [ $? -eq 0 ] && [ $st -eq 0 ]
 check "Ctrl-C: exit 0, -o holds the merge of the three current runs ($sum2 completed)" $?
+# Status documents carry no history: the over-time record is the one the
+# fleet drew from its polls (a point a second, output tokens counted).
+python3 -c '
+import json, sys
+v = json.load(open(sys.argv[1]))["infertop"]["series"]["levels"][0]["values"]
+pts = [x for x in v["output_tok_s"] if x is not None]
+sys.exit(0 if len(pts) >= 3 and max(pts) > 0 and "ttft_p99_ms" in v else 1)' "$tmp/live.json"
+check "Ctrl-C: the merged state has the series the fleet drew (output tok/s, TTFT p99 over the run)" $?
 
 # A generator that loads another target (same server, another URL) is
 # refused with a message and stays out of the totals.

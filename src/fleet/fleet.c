@@ -20,6 +20,7 @@
 #include "infertop/load.h"
 #include "infertop/options.h"
 #include "infertop/redact.h"
+#include "infertop/result.h"
 #include "infertop/url.h"
 #include "infertop/sampler.h"
 #include "infertop/series.h"
@@ -1218,8 +1219,25 @@ int fleet_write_merged(const struct fleet *f, const char *path, char *err, size_
 	for (size_t i = 0; i < f->nrows; i++)
 		if (counted(f, f->rows[i]))
 			src[n++] = &f->rows[i]->snap;
-	int rc = fleet_merge_write(src, n, path, err, errcap);
+	struct snapshot m;
+	int rc = snapshot_merge(&m, src, n, err, errcap);
 	free(src);
+	if (rc != 0)
+		return -1;
+	/* Status documents carry no history, so the merge has none: the
+	 * charts the fleet drew from its polls are the over-time record
+	 * (as the dashboard showed them; a --start's merge of results has
+	 * the generators' own). */
+	if (!m.series && f->t_start) {
+		int64_t elapsed = (f->t_end ? f->t_end : clock_now_ns()) - f->t_start;
+		if (!(m.series = result_json_series(f->series, f->t_start, elapsed))) {
+			snapshot_release(&m);
+			snprintf(err, errcap, "out of memory");
+			return -1;
+		}
+	}
+	rc = fleet_write_snapshot(&m, path, err, errcap);
+	snapshot_release(&m);
 	return rc;
 }
 
