@@ -11,8 +11,8 @@
 
 #include "infertop/fetch.h"
 #include "infertop/http.h"
-#include "infertop/tls.h"
 #include "infertop/redact.h"
+#include "infertop/tls.h"
 #include "infertop/url.h"
 
 /* Calibration asks the server's own tokenizer (POST /tokenize: vLLM, the

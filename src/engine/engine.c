@@ -17,7 +17,6 @@
 #include "infertop/dist.h"
 #include "infertop/fetch.h"
 #include "infertop/http.h"
-#include "infertop/tls.h"
 #include "infertop/loop.h"
 #include "infertop/redact.h"
 #include "infertop/reqlog.h"
@@ -26,6 +25,7 @@
 #include "infertop/scrape.h"
 #include "infertop/sessions.h"
 #include "infertop/snapshot.h"
+#include "infertop/tls.h"
 #include "infertop/url.h"
 
 #define ENGINE_TICK_S 0.25

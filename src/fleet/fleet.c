@@ -16,7 +16,6 @@
 #include "infertop/cmd_target.h"
 #include "infertop/hist.h"
 #include "infertop/http.h"
-#include "infertop/tls.h"
 #include "infertop/load.h"
 #include "infertop/options.h"
 #include "infertop/redact.h"
@@ -27,6 +26,7 @@
 #include "infertop/server.h"
 #include "infertop/snapshot.h"
 #include "infertop/stats.h"
+#include "infertop/tls.h"
 #include "infertop/view.h"
 
 /* A generator's control API: polled, one poll in flight at a time. */
