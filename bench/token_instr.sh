@@ -40,8 +40,9 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -su
 	-keyout "$out/key.pem" -out "$out/cert.pem" >/dev/null 2>&1 ||
 	{ echo "token_instr.sh: openssl could not make a certificate" >&2; exit 2; }
 
-# One source for http, one for https, for the whole run.
-source_start() {  # NAME [ARGS...]
+# One source for http, one for https, for the whole run; each started in
+# this shell (not in $(...), whose pids the trap would never see).
+source_start() {  # NAME [ARGS...]: its port in $port
 	local name=$1 i=0
 	shift
 	bench/token_source -t "$tokens" -f 10 -i 10 "$@" >"$out/$name.port" 2>/dev/null &
@@ -50,10 +51,12 @@ source_start() {  # NAME [ARGS...]
 		i=$((i + 1)); [ $i -lt 100 ] || { echo "token_instr.sh: source did not start" >&2; exit 1; }
 		sleep 0.05
 	done
-	awk '/^port/ {print $2}' "$out/$name.port"
+	port=$(awk '/^port/ {print $2}' "$out/$name.port")
 }
-plain=$(source_start plain)
-tls=$(source_start tls -c "$out/cert.pem" -k "$out/key.pem")
+source_start plain
+plain=$port
+source_start tls -c "$out/cert.pem" -k "$out/key.pem"
+tls=$port
 
 # instr CLIENT ARGS...: the instructions one run executes.
 instr() {
