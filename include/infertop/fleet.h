@@ -166,13 +166,11 @@ enum cmd_status fleet_cmd_post_all(struct fleet *f, const char *path, const char
 /* The shares of a total split over k generators (remainder to the first). */
 long fleet_split_long(long total, size_t k, size_t i);
 
-/* Writes the merged state to path (atomically); 0, or -1 with err. */
+/* Writes the merged state to path (atomically), with the fleet's own
+ * series when the merge has none; 0, or -1 with err. */
 int fleet_write_merged(const struct fleet *f, const char *path, char *err, size_t errcap);
 /* s written to path as `infertop merge` writes a merge (atomically). */
 int fleet_write_snapshot(const struct snapshot *s, const char *path, char *err, size_t errcap);
-/* The merge of n snapshots written to path as `infertop merge` writes it
- * (summary lines not included). 0, or -1 with err. */
-int fleet_merge_write(const struct snapshot *const *src, size_t n, const char *path, char *err, size_t errcap);
 
 /* ---- HTTP to the generators (fleet.c) ---- */
 

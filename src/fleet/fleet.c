@@ -1198,16 +1198,6 @@ int fleet_write_snapshot(const struct snapshot *m, const char *path, char *err, 
 	return rc;
 }
 
-int fleet_merge_write(const struct snapshot *const *src, size_t n, const char *path, char *err, size_t errcap)
-{
-	struct snapshot m;
-	if (snapshot_merge(&m, src, n, err, errcap) != 0)
-		return -1;
-	int rc = fleet_write_snapshot(&m, path, err, errcap);
-	snapshot_release(&m);
-	return rc;
-}
-
 int fleet_write_merged(const struct fleet *f, const char *path, char *err, size_t errcap)
 {
 	const struct snapshot **src = calloc(f->nrows ? f->nrows : 1, sizeof *src);
